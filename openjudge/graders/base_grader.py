@@ -1,0 +1,203 @@
+"""The grader base class and the boundary that turns failures into data.
+
+A grader is any object with ``name``, ``mode`` and an async ``aevaluate`` that takes
+its inputs as explicit keyword parameters and returns a :data:`GraderResult`::
+
+    class ResponseLength(BaseGrader):
+        async def aevaluate(self, *, response: str) -> GraderScore:
+            ...
+
+The runner reads those parameters (:meth:`BaseGrader.input_spec`) to check mappers
+when it is built, and passes each sample's mapped fields as keywords.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, ParamSpec, TypeVar
+
+from openjudge.graders.schema import (
+    ErrorKind,
+    GraderError,
+    GraderMode,
+    GraderRank,
+    GraderResult,
+    GraderScore,
+    ScoreRange,
+)
+
+__all__ = [
+    "BaseGrader",
+    "GraderError",
+    "GraderMode",
+    "GraderRank",
+    "GraderResult",
+    "GraderScore",
+    "InputSpec",
+    "InvalidInputError",
+    "ScoreRange",
+    "grader_boundary",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R", bound=GraderResult)
+
+
+class InvalidInputError(ValueError):
+    """Raised inside a grader for unusable input; the boundary turns it into ``invalid_input``."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputSpec:
+    """The keyword inputs a grader accepts.
+
+    Attributes:
+        required: Names that must be given.
+        optional: Names that may be given.
+        accepts_any: True if the grader also takes arbitrary extra keywords (``**kwargs``).
+    """
+
+    required: frozenset[str]
+    optional: frozenset[str]
+    accepts_any: bool
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self.required | self.optional
+
+    @classmethod
+    def from_callable(cls, fn: Callable[..., object], *, skip_first: bool = False) -> InputSpec:
+        params = list(inspect.signature(fn).parameters.values())
+        if skip_first and params:
+            params = params[1:]
+        required: set[str] = set()
+        optional: set[str] = set()
+        accepts_any = False
+        for p in params:
+            if p.kind is p.VAR_KEYWORD:
+                accepts_any = True
+            elif p.kind is p.VAR_POSITIONAL:
+                continue
+            elif p.kind is p.POSITIONAL_ONLY:
+                raise TypeError(f"{fn.__qualname__}: grader inputs must be passable by keyword ({p.name!r})")
+            elif p.default is p.empty:
+                required.add(p.name)
+            else:
+                optional.add(p.name)
+        return cls(frozenset(required), frozenset(optional), accepts_any)
+
+    def select(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """Keep the fields this grader takes; extra fields are dropped unless it accepts any."""
+        if self.accepts_any:
+            return fields
+        return {k: v for k, v in fields.items() if k in self.required or k in self.optional}
+
+    def missing(self, fields: dict[str, Any]) -> list[str]:
+        return sorted(name for name in self.required if name not in fields)
+
+
+def error_from_exception(name: str, exc: Exception, kind: ErrorKind = "internal") -> GraderError:
+    """Describe an exception as a :class:`GraderError`."""
+    if isinstance(exc, InvalidInputError):
+        kind = "invalid_input"
+    message = str(exc) or type(exc).__name__
+    return GraderError(name=name, kind=kind, message=message, error_type=type(exc).__name__)
+
+
+def grader_boundary(
+    fn: Callable[P, Awaitable[R]],
+) -> Callable[P, Awaitable[R | GraderError]]:
+    """Decorate a grader's ``aevaluate`` so that failures come back as :class:`GraderError`.
+
+    Missing or unexpected keyword inputs and :class:`InvalidInputError` become
+    ``kind="invalid_input"``; any other ``Exception`` becomes ``kind="internal"``.
+    Cancellation is never caught.
+    """
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | GraderError:
+        grader = args[0]
+        name = getattr(grader, "name", type(grader).__name__)
+        try:
+            return await fn(*args, **kwargs)
+        except TypeError as exc:
+            # A TypeError raised by the call itself (no deeper frame) is a bad set of inputs.
+            at_call = exc.__traceback__ is not None and exc.__traceback__.tb_next is None
+            return error_from_exception(name, exc, "invalid_input" if at_call else "internal")
+        except Exception as exc:
+            return error_from_exception(name, exc)
+
+    return wrapper
+
+
+class BaseGrader:
+    """Base class of every grader.
+
+    Subclasses implement ``async def aevaluate(self, *, <inputs>) -> GraderResult`` with
+    explicit keyword parameters (OpenJudge-style ``_aevaluate`` is accepted too and is
+    exposed as ``aevaluate``). Graders must be stateless after construction: the
+    runner calls one instance concurrently and never copies it.
+
+    Args:
+        name: Result name; defaults to the class's ``default_name``.
+        mode: Pointwise or listwise.
+        description: One line on what the grader measures.
+        score_range: The declared raw score range, used to validate and normalise scores.
+    """
+
+    default_name: ClassVar[str] = ""
+    default_score_range: ClassVar[ScoreRange | None] = None
+
+    aevaluate: Callable[..., Awaitable[GraderResult]]
+    _input_spec_cache: ClassVar[dict[type[BaseGrader], InputSpec]] = {}
+
+    def __init__(
+        self,
+        name: str = "",
+        mode: GraderMode = GraderMode.POINTWISE,
+        description: str = "",
+        *,
+        score_range: ScoreRange | tuple[float, float] | None = None,
+    ) -> None:
+        self.name = name or self.default_name or type(self).__name__
+        self.mode = GraderMode(mode)
+        self.description = description
+        if isinstance(score_range, tuple):
+            score_range = ScoreRange(low=score_range[0], high=score_range[1])
+        self.score_range = score_range if score_range is not None else self.default_score_range
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        legacy = cls.__dict__.get("_aevaluate")
+        if legacy is not None and "aevaluate" not in cls.__dict__:
+            cls.aevaluate = legacy
+
+    def input_spec(self) -> InputSpec:
+        """The keyword inputs ``aevaluate`` takes (read from its signature, cached per class)."""
+        cls = type(self)
+        spec = BaseGrader._input_spec_cache.get(cls)
+        if spec is None:
+            method = getattr(cls, "aevaluate", None)
+            if method is None:
+                raise TypeError(f"{cls.__qualname__} does not implement aevaluate()")
+            spec = InputSpec.from_callable(method, skip_first=True)
+            BaseGrader._input_spec_cache[cls] = spec
+        return spec
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, mode={self.mode.value!r})"
+
+
+def check_result(grader_name: str, value: object) -> GraderResult:
+    """Validate what a grader returned; anything but a result model is an internal error."""
+    if isinstance(value, GraderScore | GraderRank | GraderError):
+        return value
+    return GraderError(
+        name=grader_name,
+        kind="internal",
+        message=f"grader returned {type(value).__name__}, expected GraderScore, GraderRank or GraderError",
+        error_type="TypeError",
+    )

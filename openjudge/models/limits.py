@@ -1,0 +1,128 @@
+"""Concurrency and rate limits a provider enforces on every attempt.
+
+* :class:`TokenBucket`: requests- or tokens-per-minute, waiting (never failing) for budget.
+* :class:`ProviderGate`: one provider's concurrency limiter (with AIMD on 429), RPM and
+  TPM buckets, and in-flight counters. It must be used inside one event loop;
+  providers keep one per loop through :class:`~openjudge.models.loop_local.LoopLocal`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+
+from openjudge.models.policy import ProviderLimits
+
+__all__ = ["ProviderGate", "TokenBucket"]
+
+
+class TokenBucket:
+    """A token bucket: ``rate`` tokens per second, holding at most ``capacity``.
+
+    Waiters are served in order (FIFO through an anyio lock). A request larger than the
+    capacity waits for a full bucket instead of forever.
+    """
+
+    def __init__(self, rate_per_s: float, capacity: float) -> None:
+        if rate_per_s <= 0 or capacity <= 0:
+            raise ValueError("token bucket rate and capacity must be positive")
+        self.rate = rate_per_s
+        self.capacity = capacity
+        self._tokens = capacity
+        self._stamp = time.monotonic()
+        self._lock = anyio.Lock()
+
+    @classmethod
+    def per_minute(cls, per_minute: float) -> TokenBucket:
+        """A bucket for a per-minute budget, allowing a burst of one second's worth."""
+        rate = per_minute / 60.0
+        return cls(rate, max(1.0, rate))
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self._tokens = min(self.capacity, self._tokens + (now - self._stamp) * self.rate)
+        self._stamp = now
+
+    async def acquire(self, amount: float = 1.0) -> None:
+        amount = min(amount, self.capacity)
+        async with self._lock:
+            while True:
+                self._refill()
+                if self._tokens >= amount:
+                    self._tokens -= amount
+                    return
+                await anyio.sleep((amount - self._tokens) / self.rate)
+
+    def settle(self, delta: float) -> None:
+        """Correct a reservation: ``delta`` = actual - reserved (negative refunds)."""
+        self._refill()
+        self._tokens = min(self.capacity, self._tokens - delta)
+
+
+class ProviderGate:
+    """The limits of one provider within one event loop.
+
+    Attributes:
+        in_flight: Attempts currently holding a concurrency slot.
+        peak_in_flight: The most ever held at once.
+    """
+
+    _DECREASE_COOLDOWN_S = 1.0
+
+    def __init__(self, limits: ProviderLimits) -> None:
+        self.limits = limits
+        self.concurrency = anyio.CapacityLimiter(limits.max_concurrency)
+        self.requests = TokenBucket.per_minute(limits.rpm) if limits.rpm else None
+        self.tokens = TokenBucket.per_minute(limits.tpm) if limits.tpm else None
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._successes = 0
+        self._last_decrease = -math.inf
+
+    @asynccontextmanager
+    async def slot(self, estimated_tokens: int) -> AsyncIterator[None]:
+        """Wait for rate budget, then hold one concurrency slot for one attempt."""
+        if self.requests is not None:
+            await self.requests.acquire(1.0)
+        if self.tokens is not None:
+            await self.tokens.acquire(float(estimated_tokens))
+        async with self.concurrency:
+            self.in_flight += 1
+            if self.in_flight > self.peak_in_flight:
+                self.peak_in_flight = self.in_flight
+            try:
+                yield
+            finally:
+                self.in_flight -= 1
+
+    def settle_tokens(self, estimated: int, actual: int) -> None:
+        if self.tokens is not None:
+            self.tokens.settle(float(actual - estimated))
+
+    def on_success(self) -> None:
+        """Additive increase: one more slot per window of successes, up to the configured cap."""
+        if not self.limits.adaptive:
+            return
+        current = int(self.concurrency.total_tokens)
+        if current >= self.limits.max_concurrency:
+            return
+        self._successes += 1
+        if self._successes >= current:
+            self._successes = 0
+            self.concurrency.total_tokens = current + 1
+
+    def on_rate_limited(self) -> None:
+        """Multiplicative decrease on a 429, at most once per cooldown window."""
+        if not self.limits.adaptive:
+            return
+        now = time.monotonic()
+        if now - self._last_decrease < self._DECREASE_COOLDOWN_S:
+            return
+        self._last_decrease = now
+        self._successes = 0
+        current = int(self.concurrency.total_tokens)
+        self.concurrency.total_tokens = max(1, current // 2)

@@ -1,0 +1,169 @@
+"""Prompt templates rendered without ``str.format`` on untrusted text.
+
+Templates use ``{field}`` placeholders and ``{{``/``}}`` for literal braces, as in
+OpenJudge. The template is parsed once; values are then inserted verbatim, so a value
+that contains ``{``, ``}`` or ``{score}`` can neither break nor alter the prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from openjudge.models.schema.oai.message import ChatMessage, Role
+
+__all__ = ["LanguageEnum", "PromptTemplate", "render_value"]
+
+
+class LanguageEnum(str, Enum):
+    """Prompt language."""
+
+    EN = "en"
+    ZH = "zh"
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    literal: str
+    field: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _CompiledMessage:
+    role: Role
+    segments: tuple[_Segment, ...]
+
+
+def _compile(content: str, where: str) -> tuple[_Segment, ...]:
+    segments: list[_Segment] = []
+    try:
+        parsed = list(string.Formatter().parse(content))
+    except ValueError as exc:
+        raise ValueError(f"{where}: invalid template ({exc}); write literal braces as '{{{{' and '}}}}'") from exc
+    for literal, field, spec, conversion in parsed:
+        if field is not None and (spec or conversion or not field.isidentifier()):
+            raise ValueError(
+                f"{where}: placeholder {{{field}}} must be a plain name such as {{response}} "
+                "(no attribute access, index, conversion or format spec); "
+                "write literal braces as '{{' and '}}'"
+            )
+        if field == "":
+            raise ValueError(f"{where}: empty placeholder '{{}}'; name it, e.g. {{response}}")
+        segments.append(_Segment(literal, field))
+    return tuple(segments)
+
+
+def render_value(value: object) -> str:
+    """Text for one template value: strings verbatim, everything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class PromptTemplate(BaseModel):
+    """A chat prompt per language.
+
+    Args:
+        messages: The messages, or a mapping from language to messages.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    messages: list[ChatMessage] | dict[LanguageEnum, list[ChatMessage]]
+    _compiled: dict[LanguageEnum | None, tuple[_CompiledMessage, ...]] = PrivateAttr(default_factory=dict)
+
+    def to_messages(self, language: LanguageEnum | None = None) -> list[ChatMessage]:
+        """The raw messages for a language (falling back to English, then the first one)."""
+        if isinstance(self.messages, list):
+            return self.messages
+        if language is not None and language in self.messages:
+            return self.messages[language]
+        if LanguageEnum.EN in self.messages:
+            return self.messages[LanguageEnum.EN]
+        if not self.messages:
+            raise ValueError("PromptTemplate has no messages")
+        return next(iter(self.messages.values()))
+
+    def _compiled_for(self, language: LanguageEnum | None) -> tuple[_CompiledMessage, ...]:
+        compiled = self._compiled.get(language)
+        if compiled is None:
+            out = []
+            for i, msg in enumerate(self.to_messages(language)):
+                if not isinstance(msg.content, str):
+                    raise ValueError(f"template message {i} must have text content")
+                out.append(_CompiledMessage(msg.role, _compile(msg.content, f"template message {i} ({msg.role})")))
+            compiled = tuple(out)
+            self._compiled[language] = compiled
+        return compiled
+
+    def placeholders(self, language: LanguageEnum | None = None) -> frozenset[str]:
+        """Names of every ``{field}`` in the template."""
+        return frozenset(
+            seg.field for msg in self._compiled_for(language) for seg in msg.segments if seg.field is not None
+        )
+
+    def system_placeholders(self, language: LanguageEnum | None = None) -> frozenset[str]:
+        """Placeholders that sit in system or developer messages."""
+        return frozenset(
+            seg.field
+            for msg in self._compiled_for(language)
+            if msg.role in ("system", "developer")
+            for seg in msg.segments
+            if seg.field is not None
+        )
+
+    def render(
+        self,
+        values: Mapping[str, object],
+        language: LanguageEnum | None = None,
+        *,
+        delimit: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Fill the template. Values are inserted verbatim and never re-parsed.
+
+        Args:
+            values: Placeholder values; non-strings are rendered as JSON.
+            language: Which language's messages to use.
+            delimit: Wrap each value in ``<name>...</name>`` tags so the judge can tell
+                untrusted input from instructions (closing tags inside the value are escaped).
+
+        Raises:
+            KeyError: A placeholder has no value (the message names it).
+        """
+        out: list[dict[str, Any]] = []
+        for msg in self._compiled_for(language):
+            parts: list[str] = []
+            for seg in msg.segments:
+                parts.append(seg.literal)
+                if seg.field is None:
+                    continue
+                if seg.field not in values:
+                    raise KeyError(f"template placeholder {{{seg.field}}} has no value")
+                text = render_value(values[seg.field])
+                if delimit:
+                    closing = f"</{seg.field}>"
+                    escaped = text.replace(closing, "<\\/" + seg.field + ">")
+                    text = f"<{seg.field}>\n{escaped}\n{closing}"
+                parts.append(text)
+            out.append({"role": msg.role, "content": "".join(parts)})
+        return out
+
+    def format(self, language: LanguageEnum | None = None, **values: object) -> list[dict[str, Any]]:
+        """OpenJudge-compatible spelling of :meth:`render` (no delimiting)."""
+        return self.render(values, language)
+
+    @classmethod
+    def from_prompt(cls, prompt: str | Sequence[ChatMessage | Mapping[str, Any]]) -> PromptTemplate:
+        """Build a template from a user prompt string or a list of messages."""
+        if isinstance(prompt, str):
+            return cls(messages=[ChatMessage(role="user", content=prompt)])
+        msgs = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in prompt]
+        return cls(messages=msgs)
