@@ -8,7 +8,14 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exception
-from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, ScoreRange
+from openjudge.graders.schema import (
+    GraderError,
+    GraderMode,
+    GraderRank,
+    GraderResult,
+    GraderScore,
+    ScoreRange,
+)
 
 __all__ = ["FunctionGrader"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from enum import Enum
+from enum import StrEnum
 from typing import Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-class GraderMode(str, Enum):
+class GraderMode(StrEnum):
     """How a grader looks at its inputs: one response at a time, or a list of them."""
 
     POINTWISE = "pointwise"

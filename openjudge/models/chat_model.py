@@ -62,16 +62,21 @@ class Sampling(BaseModel):
         return self.model_copy(update=update) if update else self
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class OutputSpec:
-    """A structured output request: a JSON schema and the name it is sent under."""
+    """A structured output request: a JSON schema and the name it is sent under.
+
+    Specs compare and hash by identity: build them once (``for_model`` caches per class)
+    so providers can cache the request format derived from them.
+    """
 
     name: str
     schema: Mapping[str, Any]
+    schema_text: str
 
-    @property
-    def schema_text(self) -> str:
-        return _dumps(self.name, self.schema)
+    @classmethod
+    def from_schema(cls, name: str, schema: Mapping[str, Any]) -> OutputSpec:
+        return cls(name=name, schema=schema, schema_text=json.dumps(schema, ensure_ascii=False))
 
     @classmethod
     def for_model(cls, model: type[BaseModel]) -> OutputSpec:
@@ -81,12 +86,7 @@ class OutputSpec:
 
 @functools.cache
 def _spec_for(model: type[BaseModel]) -> OutputSpec:
-    return OutputSpec(name=model.__name__, schema=model.model_json_schema())
-
-
-@functools.lru_cache(maxsize=256)
-def _dumps(name: str, schema: object) -> str:
-    return json.dumps(schema, ensure_ascii=False)
+    return OutputSpec.from_schema(model.__name__, model.model_json_schema())
 
 
 @dataclass(frozen=True, slots=True)

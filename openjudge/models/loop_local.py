@@ -7,6 +7,7 @@ Ray actors and threads without "attached to a different loop" errors.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import weakref
 from collections.abc import Callable
@@ -31,7 +32,8 @@ class LoopLocal(Generic[T]):
 
     def get(self) -> T:
         """The value for the running loop (must be called from inside one)."""
-        key = anyio.lowlevel.current_token().native_token
+        # asyncio's C accessor is much cheaper than anyio's backend lookup; trio falls through.
+        key: object = asyncio._get_running_loop() or anyio.lowlevel.current_token().native_token
         try:
             return self._values[key]
         except KeyError:

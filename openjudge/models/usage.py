@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass
 
 __all__ = ["TokenUsage"]
 
 
-class TokenUsage(BaseModel):
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
     """Tokens spent by one or more chat calls.
+
+    A plain frozen dataclass (not a pydantic model): it is built several times per
+    judge call, and pydantic construction costs were measurable there.
 
     Attributes:
         prompt_tokens: Tokens sent to the model.
@@ -16,19 +20,17 @@ class TokenUsage(BaseModel):
         requests: HTTP requests made (retries and re-asks included).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    prompt_tokens: int = Field(default=0, ge=0)
-    completion_tokens: int = Field(default=0, ge=0)
-    requests: int = Field(default=0, ge=0)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
-        return TokenUsage.model_construct(
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            requests=self.requests + other.requests,
+        return TokenUsage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.requests + other.requests,
         )

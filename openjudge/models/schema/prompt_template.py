@@ -11,7 +11,7 @@ import json
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
@@ -21,7 +21,7 @@ from openjudge.models.schema.oai.message import ChatMessage, Role
 __all__ = ["LanguageEnum", "PromptTemplate", "render_value"]
 
 
-class LanguageEnum(str, Enum):
+class LanguageEnum(StrEnum):
     """Prompt language."""
 
     EN = "en"
@@ -45,7 +45,9 @@ def _compile(content: str, where: str) -> tuple[_Segment, ...]:
     try:
         parsed = list(string.Formatter().parse(content))
     except ValueError as exc:
-        raise ValueError(f"{where}: invalid template ({exc}); write literal braces as '{{{{' and '}}}}'") from exc
+        raise ValueError(
+            f"{where}: invalid template ({exc}); write literal braces as '{{{{' and '}}}}'"
+        ) from exc
     for literal, field, spec, conversion in parsed:
         if field is not None and (spec or conversion or not field.isidentifier()):
             raise ValueError(
@@ -99,7 +101,9 @@ class PromptTemplate(BaseModel):
             for i, msg in enumerate(self.to_messages(language)):
                 if not isinstance(msg.content, str):
                     raise ValueError(f"template message {i} must have text content")
-                out.append(_CompiledMessage(msg.role, _compile(msg.content, f"template message {i} ({msg.role})")))
+                out.append(
+                    _CompiledMessage(msg.role, _compile(msg.content, f"template message {i} ({msg.role})"))
+                )
             compiled = tuple(out)
             self._compiled[language] = compiled
         return compiled

@@ -1,0 +1,1 @@
+"""Graders: the protocol, result models and built-in graders."""

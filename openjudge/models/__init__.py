@@ -1,0 +1,1 @@
+"""Chat-model protocol, messages, prompt templates, limits and responses."""

@@ -1,0 +1,1 @@
+"""GradingRunner, mappers and aggregators."""

@@ -1,0 +1,447 @@
+"""GradingRunner: every (sample, grader) pair through one bounded pool.
+
+* Memory is O(concurrency): ``max_concurrency`` workers pull pairs lazily from the
+  dataset; nothing is created per pair up front and graders are never copied.
+* Every pair yields exactly one result, in order. Failures (bad input, provider
+  errors, timeouts, a run deadline) are :class:`GraderError` results, not exceptions.
+* Nothing binds to an event loop at construction, so one runner can be reused
+  across ``asyncio.run`` calls, under trio, and through the sync :meth:`run`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, TypeVar
+
+import anyio
+
+from openjudge.graders.base_grader import BaseGrader, InputSpec, InvalidInputError, error_from_exception
+from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore
+from openjudge.models.timeouts import call_with_timeout
+from openjudge.models.usage import TokenUsage
+from openjudge.runner.aggregators import AggregatorLike
+from openjudge.runner.mapper import CompiledMapper, Mapper, MissingFieldError, compile_mapper
+from openjudge.runner.progress import ProgressBar
+from openjudge.runner.sync import SyncPortal
+
+__all__ = ["GraderConfig", "GradingRunner", "RunnerResult", "SampleResult"]
+
+K = TypeVar("K")
+Sample: TypeAlias = Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class GraderConfig:
+    """A grader and how each sample's fields map to its inputs.
+
+    Args:
+        grader: The grader.
+        mapper: ``{input_name: "dotted.path"}`` or a callable ``sample -> inputs``;
+            ``None`` passes the sample's fields the grader takes.
+    """
+
+    grader: BaseGrader
+    mapper: Mapper | None = None
+
+    @classmethod
+    def create(cls, value: GraderConfig | BaseGrader | tuple[BaseGrader, Mapper | None]) -> GraderConfig:
+        """Accept a config, a bare grader, or a ``(grader, mapper)`` pair."""
+        if isinstance(value, GraderConfig):
+            return value
+        if isinstance(value, BaseGrader):
+            return cls(grader=value)
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], BaseGrader):
+            return cls(grader=value[0], mapper=value[1])
+        raise TypeError(f"expected GraderConfig, a grader or (grader, mapper), got {type(value).__name__}")
+
+
+class RunnerResult(dict[str, list[GraderResult]]):
+    """Results per grader (and per aggregator) name, in dataset order.
+
+    Attributes:
+        usage: Token usage summed per grader name.
+    """
+
+    usage: dict[str, TokenUsage]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.usage = {}
+
+
+@dataclass(frozen=True, slots=True)
+class SampleResult:
+    """One sample's results, as :meth:`GradingRunner.astream` delivers them.
+
+    Attributes:
+        index: Position of the sample in the input.
+        sample: The sample itself.
+        results: Grader name -> result.
+        aggregates: Aggregator name -> result.
+    """
+
+    index: int
+    sample: Any
+    results: Mapping[str, GraderResult]
+    aggregates: Mapping[str, GraderResult] = field(default_factory=dict)
+
+
+class _Slot:
+    """One grader as the runner calls it: key, grader, compiled mapper, input spec."""
+
+    __slots__ = ("checked", "grader", "key", "mapper", "spec")
+
+    def __init__(self, key: str, config: GraderConfig) -> None:
+        self.key = key
+        self.grader = config.grader
+        self.spec: InputSpec = config.grader.input_spec()
+        self.mapper = compile_mapper(config.mapper)
+        self.checked = isinstance(self.mapper, CompiledMapper)
+        if isinstance(self.mapper, CompiledMapper):
+            self._check(self.mapper.names)
+
+    def _check(self, names: frozenset[str]) -> None:
+        kind = type(self.grader).__name__
+        if not self.spec.accepts_any:
+            unknown = sorted(names - self.spec.names)
+            if unknown:
+                raise ValueError(
+                    f"grader {self.key!r} ({kind}) has no input {unknown[0]!r}; "
+                    f"its inputs are: {', '.join(sorted(self.spec.names)) or '(none)'}"
+                )
+        missing = sorted(self.spec.required - names)
+        if missing:
+            raise ValueError(
+                f"mapper for grader {self.key!r} ({kind}) does not provide required input {missing[0]!r}"
+            )
+
+    def inputs(self, sample: Any) -> Mapping[str, Any]:
+        if self.mapper is None:
+            if not isinstance(sample, Mapping):
+                raise InvalidInputError(
+                    f"sample must be a mapping of field names to values, got {type(sample).__name__}"
+                )
+            fields: Mapping[str, Any] = sample
+        else:
+            fields = self.mapper(sample)
+            if self.checked:
+                return fields
+            if not isinstance(fields, Mapping):
+                raise InvalidInputError(f"mapper returned {type(fields).__name__}, expected a dict of inputs")
+        missing = [name for name in self.spec.required if name not in fields]
+        if missing:
+            raise InvalidInputError(
+                f"no input {sorted(missing)[0]!r} for grader {self.key!r}: add the field to the sample "
+                "or map it with GraderConfig(mapper=...)"
+            )
+        return fields if self.spec.accepts_any else {k: v for k, v in fields.items() if k in self.spec.names}
+
+
+async def _call_grader(grader: BaseGrader, inputs: Mapping[str, Any]) -> GraderResult:
+    return await grader.aevaluate(**inputs)
+
+
+class GradingRunner:
+    """Runs graders over datasets concurrently.
+
+    Args:
+        grader_configs: Result name -> :class:`GraderConfig` (or a grader, or ``(grader, mapper)``).
+        max_concurrency: Pairs evaluated at once (provider limits apply on top).
+        aggregators: Combine each sample's results; a single one, a list, or ``None``.
+        show_progress: Draw a progress line on stderr.
+        timeout: Seconds one pair may take (retries included) before it becomes a timeout error.
+        deadline: Seconds the whole run may take; pairs not finished by then become timeout errors.
+    """
+
+    def __init__(
+        self,
+        grader_configs: Mapping[str, GraderConfig | BaseGrader | tuple[BaseGrader, Mapper | None]],
+        max_concurrency: int = 32,
+        aggregators: AggregatorLike | Sequence[AggregatorLike] | None = None,
+        show_progress: bool = True,
+        *,
+        timeout: float | None = 300.0,
+        deadline: float | None = None,
+    ) -> None:
+        if not grader_configs:
+            raise ValueError("grader_configs is empty; give at least one grader")
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        for label, value in (("timeout", timeout), ("deadline", deadline)):
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"{label} must be a positive number of seconds or None, got {value}")
+        self.grader_configs = {key: GraderConfig.create(cfg) for key, cfg in grader_configs.items()}
+        self._slots = [_Slot(key, cfg) for key, cfg in self.grader_configs.items()]
+        self.max_concurrency = max_concurrency
+        self.show_progress = show_progress
+        self.timeout = timeout
+        self.deadline = deadline
+        self.aggregators = self._named_aggregators(aggregators)
+        self._portal: SyncPortal | None = None
+
+    def _named_aggregators(
+        self, aggregators: AggregatorLike | Sequence[AggregatorLike] | None
+    ) -> dict[str, AggregatorLike]:
+        if aggregators is None:
+            items: list[AggregatorLike] = []
+        elif isinstance(aggregators, Sequence):
+            items = list(aggregators)
+        else:
+            items = [aggregators]
+        named: dict[str, AggregatorLike] = {}
+        for agg in items:
+            name = getattr(agg, "name", None) or getattr(agg, "__name__", None) or type(agg).__name__
+            if name in self.grader_configs or name in named:
+                raise ValueError(
+                    f"aggregator name {name!r} is already used by a grader or another aggregator"
+                )
+            named[name] = agg
+        return named
+
+    # -- evaluation of one pair -------------------------------------------------------
+
+    async def _evaluate(self, slot: _Slot, sample: Any, deadline_at: float | None) -> GraderResult:
+        key = slot.key
+        try:
+            inputs = slot.inputs(sample)
+        except (MissingFieldError, InvalidInputError) as exc:
+            return GraderError(
+                name=key,
+                kind="invalid_input",
+                message=f"grader {key!r}: {exc}",
+                error_type=type(exc).__name__,
+            )
+        except Exception as exc:
+            return GraderError(
+                name=key,
+                kind="invalid_input",
+                message=f"mapper for grader {key!r} failed: {exc}",
+                error_type=type(exc).__name__,
+            )
+        timeout = self.timeout
+        if deadline_at is not None:
+            remaining = deadline_at - anyio.current_time()
+            if remaining <= 0:
+                return GraderError(
+                    name=key, kind="timeout", message="the run deadline passed before this pair started"
+                )
+            timeout = remaining if timeout is None or remaining < timeout else timeout
+        try:
+            if timeout is None:
+                out: object = await slot.grader.aevaluate(**inputs)
+            else:
+                out = await call_with_timeout(timeout, _call_grader, slot.grader, inputs)
+        except TimeoutError:
+            return GraderError(name=key, kind="timeout", message=f"grader {key!r} did not finish within {timeout:g}s")
+        except Exception as exc:
+            return error_from_exception(key, exc)
+        if isinstance(out, GraderScore | GraderError | GraderRank):
+            return out
+        return GraderError(
+            name=key,
+            kind="internal",
+            message=f"grader {key!r} returned {type(out).__name__}; expected GraderScore, GraderRank or GraderError",
+            error_type="TypeError",
+        )
+
+    # -- the pool -----------------------------------------------------------------------
+
+    async def _drive(
+        self,
+        samples: Iterable[tuple[K, Any]] | AsyncIterable[tuple[K, Any]],
+        emit: Callable[[K, int, GraderResult], Awaitable[None] | None],
+        total_pairs: int | None,
+    ) -> None:
+        slots = self._slots
+        n_slots = len(slots)
+        progress = ProgressBar(total_pairs, label="grading") if self.show_progress else None
+        deadline_at = anyio.current_time() + self.deadline if self.deadline is not None else None
+
+        if isinstance(samples, AsyncIterable):
+            source = aiter(samples)
+            lock = anyio.Lock()
+            current: list[Any] = [None, None, n_slots]  # key, sample, next slot index
+
+            async def pull() -> tuple[K, Any, int] | None:
+                async with lock:
+                    if current[2] == n_slots:
+                        try:
+                            key, sample = await anext(source)
+                        except StopAsyncIteration:
+                            return None
+                        current[0], current[1], current[2] = key, sample, 0
+                    gi = current[2]
+                    current[2] = gi + 1
+                    return current[0], current[1], gi
+
+        else:
+            jobs = ((key, sample, gi) for key, sample in samples for gi in range(n_slots))
+
+            async def pull() -> tuple[K, Any, int] | None:
+                return next(jobs, None)
+
+        async def worker() -> None:
+            while True:
+                job = await pull()
+                if job is None:
+                    return
+                key, sample, gi = job
+                result = await self._evaluate(slots[gi], sample, deadline_at)
+                pending = emit(key, gi, result)
+                if pending is not None:
+                    await pending
+                if progress is not None:
+                    progress.advance(error=isinstance(result, GraderError))
+
+        workers = (
+            self.max_concurrency if total_pairs is None else max(1, min(self.max_concurrency, total_pairs))
+        )
+        try:
+            async with anyio.create_task_group() as tg:
+                for _ in range(workers):
+                    tg.start_soon(worker)
+        finally:
+            if progress is not None:
+                progress.close()
+
+    def _aggregate(self, results: Mapping[str, GraderResult]) -> dict[str, GraderResult]:
+        out: dict[str, GraderResult] = {}
+        for name, agg in self.aggregators.items():
+            try:
+                out[name] = agg(results)
+            except Exception as exc:
+                out[name] = error_from_exception(name, exc)
+        return out
+
+    # -- public API ---------------------------------------------------------------------
+
+    async def arun(self, dataset: Sequence[Sample]) -> RunnerResult:
+        """Grade a dataset; returns results per grader (and aggregator) in dataset order."""
+        return (await self._collect([dataset]))[0]
+
+    async def arun_multiple_datasets(self, datasets: Sequence[Sequence[Sample]]) -> list[RunnerResult]:
+        """Grade several datasets through one shared pool; one :class:`RunnerResult` each."""
+        return await self._collect(datasets)
+
+    async def _collect(self, datasets: Sequence[Sequence[Sample]]) -> list[RunnerResult]:
+        tables: list[list[list[GraderResult | None]]] = [
+            [[None] * len(ds) for _ in self._slots] for ds in datasets
+        ]
+
+        def emit(key: tuple[int, int], gi: int, result: GraderResult) -> None:
+            tables[key[0]][gi][key[1]] = result
+
+        samples = (((di, si), sample) for di, ds in enumerate(datasets) for si, sample in enumerate(ds))
+        total = sum(len(ds) for ds in datasets) * len(self._slots)
+        await self._drive(samples, emit, total)
+        return [self._assemble(table) for table in tables]
+
+    def _assemble(self, table: list[list[GraderResult | None]]) -> RunnerResult:
+        out = RunnerResult()
+        for slot, column in zip(self._slots, table, strict=True):
+            filled: list[GraderResult] = []
+            usage = TokenUsage()
+            for r in column:
+                if r is None:  # cannot happen: every pair is emitted exactly once
+                    raise AssertionError("a pair produced no result")
+                filled.append(r)
+                if r.usage is not None:
+                    usage = usage + r.usage
+            out[slot.key] = filled
+            out.usage[slot.key] = usage
+        if self.aggregators:
+            n = len(table[0]) if table else 0
+            agg_columns: dict[str, list[GraderResult]] = {name: [] for name in self.aggregators}
+            for i in range(n):
+                per_sample = {slot.key: out[slot.key][i] for slot in self._slots}
+                for name, r in self._aggregate(per_sample).items():
+                    agg_columns[name].append(r)
+            out.update(agg_columns)
+        return out
+
+    @asynccontextmanager
+    async def astream(
+        self, dataset: Iterable[Any] | AsyncIterable[Any]
+    ) -> AsyncIterator[AsyncIterator[SampleResult]]:
+        """Stream each sample's results as soon as all its graders finish.
+
+        The dataset may be any (async) iterable and is read lazily: memory stays
+        O(concurrency) however long it is. Results arrive in completion order::
+
+            async with runner.astream(samples) as results:
+                async for sample_result in results:
+                    ...
+        """
+        n_slots = len(self._slots)
+        send, receive = anyio.create_memory_object_stream[SampleResult](max_buffer_size=self.max_concurrency)
+        rows: dict[int, tuple[Any, list[GraderResult | None], list[int]]] = {}
+
+        async def indexed_async(items: AsyncIterable[Any]) -> AsyncIterator[tuple[int, Any]]:
+            i = 0
+            async for item in items:
+                rows[i] = (item, [None] * n_slots, [n_slots])
+                yield i, item
+                i += 1
+
+        def indexed(items: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+            for i, item in enumerate(items):
+                rows[i] = (item, [None] * n_slots, [n_slots])
+                yield i, item
+
+        async def emit(index: int, gi: int, result: GraderResult) -> None:
+            sample, row, left = rows[index]
+            row[gi] = result
+            left[0] -= 1
+            if left[0] == 0:
+                del rows[index]
+                results = {slot.key: r for slot, r in zip(self._slots, row, strict=True) if r is not None}
+                await send.send(SampleResult(index, sample, results, self._aggregate(results)))
+
+        source: Iterable[tuple[int, Any]] | AsyncIterable[tuple[int, Any]] = (
+            indexed_async(dataset) if isinstance(dataset, AsyncIterable) else indexed(dataset)
+        )
+        total = len(dataset) * n_slots if isinstance(dataset, Sequence) else None
+
+        async def produce() -> None:
+            async with send:
+                await self._drive(source, emit, total)
+
+        async with anyio.create_task_group() as tg, receive:
+            tg.start_soon(produce)
+            try:
+                yield receive
+            finally:
+                tg.cancel_scope.cancel()
+
+    # -- sync facade ----------------------------------------------------------------------
+
+    def run(self, dataset: Sequence[Sample]) -> RunnerResult:
+        """Blocking :meth:`arun`, safe inside a running event loop and from any thread."""
+        return self._sync().call(self.arun, dataset)
+
+    def run_multiple_datasets(self, datasets: Sequence[Sequence[Sample]]) -> list[RunnerResult]:
+        """Blocking :meth:`arun_multiple_datasets`."""
+        return self._sync().call(self.arun_multiple_datasets, datasets)
+
+    def _sync(self) -> SyncPortal:
+        if self._portal is None:
+            self._portal = SyncPortal()
+        return self._portal
+
+    def close(self) -> None:
+        """Stop the sync facade's thread, if it was started."""
+        if self._portal is not None:
+            self._portal.close()
+            self._portal = None

@@ -1,0 +1,81 @@
+"""Mappers: how a sample's fields become a grader's keyword inputs.
+
+A mapper is a callable ``sample -> inputs`` or a dict ``{input_name: "dotted.path"}``.
+Paths walk mappings by key and sequences by integer index; a non-integer step over a
+sequence maps over its items (``"messages.content"`` gives every message's content).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+__all__ = ["CompiledMapper", "Mapper", "MissingFieldError", "compile_mapper", "resolve_path"]
+
+Mapper: TypeAlias = Mapping[str, str] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+class MissingFieldError(KeyError):
+    """A mapped path is absent from a sample."""
+
+    def __init__(self, path: str, step: str) -> None:
+        super().__init__(path)
+        self.path = path
+        self.step = step
+
+    def __str__(self) -> str:
+        if self.step == self.path:
+            return f"sample has no field {self.path!r}"
+        return f"sample has no field {self.path!r} (no {self.step!r} at that point)"
+
+
+def _walk(value: Any, steps: Sequence[str], path: str) -> Any:
+    for i, step in enumerate(steps):
+        if isinstance(value, Mapping):
+            if step not in value:
+                raise MissingFieldError(path, step)
+            value = value[step]
+        elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
+            if step.lstrip("-").isdigit():
+                index = int(step)
+                if not -len(value) <= index < len(value):
+                    raise MissingFieldError(path, step)
+                value = value[index]
+            else:
+                rest = steps[i:]
+                return [_walk(item, rest, path) for item in value]
+        else:
+            raise MissingFieldError(path, step)
+    return value
+
+
+def resolve_path(sample: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path in a sample."""
+    return _walk(sample, path.split("."), path)
+
+
+class CompiledMapper:
+    """A dict mapper with its paths split once."""
+
+    __slots__ = ("_paths", "names")
+
+    def __init__(self, mapping: Mapping[str, str]) -> None:
+        for name, path in mapping.items():
+            if not isinstance(path, str) or not path:
+                raise TypeError(f"mapper entry {name!r} must be a dotted path string, got {path!r}")
+        self._paths = tuple((name, tuple(path.split(".")), path) for name, path in mapping.items())
+        self.names = frozenset(mapping)
+
+    def __call__(self, sample: Mapping[str, Any]) -> dict[str, Any]:
+        return {name: _walk(sample, steps, path) for name, steps, path in self._paths}
+
+
+def compile_mapper(mapper: Mapper | None) -> Callable[[Mapping[str, Any]], Mapping[str, Any]] | None:
+    """A callable for any mapper form (``None`` stays ``None``: the sample is the input)."""
+    if mapper is None:
+        return None
+    if isinstance(mapper, Mapping):
+        return CompiledMapper(mapper)
+    if callable(mapper):
+        return mapper
+    raise TypeError(f"mapper must be a dict of dotted paths or a callable, got {type(mapper).__name__}")

@@ -1,0 +1,10 @@
+"""Shared fixtures: the anyio backend and a local judge server."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
