@@ -108,6 +108,9 @@ class LLMGrader(BaseGrader):
         self._has_extra_fields = bool(set(self.structured_model.model_fields) - _VERDICT_CORE)
 
     def input_spec(self) -> InputSpec:
+        """The template's placeholders, unless a subclass defines its own ``aevaluate``."""
+        if type(self).aevaluate is not LLMGrader.aevaluate:
+            return super().input_spec()
         return self._spec
 
     def _build_instructions(self) -> str:
@@ -128,8 +131,12 @@ class LLMGrader(BaseGrader):
             messages.insert(0, {"role": "system", "content": self._instructions})
         return messages
 
-    async def aevaluate(self, **inputs: object) -> GraderResult:
-        missing = self._spec.missing(inputs)
+    def prepare(self, inputs: Mapping[str, object]) -> list[dict[str, Any]] | GraderError:
+        """The messages one evaluation would send, or why the inputs cannot be judged.
+
+        Used by :meth:`aevaluate` and by cost estimates; makes no call.
+        """
+        missing = self._spec.missing(dict(inputs))
         if missing:
             return GraderError(
                 name=self.name,
@@ -138,10 +145,15 @@ class LLMGrader(BaseGrader):
                 error_type="TypeError",
             )
         try:
-            messages = self.build_messages(inputs)
+            return self.build_messages(inputs)
         except Exception as exc:
             return error_from_exception(self.name, exc, "invalid_input")
-        return await self._judge(messages)
+
+    async def aevaluate(self, **inputs: object) -> GraderResult:
+        prepared = self.prepare(inputs)
+        if isinstance(prepared, GraderError):
+            return prepared
+        return await self._judge(prepared)
 
     async def _judge(self, messages: list[dict[str, Any]]) -> GraderResult:
         usage: TokenUsage | None = None
@@ -151,12 +163,13 @@ class LLMGrader(BaseGrader):
             try:
                 response = await self.model.achat(messages, output=output, sampling=self.sampling)
             except ChatModelError as exc:
+                spent = TokenUsage(0, 0, exc.requests)
                 return GraderError(
                     name=self.name,
                     kind=exc.kind,
                     message=exc.message,
                     error_type=exc.error_type,
-                    usage=usage,
+                    usage=spent if usage is None else usage + spent,
                     latency_s=latency or None,
                 )
             usage = response.usage if usage is None else usage + response.usage
@@ -228,7 +241,9 @@ class LLMGrader(BaseGrader):
                 f"score {_fmt(float(score))} is outside the range "
                 f"{_fmt(self.score_range.low)} to {_fmt(self.score_range.high)}"
             )
-        metadata = verdict.model_dump(mode="json", exclude=set(_VERDICT_CORE)) if self._has_extra_fields else {}
+        metadata = (
+            verdict.model_dump(mode="json", exclude=set(_VERDICT_CORE)) if self._has_extra_fields else {}
+        )
         return GraderScore(
             name=self.name,
             score=float(score),

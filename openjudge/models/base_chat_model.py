@@ -155,11 +155,13 @@ class BaseChatModel(ABC):
                 if not first.retryable or self.policy.retry.max_attempts == 1:
                     raise
                 response = await self._retry(request, first, started, attempts)
+        except ChatModelError as exc:
+            exc.requests = attempts[0]
+            self._record(TokenUsage(0, 0, attempts[0]))
+            raise
         except BaseException:
-            # Failed calls still spent requests; cancellation is re-raised untouched.
-            self._record(
-                TokenUsage(prompt_tokens=0, completion_tokens=0, requests=attempts[0])
-            )
+            # Cancelled calls still spent requests; cancellation is re-raised untouched.
+            self._record(TokenUsage(0, 0, attempts[0]))
             raise
         usage = TokenUsage(
             prompt_tokens=response.usage.prompt_tokens,

@@ -47,6 +47,8 @@ class ChatModelError(Exception):
         self.status_code = status_code
         self.retry_after = retry_after
         self.error_type = error_type or type(self).__name__
+        self.requests = 0
+        """HTTP requests the failed call made (set by the chat model that gave up)."""
 
     def __reduce__(self) -> tuple[object, ...]:
         # Keyword-only constructor arguments: rebuild through a helper so the error pickles

@@ -1,0 +1,51 @@
+"""Import discipline: the core never drags in provider SDKs or heavy frameworks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = [
+    "openai",
+    "litellm",
+    "torch",
+    "verl",
+    "transformers",
+    "ray",
+    "numpy",
+    "httpx",
+    "providers",
+    "integrations",
+]
+
+CORE_MODULES = [
+    "openjudge",
+    "openjudge.graders.base_grader",
+    "openjudge.graders.llm_grader",
+    "openjudge.graders.function_grader",
+    "openjudge.runner.grading_runner",
+    "openjudge.runner.aggregators",
+    "openjudge.models.schema.prompt_template",
+    "openjudge.models.schema.oai.message",
+    "openjudge.models.base_chat_model",
+]
+
+
+def loaded_after(module: str) -> set[str]:
+    code = f"import json, sys; import {module}; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return {name.split(".")[0] for name in json.loads(out)}
+
+
+@pytest.mark.parametrize("module", CORE_MODULES)
+def test_core_imports_no_provider_sdk_or_framework(module: str) -> None:
+    assert loaded_after(module).isdisjoint(HEAVY), module
+
+
+def test_the_seed_face_imports_the_openai_provider() -> None:
+    loaded = loaded_after("openjudge.models.openai_chat_model")
+    assert {"openai", "providers"} <= loaded
+    assert loaded.isdisjoint({"litellm", "torch", "verl"})
