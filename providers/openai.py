@@ -52,6 +52,10 @@ class OpenAIChatModel(BaseChatModel):
         http_client_factory: Builds the ``httpx.AsyncClient`` per event loop (tests inject transports).
     """
 
+    # httpx enforces connect, read, write and pool timeouts of ``policy.timeout_s`` on every
+    # request, so no extra timeout scope is needed around an attempt.
+    guards_own_timeout = True
+
     def __init__(
         self,
         model: str,
@@ -118,7 +122,7 @@ class OpenAIChatModel(BaseChatModel):
             base_url=self.base_url,
             organization=self._organization,
             max_retries=0,
-            timeout=httpx.Timeout(self.policy.timeout_s, connect=min(10.0, self.policy.timeout_s)),
+            timeout=httpx.Timeout(self.policy.timeout_s),
             http_client=http_client,
         )
 

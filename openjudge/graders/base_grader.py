@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
@@ -95,7 +95,7 @@ class InputSpec:
             return fields
         return {k: v for k, v in fields.items() if k in self.required or k in self.optional}
 
-    def missing(self, fields: dict[str, Any]) -> list[str]:
+    def missing(self, fields: Mapping[str, object]) -> list[str]:
         return sorted(name for name in self.required if name not in fields)
 
 

@@ -136,7 +136,7 @@ class LLMGrader(BaseGrader):
 
         Used by :meth:`aevaluate` and by cost estimates; makes no call.
         """
-        missing = self._spec.missing(dict(inputs))
+        missing = self._spec.missing(inputs)
         if missing:
             return GraderError(
                 name=self.name,

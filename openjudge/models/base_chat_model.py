@@ -83,12 +83,18 @@ class _WaitRetryAfter(wait_base):
 class BaseChatModel(ABC):
     """A chat model whose calls obey a :class:`ProviderPolicy`.
 
+    Subclasses whose transport already bounds every wait by ``policy.timeout_s`` (an
+    HTTP client with connect/read/write/pool timeouts) set ``guards_own_timeout = True``
+    to skip the extra timeout scope around each attempt.
+
     Args:
         model: Model name sent to the server.
         policy: Timeouts, retries and limits; shared by every grader using this object.
         sampling: Default sampling for every call (calls may override fields).
         capabilities: What the backend supports (structured output mode, logprobs).
     """
+
+    guards_own_timeout: bool = False
 
     def __init__(
         self,
@@ -207,8 +213,12 @@ class BaseChatModel(ABC):
         await gate.acquire(estimate)
         attempts[0] += 1
         try:
-            response = await call_with_timeout(self.policy.timeout_s, self._attempt, request)
+            if self.guards_own_timeout:
+                response = await self._attempt(request)
+            else:
+                response = await call_with_timeout(self.policy.timeout_s, self._attempt, request)
         except TimeoutError:
+            # Only our own timeout scope raises this; transports report theirs as ChatModelError.
             raise ChatModelError(
                 f"{self._model}: no response within {self.policy.timeout_s:g}s",
                 kind="timeout",

@@ -244,7 +244,9 @@ class GradingRunner:
             else:
                 out = await call_with_timeout(timeout, _call_grader, slot.grader, inputs)
         except TimeoutError:
-            return GraderError(name=key, kind="timeout", message=f"grader {key!r} did not finish within {timeout:g}s")
+            return GraderError(
+                name=key, kind="timeout", message=f"grader {key!r} did not finish within {timeout:g}s"
+            )
         except Exception as exc:
             return error_from_exception(key, exc)
         if isinstance(out, GraderScore | GraderError | GraderRank):

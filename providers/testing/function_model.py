@@ -45,7 +45,8 @@ class FunctionChatModel(BaseChatModel):
     ) -> None:
         super().__init__(model, policy=policy, sampling=sampling, capabilities=capabilities)
         self._reply = reply
-        self._is_async = inspect.iscoroutinefunction(reply)
+        # A sync reply cannot be interrupted by a timeout scope anyway; only async ones need it.
+        self.guards_own_timeout = not inspect.iscoroutinefunction(reply)
 
     async def _attempt(self, request: ChatRequest) -> ChatResponse:
         out = self._reply(request)

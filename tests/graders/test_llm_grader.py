@@ -99,6 +99,7 @@ async def test_reask_recovers() -> None:
     model, seen = scripted('{"reason": "x", "score": 42}', '{"reason": "fixed", "score": 5}')
     result = await grader(model).aevaluate(query="q", response="r")
     assert isinstance(result, GraderScore) and result.score == 5.0 and result.reason == "fixed"
+    assert "outside the range 1 to 5" in seen[1].messages[-1]["content"]
     assert result.usage is not None and result.usage.requests == 2
 
 
@@ -133,7 +134,9 @@ async def test_provider_failures_become_typed_errors(exc: ChatModelError, kind: 
 async def test_missing_input_names_the_field() -> None:
     model, seen = scripted()
     result = await grader(model).aevaluate(query="q")
-    assert isinstance(result, GraderError) and result.kind == "invalid_input" and "'response'" in result.message
+    assert (
+        isinstance(result, GraderError) and result.kind == "invalid_input" and "'response'" in result.message
+    )
     assert seen == []
 
 
@@ -161,7 +164,9 @@ async def test_custom_output_model_and_extra_fields_in_metadata() -> None:
     model, seen = scripted('{"reason": "r", "score": 2, "confidence": 0.5}')
     g = LLMGrader(model, template="{response}", structured_model=Verdict, score_range=(1, 3))
     result = await g.aevaluate(response="x")
-    assert isinstance(result, GraderScore) and result.score == 2 and dict(result.metadata) == {"confidence": 0.5}
+    assert (
+        isinstance(result, GraderScore) and result.score == 2 and dict(result.metadata) == {"confidence": 0.5}
+    )
     assert seen[0].output is not None and seen[0].output.name == "Verdict"
 
 

@@ -47,7 +47,7 @@ def test_error_has_no_score_and_openjudge_aliases() -> None:
     assert err.error == "too slow"
     assert err.reason == "too slow"
     with pytest.raises(ValidationError):
-        GraderError(name="g", kind="not-a-kind", message="x")  # type: ignore[arg-type]
+        GraderError(name="g", kind="not-a-kind", message="x")
 
 
 def test_results_are_frozen_and_forbid_extra_fields() -> None:

@@ -28,7 +28,9 @@ def policy(
 ) -> ProviderPolicy:
     return ProviderPolicy(
         timeout_s=timeout,
-        retry=RetryPolicy(max_attempts=attempts, max_elapsed_s=elapsed, initial_backoff_s=0.01, max_backoff_s=0.02),
+        retry=RetryPolicy(
+            max_attempts=attempts, max_elapsed_s=elapsed, initial_backoff_s=0.01, max_backoff_s=0.02
+        ),
         limits=ProviderLimits(max_concurrency=concurrency, rpm=rpm, adaptive=adaptive),
     )
 
@@ -50,7 +52,10 @@ class Script:
 
 def http(status: int, retry_after: float | None = None) -> ChatModelError:
     return ChatModelError(
-        f"HTTP {status}", status_code=status, retryable=status in (408, 409, 429) or status >= 500, retry_after=retry_after
+        f"HTTP {status}",
+        status_code=status,
+        retryable=status in (408, 409, 429) or status >= 500,
+        retry_after=retry_after,
     )
 
 

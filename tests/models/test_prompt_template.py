@@ -53,7 +53,10 @@ def test_unsupported_placeholders_are_rejected(bad: str) -> None:
 def test_language_fallback_and_system_placeholders() -> None:
     t = PromptTemplate(
         messages={
-            LanguageEnum.EN: [ChatMessage(role="system", content="Judge {rubric}"), ChatMessage(role="user", content="{x}")],
+            LanguageEnum.EN: [
+                ChatMessage(role="system", content="Judge {rubric}"),
+                ChatMessage(role="user", content="{x}"),
+            ],
             LanguageEnum.ZH: [ChatMessage(role="user", content="评估 {x}")],
         }
     )

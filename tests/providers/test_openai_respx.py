@@ -24,8 +24,14 @@ BASE = "http://judge.test/v1"
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
-def completion(content: str, *, logprobs: list[dict[str, Any]] | None = None, finish: str = "stop") -> dict[str, Any]:
-    choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": content}}
+def completion(
+    content: str, *, logprobs: list[dict[str, Any]] | None = None, finish: str = "stop"
+) -> dict[str, Any]:
+    choice: dict[str, Any] = {
+        "index": 0,
+        "finish_reason": finish,
+        "message": {"role": "assistant", "content": content},
+    }
     if logprobs is not None:
         choice["logprobs"] = {"content": logprobs}
     return {
@@ -49,16 +55,27 @@ def model(**kwargs: Any) -> OpenAIChatModel:
 
 @respx.mock
 async def test_usage_logprobs_and_request_body() -> None:
-    top = [{"token": t, "logprob": math.log(p), "bytes": None} for t, p in (("4", 0.6), ("5", 0.3), ("3", 0.1))]
+    top = [
+        {"token": t, "logprob": math.log(p), "bytes": None} for t, p in (("4", 0.6), ("5", 0.3), ("3", 0.1))
+    ]
     route = respx.post(f"{BASE}/chat/completions").mock(
         return_value=httpx.Response(
-            200, json=completion("4", logprobs=[{"token": "4", "logprob": math.log(0.6), "bytes": None, "top_logprobs": top}])
+            200,
+            json=completion(
+                "4", logprobs=[{"token": "4", "logprob": math.log(0.6), "bytes": None, "top_logprobs": top}]
+            ),
         )
     )
-    m = OpenAIChatModel("judge", api_key="sk-secret-value", base_url=BASE, temperature=0.0, seed=7, max_tokens=5)
+    m = OpenAIChatModel(
+        "judge", api_key="sk-secret-value", base_url=BASE, temperature=0.0, seed=7, max_tokens=5
+    )
     response = await m.achat(MESSAGES, top_logprobs=3)
     assert response.content == "4"
-    assert (response.usage.prompt_tokens, response.usage.completion_tokens, response.usage.requests) == (11, 3, 1)
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens, response.usage.requests) == (
+        11,
+        3,
+        1,
+    )
     assert response.finish_reason == "stop" and response.model == "judge-1"
     [token] = response.logprobs
     probs = {t: math.exp(lp) for t, lp in token.top}
@@ -102,7 +119,10 @@ async def test_json_object_mode_sends_schema_inline() -> None:
 @respx.mock
 async def test_retryable_statuses_are_retried_once_per_attempt(status: int) -> None:
     route = respx.post(f"{BASE}/chat/completions").mock(
-        side_effect=[httpx.Response(status, json={"error": {"message": "busy"}}), httpx.Response(200, json=completion("ok"))]
+        side_effect=[
+            httpx.Response(status, json={"error": {"message": "busy"}}),
+            httpx.Response(200, json=completion("ok")),
+        ]
     )
     response = await model().achat(MESSAGES)
     assert response.content == "ok"
@@ -127,7 +147,11 @@ async def test_final_statuses_are_not_retried(status: int) -> None:
 @respx.mock
 async def test_connection_errors_and_timeouts_are_retried() -> None:
     route = respx.post(f"{BASE}/chat/completions").mock(
-        side_effect=[httpx.ConnectError("refused"), httpx.ReadTimeout("slow"), httpx.Response(200, json=completion("ok"))]
+        side_effect=[
+            httpx.ConnectError("refused"),
+            httpx.ReadTimeout("slow"),
+            httpx.Response(200, json=completion("ok")),
+        ]
     )
     assert (await model().achat(MESSAGES)).content == "ok"
     assert route.call_count == 3
@@ -136,7 +160,10 @@ async def test_connection_errors_and_timeouts_are_retried() -> None:
 @respx.mock
 async def test_retry_after_header_is_honoured_and_capped() -> None:
     route = respx.post(f"{BASE}/chat/completions").mock(
-        side_effect=[httpx.Response(429, headers={"retry-after": "0.4"}, json={}), httpx.Response(200, json=completion("ok"))]
+        side_effect=[
+            httpx.Response(429, headers={"retry-after": "0.4"}, json={}),
+            httpx.Response(200, json=completion("ok")),
+        ]
     )
     started = time.monotonic()
     await model().achat(MESSAGES)
@@ -149,7 +176,9 @@ async def test_exhausted_retries_surface_the_last_error() -> None:
     route = respx.post(f"{BASE}/chat/completions").mock(return_value=httpx.Response(503, json={}))
     grader = LLMGrader(model(attempts=3), template="{response}")
     result = await grader.aevaluate(response="x")
-    assert isinstance(result, GraderError) and result.kind == "provider_error" and "HTTP 503" in result.message
+    assert (
+        isinstance(result, GraderError) and result.kind == "provider_error" and "HTTP 503" in result.message
+    )
     assert route.call_count == 3
 
 
@@ -158,7 +187,10 @@ async def test_refusal_and_content_filter() -> None:
     refusal = completion("")
     refusal["choices"][0]["message"]["refusal"] = "I can't help with that."
     respx.post(f"{BASE}/chat/completions").mock(
-        side_effect=[httpx.Response(200, json=refusal), httpx.Response(200, json=completion("", finish="content_filter"))]
+        side_effect=[
+            httpx.Response(200, json=refusal),
+            httpx.Response(200, json=completion("", finish="content_filter")),
+        ]
     )
     grader = LLMGrader(model(), template="{response}")
     first = await grader.aevaluate(response="x")

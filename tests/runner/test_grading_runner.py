@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
@@ -57,22 +58,31 @@ async def test_results_in_order_one_per_pair_with_mappers() -> None:
         {
             "dict_mapper": GraderConfig(Length(), {"response": "answer.text"}),
             "callable_mapper": GraderConfig(Length(), lambda s: {"response": s["ref"]}),
-            "exact": (FunctionGrader(lambda response, reference: response == reference), {"response": "answer.text", "reference": "ref"}),
+            "exact": (
+                FunctionGrader(lambda response, reference: response == reference),
+                {"response": "answer.text", "reference": "ref"},
+            ),
         },
         max_concurrency=7,
     )
     result = await runner.arun(data)
     assert list(result) == ["dict_mapper", "callable_mapper", "exact"]
-    assert [r.score for r in result["dict_mapper"] if isinstance(r, GraderScore)] == [float(i) for i in range(50)]
+    assert [r.score for r in result["dict_mapper"] if isinstance(r, GraderScore)] == [
+        float(i) for i in range(50)
+    ]
     assert all(isinstance(r, GraderScore) and r.score == 2.0 for r in result["callable_mapper"])
     exact_scores = [r.score for r in result["exact"] if isinstance(r, GraderScore)]
     assert exact_scores == [1.0 if i == 2 else 0.0 for i in range(50)]
 
 
 def test_mapper_mismatch_is_reported_at_construction() -> None:
-    with pytest.raises(ValueError, match=r"grader 'len' \(Length\) has no input 'text'; its inputs are: response"):
+    with pytest.raises(
+        ValueError, match=r"grader 'len' \(Length\) has no input 'text'; its inputs are: response"
+    ):
         quiet({"len": GraderConfig(Length(), {"text": "a", "response": "b"})})
-    with pytest.raises(ValueError, match=r"mapper for grader 'len' \(Length\) does not provide required input 'response'"):
+    with pytest.raises(
+        ValueError, match=r"mapper for grader 'len' \(Length\) does not provide required input 'response'"
+    ):
         quiet({"len": GraderConfig(Length(), {})})
     with pytest.raises(ValueError, match="max_concurrency"):
         quiet({"len": Length()}, max_concurrency=0)
@@ -86,7 +96,7 @@ async def test_bad_samples_become_invalid_input_errors_naming_the_field() -> Non
             "plain": Length(),
             "path": GraderConfig(Length(), {"response": "a.b"}),
             "callable": GraderConfig(Length(), lambda s: {"wrong": 1}),
-            "boom": GraderConfig(Length(), lambda s: 1 / 0),
+            "boom": GraderConfig(Length(), lambda s: {"response": 1 / 0}),
         }
     )
     result = await runner.arun([{"a": {"c": 1}}, ["not", "a", "dict"]])  # type: ignore[list-item]
@@ -99,7 +109,7 @@ async def test_bad_samples_become_invalid_input_errors_naming_the_field() -> Non
     second_plain = result["plain"][1]
     assert isinstance(second_plain, GraderError) and "must be a mapping" in second_plain.message
     boom = result["boom"][0]
-    assert isinstance(boom, GraderError) and "ZeroDivisionError" == boom.error_type
+    assert isinstance(boom, GraderError) and boom.error_type == "ZeroDivisionError"
 
 
 async def test_concurrency_is_bounded_and_pairs_are_pulled_lazily() -> None:
@@ -166,7 +176,9 @@ async def test_aggregators_normalise_declared_ranges() -> None:
         ],
     )
     result = await runner.arun([{"response": "x"}])
-    mean, mean_all, strict, worst, gated = (result[k][0] for k in ("mean", "mean_all", "strict", "worst", "gated"))
+    mean, mean_all, strict, worst, gated = (
+        result[k][0] for k in ("mean", "mean_all", "strict", "worst", "gated")
+    )
     assert isinstance(mean, GraderScore) and mean.score == pytest.approx((3 * 0.75 + 0.25) / 4)
     assert isinstance(mean_all, GraderScore) and mean_all.score == pytest.approx(0.5)
     assert isinstance(strict, GraderError) and "'fails'" in strict.message
@@ -189,7 +201,7 @@ async def test_astream_delivers_every_sample_with_aggregates() -> None:
 
     async def samples() -> Any:
         for i in range(30):
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
             yield {"response": "y" * i}
 
     got: list[SampleResult] = []
@@ -200,7 +212,9 @@ async def test_astream_delivers_every_sample_with_aggregates() -> None:
     for item in got:
         score = item.results["len"]
         assert isinstance(score, GraderScore) and score.score == item.index
-        assert item.aggregates["min"] == GraderScore(name="min", score=float(item.index), reason="minimum score")
+        assert item.aggregates["min"] == GraderScore(
+            name="min", score=float(item.index), reason="minimum score"
+        )
 
 
 async def test_astream_consumer_can_stop_early() -> None:

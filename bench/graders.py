@@ -1,0 +1,282 @@
+"""Per-call cost of the agent rule graders, and the import cost of the seed grader module.
+
+Run: ``python bench/graders.py [--calls N] [--repeats R]`` from the repository root.
+
+Targets:
+
+* per call, averaged over ActionLoopDetectionGrader and ObservationInformationGainGrader on
+  the three trajectories of research/openjudge.md §5a: 4.7 µs, a tenth of OpenJudge 0.2.4's
+  ~47 µs measured on the 2-vCPU reference machine;
+* ``from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader`` in a
+  fresh interpreter: under 150 ms (OpenJudge: 3.3–5.0 s).
+
+Each figure is the best of R repeats of N calls of ``await grader.aevaluate(messages=...)``
+in one event loop; the best repeat is the one least disturbed by other processes. CPU time
+of this process is printed too, as it is less sensitive to a busy machine. A plain
+restatement of OpenJudge's algorithm (json.loads, a validated GraderScore, no shortcuts) is
+timed the same way, so that the speed-up can be read on whatever machine this runs on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+
+from openjudge.graders.agent._results import unit_score
+from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader
+from openjudge.graders.agent.observation.observation_information_gain import ObservationInformationGainGrader
+from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.schema import GraderError, GraderResult, GraderScore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TARGET_US = 4.7
+OPENJUDGE_US = 47.0
+IMPORT_TARGET_MS = 150.0
+SEED_IMPORT = "from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader"
+
+Message = dict[str, object]
+
+
+def _trajectory(steps: Sequence[tuple[str, Mapping[str, object], str]]) -> list[Message]:
+    messages: list[Message] = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Find the weather in Paris."},
+    ]
+    for i, (name, args, observation) in enumerate(steps):
+        function = {"name": name, "arguments": json.dumps(args)}
+        messages.append(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": f"call_{i}", "type": "function", "function": function}],
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": f"call_{i}", "name": name, "content": observation})
+    return [*messages, {"role": "assistant", "content": "Done."}]
+
+
+_SUNNY = "Paris weather: sunny, 22C, light wind from the west."
+TRAJECTORIES: dict[str, list[Message]] = {
+    "efficient": _trajectory(
+        [
+            (
+                "search",
+                {"q": "Paris weather today"},
+                "Paris weather today: sunny, 22C, light wind from the west.",
+            ),
+            (
+                "get_forecast",
+                {"city": "Paris", "days": 3},
+                "3-day forecast for Paris: Tue 23C clear, Wed 19C rain, Thu 21C cloudy.",
+            ),
+            (
+                "get_air_quality",
+                {"city": "Paris"},
+                "Air quality index in Paris is 41 (good); PM2.5 at 9 ug/m3.",
+            ),
+        ]
+    ),
+    "looping": _trajectory([("search", {"q": "Paris weather"}, _SUNNY)] * 4),
+    "partial": _trajectory(
+        [
+            ("search", {"q": "Paris weather"}, _SUNNY),
+            ("search", {"q": "Paris weather"}, "Paris weather: sunny, 23C, light wind from the north."),
+            (
+                "get_forecast",
+                {"city": "Paris"},
+                "Forecast: rain expected tomorrow in Paris, 18C, strong wind.",
+            ),
+            ("noop", {}, "ok"),
+        ]
+    ),
+}
+
+
+# --- a plain restatement of OpenJudge 0.2.4 (research §3a, §3b), for the same-machine ratio ------
+
+
+def _plain_pairs(messages: Sequence[Mapping[str, object]]) -> list[tuple[Mapping[str, object], str]]:
+    pairs: list[tuple[Mapping[str, object], str]] = []
+    pending: dict[object, Mapping[str, object]] = {}
+    for message in (m.get("message", m) for m in messages):
+        assert isinstance(message, Mapping)
+        tool_calls = message.get("tool_calls") or []
+        assert isinstance(tool_calls, list)
+        if message.get("role") == "assistant":
+            pending.update((call["id"], call) for call in tool_calls)
+        elif message.get("role") in ("tool", "function"):
+            pairs.append((pending.pop(message["tool_call_id"]), str(message.get("content") or "")))
+    return pairs
+
+
+def _plain_similarity(a: str, b: str) -> float:
+    x, y = set(a.lower().split()), set(b.lower().split())
+    return len(x & y) / len(x | y) if x and y else 0.0
+
+
+class _PlainLoop:
+    async def aevaluate(self, *, messages: Sequence[Mapping[str, object]]) -> GraderResult:
+        signatures = []
+        for action, _ in _plain_pairs(messages):
+            function = action["function"]
+            assert isinstance(function, dict)
+            args = json.loads(function["arguments"])
+            signatures.append(
+                function["name"] + ": " + ", ".join(f"{k}: {v}" for k, v in sorted(args.items()))
+            )
+        n = len(signatures)
+        similar = sum(
+            _plain_similarity(signatures[i], signatures[j]) >= 1.0 for i in range(n) for j in range(i + 1, n)
+        )
+        total = n * (n - 1) // 2
+        metadata: dict[str, object] = {
+            "action_count": n,
+            "similar_pair_count": similar,
+            "signatures": signatures,
+        }
+        score = 1.0 - similar / total if total else 1.0
+        return GraderScore.model_validate(
+            {"name": "action_loop_detection", "score": score, "metadata": metadata}
+        )
+
+
+class _PlainGain:
+    async def aevaluate(self, *, messages: Sequence[Mapping[str, object]]) -> GraderResult:
+        rewards: list[float] = []
+        previous: list[str] = []
+        for _, observation in _plain_pairs(messages):
+            if len(observation.strip()) < 10:
+                continue
+            top = max((_plain_similarity(observation, p) for p in previous), default=0.0)
+            rewards.append((1.0 - top) * math.exp(-2 * max(0.0, top - 0.5)))
+            previous.append(observation)
+        score = sum(rewards) / len(rewards) if rewards else 0.0
+        metadata: dict[str, object] = {"raw_average": score, "each_turn_rewards": rewards}
+        return GraderScore.model_validate(
+            {"name": "observation_information_gain", "score": score, "metadata": metadata}
+        )
+
+
+class _Floor(BaseGrader):
+    """The fixed cost every call pays: the boundary, a coroutine, a reason, metadata, the result."""
+
+    @grader_boundary
+    async def aevaluate(self, *, messages: Sequence[Message]) -> GraderScore | GraderError:
+        n = len(messages)
+        return unit_score(
+            self.name, 1.0, f"Loop detection: {n}/{n} pairs (threshold={1.0})", {"action_count": n}
+        )
+
+
+# --- measurement -----------------------------------------------------------------------------------
+
+Evaluate = Callable[..., Awaitable[GraderResult]]
+
+
+async def _per_call_us(
+    evaluate: Evaluate, messages: list[Message], calls: int, repeats: int
+) -> tuple[float, float]:
+    """Best wall and best CPU microseconds per call over ``repeats`` runs of ``calls`` calls."""
+    for _ in range(min(calls, 500)):
+        await evaluate(messages=messages)
+    best_wall = best_cpu = math.inf
+    for _ in range(repeats):
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(calls):
+            await evaluate(messages=messages)
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    return best_wall / calls * 1e6, best_cpu / calls * 1e6
+
+
+async def _bench_graders(calls: int, repeats: int) -> None:
+    graders: list[tuple[str, Evaluate, Evaluate]] = [
+        ("ActionLoopDetectionGrader", ActionLoopDetectionGrader().aevaluate, _PlainLoop().aevaluate),
+        (
+            "ObservationInformationGainGrader",
+            ObservationInformationGainGrader().aevaluate,
+            _PlainGain().aevaluate,
+        ),
+    ]
+    walls: list[float] = []
+    plains: list[float] = []
+    print(f"per call, best of {repeats} x {calls} calls   wall µs   cpu µs   plain-OpenJudge-algorithm µs")
+    for label, evaluate, plain in graders:
+        for name, messages in TRAJECTORIES.items():
+            wall, cpu = await _per_call_us(evaluate, messages, calls, repeats)
+            plain_wall, _ = await _per_call_us(plain, messages, calls, repeats)
+            walls.append(wall)
+            plains.append(plain_wall)
+            print(f"  {label:<34}{name:<10}{wall:>9.2f}{cpu:>9.2f}{plain_wall:>12.2f}")
+    average = sum(walls) / len(walls)
+    plain_average = sum(plains) / len(plains)
+    floor, _ = await _per_call_us(_Floor().aevaluate, TRAJECTORIES["partial"], calls, repeats)
+    print(f"  floor: a @grader_boundary grader that only builds its result{floor:>20.2f}")
+    print(f"average per call: {average:.2f} µs")
+    print(
+        f"  vs target {TARGET_US} µs: {average / TARGET_US:.2f}x the target ({'met' if average <= TARGET_US else 'not met'})"
+    )
+    print(
+        f"  vs OpenJudge 0.2.4 (~{OPENJUDGE_US:.0f} µs on the reference machine): {OPENJUDGE_US / average:.1f}x faster"
+    )
+    print(
+        f"  vs the plain algorithm on this machine now ({plain_average:.2f} µs): {plain_average / average:.1f}x faster"
+    )
+
+
+def _import_cost(runs: int) -> None:
+    bare = min(_timed(["-c", "pass"]) for _ in range(runs))
+    seed = min(_timed(["-c", SEED_IMPORT]) for _ in range(runs))
+    code = f"import sys; sys.stderr.write('MARK\\n'); {SEED_IMPORT}"
+    marked = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stderr
+    after = marked.split("MARK\n", 1)[1]
+    cumulative_us = agent_us = 0
+    for line in after.splitlines():
+        parts = line.split("|")
+        if len(parts) != 3:
+            continue
+        name = parts[2][1:]
+        if not name.startswith(" "):  # a top-level import of the statement
+            cumulative_us += int(parts[1])
+        if name.strip().startswith("openjudge.graders.agent"):
+            agent_us += int(parts[0].split(":")[1])
+    delta_ms = (seed - bare) * 1e3
+    print(f"import cost of `{SEED_IMPORT}` (fresh interpreter, best of {runs}):")
+    print(f"  wall: {seed * 1e3:.1f} ms - bare interpreter {bare * 1e3:.1f} ms = {delta_ms:.1f} ms")
+    print(f"  -X importtime, cumulative over the statement's imports: {cumulative_us / 1e3:.1f} ms")
+    print(
+        f"    of which openjudge.graders.agent.* modules themselves: {agent_us / 1e3:.1f} ms; "
+        f"the rest is the core (pydantic, result models, ChatMessage)"
+    )
+    verdict = "met" if max(delta_ms, cumulative_us / 1e3) <= IMPORT_TARGET_MS else "not met"
+    print(f"  vs target {IMPORT_TARGET_MS:.0f} ms: {verdict}")
+
+
+def _timed(args: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, *args], cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--calls", type=int, default=300, help="calls per repeat")
+    parser.add_argument("--repeats", type=int, default=60, help="repeats per figure (the best is kept)")
+    parser.add_argument("--import-runs", type=int, default=7, help="fresh interpreters per import figure")
+    options = parser.parse_args()
+    asyncio.run(_bench_graders(options.calls, options.repeats))
+    _import_cost(options.import_runs)
+
+
+if __name__ == "__main__":
+    main()

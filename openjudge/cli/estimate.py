@@ -1,0 +1,104 @@
+"""Estimate judge tokens and cost for a config and dataset, without calling anything."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from openjudge.config.build import BuiltJob
+from openjudge.config.schema import JobConfig
+from openjudge.graders.llm_grader import LLMGrader
+from openjudge.graders.schema import GraderError
+from openjudge.jobs.datasets import SampleRecord, iter_samples
+from openjudge.models.base_chat_model import BaseChatModel
+from openjudge.runner.mapper import compile_mapper
+
+__all__ = ["GraderEstimate", "estimate_job", "render_estimate"]
+
+DEFAULT_COMPLETION_TOKENS = 200
+"""Assumed reply length when a provider sets no ``max_tokens`` (a short JSON verdict)."""
+
+
+@dataclass(slots=True)
+class GraderEstimate:
+    name: str
+    calls: int = 0
+    skipped: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+
+def _tokens(messages: list[dict[str, object]]) -> int:
+    return max(1, sum(len(str(m.get("content") or "")) for m in messages) // 4)
+
+
+def _reply_allowance(grader: LLMGrader) -> int:
+    model = grader.model
+    max_tokens = model.sampling.max_tokens if isinstance(model, BaseChatModel) else None
+    return max_tokens or DEFAULT_COMPLETION_TOKENS
+
+
+def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[GraderEstimate]:
+    """Tokens per LLM grader: rendered prompt length / 4, plus the reply allowance, per sample."""
+    graders = {
+        name: cfg for name, cfg in job.runner.grader_configs.items() if isinstance(cfg.grader, LLMGrader)
+    }
+    estimates = {name: GraderEstimate(name) for name in graders}
+    mappers = {name: compile_mapper(cfg.mapper) for name, cfg in graders.items()}
+    for record in iter_samples(
+        data_path, format=config.data.format, on_error="skip", id_key=config.data.id_field
+    ):
+        if not isinstance(record, SampleRecord):
+            continue
+        for name, cfg in graders.items():
+            grader = cfg.grader
+            assert isinstance(grader, LLMGrader)
+            mapper = mappers[name]
+            try:
+                inputs: Mapping[str, object] = mapper(record.data) if mapper is not None else record.data
+            except (KeyError, TypeError, ValueError):
+                estimates[name].skipped += 1
+                continue
+            prepared = grader.prepare(inputs)
+            if isinstance(prepared, GraderError):
+                estimates[name].skipped += 1
+                continue
+            est = estimates[name]
+            est.calls += 1
+            est.prompt_tokens += _tokens(prepared)
+            est.completion_tokens += _reply_allowance(grader)
+    for name, est in estimates.items():
+        provider = config.providers.get(job.grader_providers.get(name, ""))
+        price = provider.price if provider is not None else None
+        if price:
+            est.cost = est.prompt_tokens / 1000 * price.get(
+                "prompt_per_1k", 0.0
+            ) + est.completion_tokens / 1000 * price.get("completion_per_1k", 0.0)
+    return list(estimates.values())
+
+
+def render_estimate(estimates: list[GraderEstimate]) -> str:
+    if not estimates:
+        return "no LLM graders in this config: grading makes no judge calls"
+    header = ("grader", "calls", "skipped", "prompt tokens", "completion tokens", "cost")
+    rows = [
+        (
+            e.name,
+            str(e.calls),
+            str(e.skipped),
+            f"{e.prompt_tokens:,}",
+            f"{e.completion_tokens:,}",
+            "-" if e.cost is None else f"${e.cost:,.4f}",
+        )
+        for e in estimates
+    ]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        )
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,121 @@
+"""Turn a validated :class:`JobConfig` into providers, graders and a runner."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from openjudge.config.loader import ConfigError
+from openjudge.config.schema import AggregatorSpec, JobConfig, ProviderSpec
+from openjudge.graders.base_grader import BaseGrader
+from openjudge.graders.registry import BUILTIN_GRADERS
+from openjudge.models.base_chat_model import BaseChatModel
+from openjudge.models.policy import ProviderPolicy, RetryPolicy
+from openjudge.runner.aggregators import (
+    Aggregator,
+    GateAggregator,
+    MinAggregator,
+    WeightedMeanAggregator,
+)
+from openjudge.runner.grading_runner import GraderConfig, GradingRunner
+
+__all__ = ["BuiltJob", "build_job", "build_provider"]
+
+# kind -> "module:factory". Imported only when a config uses the kind.
+PROVIDER_FACTORIES: Mapping[str, str] = {
+    "openai": "providers.openai:OpenAIChatModel",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltJob:
+    """Everything a run needs, built from a config."""
+
+    runner: GradingRunner
+    providers: Mapping[str, BaseChatModel]
+    grader_providers: Mapping[str, str]
+    """Grader name -> provider name (LLM graders only)."""
+
+
+def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
+    """Instantiate one provider from its spec."""
+    module_name, _, attr = PROVIDER_FACTORIES[spec.kind].partition(":")
+    factory: Callable[..., BaseChatModel] = getattr(importlib.import_module(module_name), attr)
+    policy = ProviderPolicy(
+        timeout_s=spec.timeout_s,
+        retry=RetryPolicy(max_attempts=spec.max_retries + 1),
+        limits=spec.limits,
+    )
+    return factory(
+        spec.model,
+        api_key=spec.api_key,
+        base_url=spec.base_url,
+        temperature=spec.sampling.temperature,
+        top_p=spec.sampling.top_p,
+        max_tokens=spec.sampling.max_tokens,
+        seed=spec.sampling.seed,
+        structured_output=spec.structured_output,
+        policy=policy,
+    )
+
+
+def _params(raw: Mapping[str, Any]) -> dict[str, Any]:
+    # YAML has no tuples; constructor arguments such as score_range=(1, 5) arrive as lists.
+    return {k: tuple(v) if k == "score_range" and isinstance(v, list) else v for k, v in raw.items()}
+
+
+def _aggregator(spec: AggregatorSpec) -> Aggregator:
+    if spec.type == "weighted_mean":
+        return WeightedMeanAggregator(spec.name or "weighted_mean", spec.weights, on_error=spec.on_error)
+    if spec.type == "min":
+        return MinAggregator(spec.name or "min")
+    inner = WeightedMeanAggregator(weights=spec.weights, on_error=spec.on_error)
+    return GateAggregator(spec.gates or {}, inner, name=spec.name or "gate", fail_score=spec.fail_score)
+
+
+def build_job(config: JobConfig, *, source: str = "<config>", show_progress: bool = False) -> BuiltJob:
+    """Build providers (one object per named provider, shared by its graders) and the runner.
+
+    Raises:
+        ConfigError: A grader's parameters do not fit its constructor (the message says which).
+    """
+    providers: dict[str, BaseChatModel] = {}
+    problems: list[str] = []
+    for name, spec in config.providers.items():
+        try:
+            providers[name] = build_provider(name, spec)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"{source}: providers.{name}: {exc}")
+    configs: dict[str, GraderConfig] = {}
+    grader_providers: dict[str, str] = {}
+    for name, gspec in config.graders.items():
+        entry = BUILTIN_GRADERS[gspec.type]
+        params = _params(gspec.params)
+        if entry.kind == "llm":
+            if gspec.provider is None or gspec.provider not in providers:
+                continue  # its provider failed to build; already reported
+            params["model"] = providers[gspec.provider]
+            grader_providers[name] = gspec.provider
+            if gspec.type == "llm":
+                params.setdefault("name", name)
+        try:
+            grader: BaseGrader = entry.load()(**params)
+            configs[name] = GraderConfig(grader, gspec.mapper)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"{source}: graders.{name}.params: cannot build {gspec.type!r}: {exc}")
+    if problems:
+        raise ConfigError(problems)
+    try:
+        runner = GradingRunner(
+            configs,
+            max_concurrency=config.runner.max_concurrency,
+            aggregators=[_aggregator(a) for a in config.aggregators],
+            show_progress=show_progress,
+            timeout=config.runner.timeout_s,
+            deadline=config.runner.deadline_s,
+        )
+    except ValueError as exc:
+        raise ConfigError([f"{source}: graders: {exc}"]) from None
+    return BuiltJob(runner=runner, providers=providers, grader_providers=grader_providers)

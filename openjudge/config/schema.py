@@ -1,0 +1,125 @@
+"""The shape of a job config file (validated by pydantic, exported as JSON Schema)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr
+
+from openjudge.models.chat_model import StructuredOutputMode
+from openjudge.models.policy import ProviderLimits
+
+__all__ = [
+    "AggregatorSpec",
+    "DataSpec",
+    "GraderSpec",
+    "JobConfig",
+    "ProviderSpec",
+    "RunnerSpec",
+    "SamplingSpec",
+]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SamplingSpec(_Spec):
+    """Judge sampling. Temperature 0 and a fixed seed by default: judges should be repeatable."""
+
+    temperature: float | None = Field(default=0.0, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, gt=0)
+    seed: int | None = 0
+
+
+class ProviderSpec(_Spec):
+    """A judge backend, referred to by name from graders.
+
+    Attributes:
+        kind: The backend (``openai``: OpenAI or any OpenAI-compatible server such as vLLM).
+        model: Model name on the server.
+        base_url: Server URL ending in ``/v1`` (default: the kind's own, or ``OPENAI_BASE_URL``).
+        api_key: Key; write ``${ENV_VAR}`` rather than the key itself.
+        timeout_s: Per-attempt timeout.
+        max_retries: Retries after the first attempt.
+        structured_output: How the server takes JSON requests.
+        limits: Concurrency and rate limits.
+        sampling: Sampling defaults.
+        price: Dollars per 1,000 tokens, for cost estimates.
+    """
+
+    kind: Literal["openai"]
+    model: str = Field(min_length=1)
+    base_url: str | None = Field(default=None, pattern=r"^https?://")
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=19)
+    structured_output: StructuredOutputMode = "json_schema"
+    limits: ProviderLimits = ProviderLimits()
+    sampling: SamplingSpec = SamplingSpec()
+    price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None
+
+
+class GraderSpec(_Spec):
+    """One grader.
+
+    Attributes:
+        type: A built-in grader name (``openjudge graders`` lists them).
+        provider: The provider name, for LLM graders.
+        params: Constructor arguments.
+        mapper: ``{input_name: "dotted.path.in.sample"}``; default: same-named sample fields.
+    """
+
+    type: str
+    provider: str | None = None
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+    mapper: dict[str, str] | None = None
+
+
+class AggregatorSpec(_Spec):
+    """Combine each sample's grader results.
+
+    Attributes:
+        type: ``weighted_mean``, ``min`` or ``gate``.
+        name: Result name (defaults to the type).
+        weights: For ``weighted_mean`` (and the inner mean of ``gate``): grader -> weight.
+        on_error: ``error`` (a failed input fails the aggregate) or ``skip``.
+        gates: For ``gate``: grader -> minimum normalised score.
+        fail_score: For ``gate``: the score when a gate fails.
+    """
+
+    type: Literal["weighted_mean", "min", "gate"]
+    name: str | None = None
+    weights: dict[str, float] | None = None
+    on_error: Literal["error", "skip"] = "error"
+    gates: dict[str, float] | None = None
+    fail_score: float = 0.0
+
+
+class RunnerSpec(_Spec):
+    """Runner settings."""
+
+    max_concurrency: int = Field(default=32, ge=1)
+    timeout_s: float | None = Field(default=300.0, gt=0)
+    deadline_s: float | None = Field(default=None, gt=0)
+
+
+class DataSpec(_Spec):
+    """Where samples come from (``--data`` overrides ``path``)."""
+
+    path: str | None = None
+    format: Literal["auto", "jsonl", "json", "csv"] = "auto"
+    id_field: str = "id"
+    on_error: Literal["skip", "fail"] = "skip"
+
+
+class JobConfig(_Spec):
+    """A whole job config file."""
+
+    version: Literal[1] = 1
+    providers: dict[str, ProviderSpec] = Field(default_factory=dict)
+    graders: dict[str, GraderSpec] = Field(min_length=1)
+    aggregators: list[AggregatorSpec] = Field(default_factory=list)
+    runner: RunnerSpec = RunnerSpec()
+    data: DataSpec = DataSpec()

@@ -1,0 +1,1 @@
+"""Action-level agent graders (``action_loop.ActionLoopDetectionGrader``)."""

@@ -1,0 +1,1 @@
+"""Observation-level agent graders (``observation_information_gain.ObservationInformationGainGrader``)."""

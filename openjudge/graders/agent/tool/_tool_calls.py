@@ -1,0 +1,138 @@
+"""Normalise tool calls given in any of the usual shapes, for comparison with reference calls.
+
+Accepted shapes (OpenJudge's, plus bare names):
+
+* ``{"name": ..., "arguments": ...}``
+* ``{"function": {"name": ..., "arguments": ...}}`` (the OpenAI ``tool_calls`` entry)
+* ``{"tool_call": <either of the above>}``
+* ``"name"``: a tool name alone, no arguments.
+
+Arguments may be a JSON string or an already parsed value. A dict is read as the JSON it
+serialises to, so ``{"q": "x"}`` and ``'{"q": "x"}'`` compare equal. Missing, ``None`` or
+``""`` arguments mean ``{}``. A string that is not JSON is kept as that string (OpenJudge
+turns it into ``{}``, which would make broken arguments match a call with no arguments).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from pydantic import JsonValue
+
+from openjudge.graders.agent.trajectory_parsing import Message, arguments_text, extract_tool_calls
+from openjudge.graders.base_grader import InvalidInputError
+
+__all__ = ["NormalizedCall", "ToolCallSpec", "normalize_calls", "predicted_calls"]
+
+ToolCallSpec: TypeAlias = Mapping[str, object] | str
+"""A tool call: a call mapping in one of the shapes above, or a bare tool name."""
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizedCall:
+    """A tool call reduced to what is compared.
+
+    Attributes:
+        name: The tool name.
+        arguments: The parsed arguments (JSON values), or the raw text if it is not JSON.
+    """
+
+    name: str
+    arguments: JsonValue
+
+    def key(self, match_arguments: bool) -> str:
+        """The comparison key: the name, or the name and canonical (sorted, compact) arguments."""
+        if not match_arguments:
+            return self.name
+        return (
+            self.name
+            + ":"
+            + json.dumps(self.arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        )
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {"name": self.name, "arguments": self.arguments}
+
+
+def _parse_arguments(raw: object, where: str) -> JsonValue:
+    try:
+        text = arguments_text(raw)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{where}.arguments: {exc}") from None
+    if not text:
+        return {}
+    try:
+        value: JsonValue = json.loads(text)
+    except (ValueError, RecursionError):
+        return text  # not JSON: compared as written
+    return value
+
+
+def normalize_call(call: object, where: str) -> NormalizedCall:
+    """Reduce one tool call (see the module docstring) to its name and parsed arguments.
+
+    Raises:
+        InvalidInputError: the call, its name or its arguments have an unusable type.
+    """
+    if isinstance(call, str):
+        return NormalizedCall(call, {})
+    if isinstance(call, Mapping) and "tool_call" in call:
+        call = call["tool_call"]
+    if not isinstance(call, Mapping):
+        raise InvalidInputError(
+            f"{where}: expected a tool call mapping or a tool name, got {type(call).__name__}"
+        )
+    function = call.get("function", call)
+    if not isinstance(function, Mapping):
+        raise InvalidInputError(f"{where}.function: expected a mapping, got {type(function).__name__}")
+    name = function.get("name")
+    if name is None:
+        name = ""
+    elif not isinstance(name, str):
+        raise InvalidInputError(f"{where}.name: expected a string, got {type(name).__name__}")
+    return NormalizedCall(name, _parse_arguments(function.get("arguments"), where))
+
+
+def normalize_calls(calls: object, field: str, *, allow_steps: bool = False) -> list[NormalizedCall]:
+    """Normalise a list of tool calls, in order.
+
+    Args:
+        calls: The list.
+        field: Its input name, for error messages.
+        allow_steps: Also accept nested lists (steps of parallel calls), flattened in order.
+
+    Raises:
+        InvalidInputError: ``calls`` is not a list, or one of its entries is unusable.
+    """
+    if not isinstance(calls, Sequence) or isinstance(calls, str | bytes | bytearray):
+        raise InvalidInputError(f"{field}: expected a list of tool calls, got {type(calls).__name__}")
+    out: list[NormalizedCall] = []
+    for i, call in enumerate(calls):
+        if allow_steps and isinstance(call, list | tuple):
+            out.extend(normalize_call(inner, f"{field}[{i}][{k}]") for k, inner in enumerate(call))
+        else:
+            out.append(normalize_call(call, f"{field}[{i}]"))
+    return out
+
+
+def predicted_calls(
+    tool_calls: Sequence[ToolCallSpec] | None, messages: Sequence[Message] | None
+) -> list[NormalizedCall]:
+    """The calls to grade: ``tool_calls`` as given, or every call the assistant made in ``messages``.
+
+    Raises:
+        InvalidInputError: neither or both inputs are given, or one is malformed.
+    """
+    if (tool_calls is None) == (messages is None):
+        raise InvalidInputError(
+            "give exactly one of 'tool_calls' (a list of calls) or 'messages' (an OpenAI-format trajectory)"
+        )
+    if tool_calls is not None:
+        return normalize_calls(tool_calls, "tool_calls")
+    return [
+        normalize_call(call, f"messages: tool call #{k}")
+        for k, call in enumerate(extract_tool_calls(messages))
+    ]

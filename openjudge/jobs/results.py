@@ -1,0 +1,355 @@
+"""Resumable results files: one JSON object per sample, appended as samples finish.
+
+This is the public output format of ``openjudge run``. Each line is a UTF-8 JSON object,
+ended by ``\\n``, with these fields (defined by :class:`~openjudge.jobs.records.OutcomeLine`)::
+
+    {
+      "id": str,                      # sample id, unique within the file
+      "line": int | null,             # where the sample is in the dataset
+      "results": {grader_name: RESULT},
+      "aggregates": {name: float | null},
+      "usage": {"prompt_tokens": int, "completion_tokens": int, "requests": int}
+    }
+
+where ``usage`` is summed over the sample's results and RESULT is one of::
+
+    {"type": "score", "score": float, "normalized_score": float, "reason": str,
+     "metadata": {...}, "score_range": {"low": float, "high": float,
+     "higher_is_better": bool} | null, "latency_s": float | null, "usage": USAGE | null}
+
+    {"type": "rank", "rank": [int, ...], "reason": str, "metadata": {...},
+     "latency_s": float | null, "usage": USAGE | null}
+
+    {"type": "error", "kind": str, "message": str, "error_type": str,
+     "latency_s": float | null, "metadata": {...}, "usage": USAGE | null}
+
+``normalized_score`` is in [0, 1] (1 is best) when the grader declares a score range and
+equals ``score`` otherwise. ``latency_s`` and ``usage`` are set by LLM graders only.
+Non-finite floats are written as ``null``. Readers must ignore fields they do not know.
+
+Resuming: :class:`ResultsWriter` reads the ids already in the file, so a rerun skips them.
+A crash can leave at most a torn last line (no newline, or not JSON); it is cut off when
+the file is reopened, so an interrupted run loses nothing that was written and repeats
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar, cast
+
+from pydantic import JsonValue
+
+from openjudge.graders.schema import GraderResult
+from openjudge.jobs.records import OutcomeLine, entry_from_result
+from openjudge.models.usage import TokenUsage
+
+if sys.platform != "win32":
+    import fcntl
+
+__all__ = [
+    "ResultsFileError",
+    "ResultsWriter",
+    "SampleOutcome",
+    "read_outcomes",
+    "read_results",
+    "result_to_json",
+]
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class ResultsFileError(ValueError):
+    """A results file that cannot be resumed or read (corrupt, or in use by another run)."""
+
+
+def result_to_json(result: GraderResult) -> dict[str, JsonValue]:
+    """The results-file entry (RESULT above) of one grader result, as plain JSON values."""
+    return cast(dict[str, JsonValue], json.loads(entry_from_result(result).model_dump_json()))
+
+
+@dataclass(frozen=True, slots=True)
+class SampleOutcome:
+    """Every grader's result for one sample: one line of the results file.
+
+    Attributes:
+        id: The sample id.
+        line: Where the sample is in the dataset, if known.
+        results: Grader name to result.
+        aggregates: Aggregator name to value (``None`` if it could not be computed).
+    """
+
+    id: str
+    line: int | None
+    results: Mapping[str, GraderResult]
+    aggregates: Mapping[str, float | None] = field(default_factory=dict)
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Tokens and requests summed over the results."""
+        total = TokenUsage()
+        for result in self.results.values():
+            if result.usage is not None:
+                total = total + result.usage
+        return total
+
+    def to_line(self) -> OutcomeLine:
+        """The typed results-file line."""
+        return OutcomeLine(
+            id=self.id,
+            line=self.line,
+            results={name: entry_from_result(result) for name, result in self.results.items()},
+            aggregates=dict(self.aggregates),
+            usage=self.usage,
+        )
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """The results-file line as plain JSON values."""
+        return cast(dict[str, JsonValue], json.loads(self.to_line().model_dump_json()))
+
+
+class ResultsWriter:
+    """Appends outcomes to a results file, resuming where a previous run stopped.
+
+    Opening (``with ResultsWriter(path) as writer``) creates the file and its folder if
+    needed, takes an exclusive advisory lock (POSIX; a second run on the same file fails
+    fast), reads the ids already written and cuts off a torn last line left by a crash.
+    Every :meth:`write` appends one complete line with a single unbuffered write; if the
+    write fails the file is truncated back, so it never holds half a line while open.
+
+    Call it from one thread or task only: it has no internal lock.
+
+    Args:
+        path: The results file (JSON Lines).
+        fsync_every: Call ``os.fsync`` after this many lines (``None``: never by count).
+        fsync_interval_s: Call ``os.fsync`` when this many seconds have passed since the
+            last one (``None``: never by time). ``close`` always syncs.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        fsync_every: int | None = 100,
+        fsync_interval_s: float | None = 5.0,
+    ) -> None:
+        if fsync_every is not None and fsync_every < 1:
+            raise ValueError(f"fsync_every must be at least 1 or None, got {fsync_every}")
+        self.path = path
+        self._fsync_every = fsync_every
+        self._fsync_interval_s = fsync_interval_s
+        self._fd: int | None = None
+        self._size = 0
+        self._done: set[str] = set()
+        self._unsynced = 0
+        self._last_sync = 0.0
+        self.truncated_bytes = 0
+        """Bytes of a torn last line cut off when the file was opened."""
+
+    def __enter__(self) -> ResultsWriter:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Open, lock and recover the file. Called by ``__enter__``."""
+        if self._fd is not None:
+            raise RuntimeError(f"{self.path} is already open")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        created = not self.path.exists()
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)  # no newline translation
+        fd = os.open(self.path, flags, 0o644)
+        opened = False
+        try:
+            _lock(fd, self.path)
+            self._done, good_size, total = _scan(self.path)
+            if good_size < total:
+                os.ftruncate(fd, good_size)
+                os.fsync(fd)
+                self.truncated_bytes = total - good_size
+                logger.warning("%s: cut off a torn last line (%d bytes)", self.path, self.truncated_bytes)
+            if created:
+                _fsync_dir(self.path.parent)
+            opened = True
+        finally:
+            if not opened:
+                os.close(fd)
+        self._fd = fd
+        self._size = good_size
+        self._last_sync = time.monotonic()
+
+    def completed_ids(self) -> set[str]:
+        """Ids already in the file, including those written since it was opened."""
+        self._require_open()
+        return set(self._done)
+
+    def write(self, outcome: SampleOutcome | OutcomeLine) -> None:
+        """Append one outcome as one line.
+
+        Raises:
+            ValueError: If the sample id is already in the file.
+            OSError: If the write fails; the file is left as it was before the call.
+        """
+        fd = self._require_open()
+        line = outcome.to_line() if isinstance(outcome, SampleOutcome) else outcome
+        if line.id in self._done:
+            raise ValueError(f"sample {line.id!r} is already in {self.path}: skip the ids in completed_ids()")
+        data = (line.model_dump_json() + "\n").encode("utf-8")
+        written = False
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            written = True
+        finally:
+            if not written:  # never leave half a line behind
+                os.ftruncate(fd, self._size)
+        self._size += len(data)
+        self._done.add(line.id)
+        self._unsynced += 1
+        if (self._fsync_every is not None and self._unsynced >= self._fsync_every) or (
+            self._fsync_interval_s is not None
+            and time.monotonic() - self._last_sync >= self._fsync_interval_s
+        ):
+            self.sync()
+
+    def sync(self) -> None:
+        """Flush the file to disk (``os.fsync``)."""
+        os.fsync(self._require_open())
+        self._unsynced = 0
+        self._last_sync = time.monotonic()
+
+    def close(self) -> None:
+        """Sync and close; safe to call twice."""
+        if self._fd is None:
+            return
+        try:
+            self.sync()
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+    def _require_open(self) -> int:
+        if self._fd is None:
+            raise RuntimeError(f"{self.path} is not open: use `with ResultsWriter(path) as writer:`")
+        return self._fd
+
+
+def _lock(fd: int, path: Path) -> None:
+    if sys.platform == "win32":
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError as exc:
+        raise ResultsFileError(
+            f"{path} is being written by another run; wait for it or pick another file"
+        ) from exc
+
+
+def _fsync_dir(directory: Path) -> None:
+    if sys.platform == "win32":
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _record_id(raw: bytes) -> str | None:
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and isinstance(value.get("id"), str):
+        return cast(str, value["id"])
+    return None
+
+
+def _scan(path: Path) -> tuple[set[str], int, int]:
+    """Return the ids in the file, the size of its consistent prefix and its total size.
+
+    Everything from the first bad line on is torn if no good line follows it; a bad line
+    followed by good ones means the file was damaged otherwise, and nothing is cut.
+    """
+    ids: set[str] = set()
+    good_size = offset = 0
+    first_bad: int | None = None
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            offset += len(raw)
+            record_id = _record_id(raw) if raw.endswith(b"\n") else None
+            if record_id is None:
+                if raw.strip() or not raw.endswith(b"\n"):
+                    first_bad = first_bad or number
+                elif first_bad is None:
+                    good_size = offset  # a blank line is harmless
+                continue
+            if first_bad is not None:
+                raise ResultsFileError(
+                    f"{path}: line {first_bad} is not a results record but later lines are; "
+                    "the file is damaged: fix or delete that line, or write to a new file"
+                )
+            if record_id in ids:
+                logger.warning("%s: sample %r appears more than once", path, record_id)
+            ids.add(record_id)
+            good_size = offset
+    return ids, good_size, offset
+
+
+def read_results(path: Path) -> Iterator[dict[str, JsonValue]]:
+    """Stream the lines of a results file as JSON objects (see the module docstring).
+
+    A torn last line (from a run that crashed or is still writing) is skipped.
+
+    Raises:
+        ResultsFileError: If a line other than the last is not a JSON object.
+    """
+
+    def parse(raw: bytes) -> dict[str, JsonValue]:
+        value = json.loads(raw)
+        if not isinstance(value, dict):
+            raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+        return cast(dict[str, JsonValue], value)
+
+    return _read(path, parse)
+
+
+def read_outcomes(path: Path) -> Iterator[OutcomeLine]:
+    """Stream the lines of a results file as validated :class:`OutcomeLine` models.
+
+    Raises:
+        ResultsFileError: If a line other than a torn last line does not match the format.
+    """
+    return _read(path, OutcomeLine.model_validate_json)
+
+
+def _read(path: Path, parse: Callable[[bytes], T]) -> Iterator[T]:
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            if not raw.strip():
+                continue
+            try:
+                value = parse(raw)
+            except ValueError as exc:
+                if not raw.endswith(b"\n"):  # only the last line can lack one
+                    logger.warning("%s: skipped a torn last line %d", path, number)
+                    return
+                raise ResultsFileError(f"{path}: line {number} is not a valid results record: {exc}") from exc
+            yield value

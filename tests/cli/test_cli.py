@@ -1,0 +1,269 @@
+"""The ``openjudge`` command line, through the same entry point the console script uses."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openjudge.cli import main
+from openjudge.jobs.results import read_results
+from providers.testing.judge_server import JudgeServerProcess
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "examples" / "quickstart" / "config.yaml"
+
+
+def ids_in(path: Path) -> list[str]:
+    return [str(r["id"]) for r in read_results(path)]
+
+
+def results_by_id(path: Path, grader: str) -> dict[str, dict[str, Any]]:
+    """Each sample's entry for one grader, as plain dicts."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in read_results(path):
+        results = record["results"]
+        assert isinstance(results, dict)
+        entry = results[grader]
+        assert isinstance(entry, dict)
+        out[str(record["id"])] = entry
+    return out
+
+
+def test_quickstart_runs_and_prints_the_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # results.jsonl lands here, as for a user in a fresh clone
+    assert main(["run", str(QUICKSTART), "--report", "report.html", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    for grader in ("action_loop", "info_gain", "tool_sequence", "answer", "reward"):
+        assert grader in out
+    assert "300 graded, 0 already in results.jsonl" in out
+    loops = results_by_id(tmp_path / "results.jsonl", "action_loop")
+    assert len(loops) == 300
+    looped = loops["qs-0000"]
+    assert looped["type"] == "score" and looped["score"] == 0.5  # 4 actions, 3 identical lookups: 3/6 pairs
+    assert "chart histogram" in (tmp_path / "report.html").read_text()
+
+    # A rerun resumes: everything is already there.
+    assert main(["run", str(QUICKSTART), "--no-progress"]) == 0
+    assert "0 graded, 300 already in results.jsonl" in capsys.readouterr().out
+    assert len(ids_in(tmp_path / "results.jsonl")) == 300
+
+
+def write_config(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "job.yaml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+RULE_JOB = """
+graders:
+  exact:
+    type: string_match
+    mapper: {response: answer, reference: expected}
+data:
+  path: data.jsonl
+"""
+
+
+def test_malformed_lines_and_missing_fields_are_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path, RULE_JOB)
+    (tmp_path / "data.jsonl").write_text(
+        '{"id": "a", "answer": "4", "expected": "4"}\n'
+        "{not json}\n"
+        '{"id": "b", "answer": "5"}\n'
+        "[1, 2]\n"
+        '{"id": "c", "answer": "x", "expected": "y"}\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "r.jsonl"
+    assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
+    records = results_by_id(out, "exact")
+    assert records["a"]["score"] == 1.0 and records["c"]["score"] == 0.0
+    missing = records["b"]
+    assert (
+        missing["type"] == "error"
+        and missing["kind"] == "invalid_input"
+        and "'expected'" in missing["message"]
+    )
+    assert (
+        records["invalid-line-2"]["kind"] == "invalid_input"
+        and "line 2" in records["invalid-line-2"]["message"]
+    )
+    assert records["invalid-line-4"]["kind"] == "invalid_input"
+    assert "2 malformed records, 1 with grader errors" in capsys.readouterr().out
+
+    # Fail fast instead, on request: exit code 1 naming the file and line.
+    assert (
+        main(
+            [
+                "run",
+                str(config),
+                "--out",
+                str(tmp_path / "r2.jsonl"),
+                "--fail-on-bad-records",
+                "--no-progress",
+            ]
+        )
+        == 1
+    )
+    assert "data.jsonl: line 2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "graders:\n  g:\n    type: string_mach\n",
+            "job.yaml:3: graders.g.type: unknown grader type 'string_mach'; did you mean 'string_match'",
+        ),
+        (
+            "providers:\n  p:\n    kind: openia\n    model: m\ngraders:\n  g:\n    type: llm\n    provider: p\n",
+            "job.yaml:3: providers.p.kind: Input should be 'openai'",
+        ),
+        (
+            "providers:\n  p:\n    kind: openai\ngraders:\n  g:\n    type: llm\n    provider: p\n",
+            "job.yaml:2: providers.p.model: Field required",
+        ),
+        (
+            "providers:\n  p:\n    kind: openai\n    model: m\n    base_url: localhost:8000\ngraders: {}\n",
+            "job.yaml:5: providers.p.base_url: String should match pattern",
+        ),
+        (
+            "providers:\n  p:\n    kind: openai\n    model: m\n    api_key: ${OJ_TEST_UNSET_VAR}\ngraders:\n  g: {type: string_match}\n",
+            "job.yaml:5: providers.p.api_key: environment variable OJ_TEST_UNSET_VAR is not set",
+        ),
+        (
+            "graders:\n  g:\n    type: string_match\nrunner:\n  max_concurrency: lots\n",
+            "job.yaml:5: runner.max_concurrency: Input should be a valid integer",
+        ),
+        (
+            "graders:\n  g:\n    type: trajectory_comprehensive\n",
+            "job.yaml:2: graders.g: grader type 'trajectory_comprehensive' is an LLM judge and needs 'provider: <name>'",
+        ),
+        (
+            "graders:\n  g:\n    type: string_match\n    provider: nope\n",
+            "job.yaml:4: graders.g.provider: grader type 'string_match' is rule-based",
+        ),
+        (
+            "graders:\n  g:\n    type: string_match\n    params: {mode: fuzzy}\n",
+            "graders.g.params: cannot build 'string_match'",
+        ),
+        ("graders: [\n", "job.yaml:2: invalid YAML"),
+    ],
+)
+def test_config_errors_name_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, expected: str
+) -> None:
+    config = write_config(tmp_path, body)
+    assert main(["validate", str(config)]) == 1
+    err = capsys.readouterr().err
+    assert expected.replace("job.yaml", str(config)) in err, err
+
+
+def test_validate_graders_and_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(QUICKSTART)]) == 0
+    assert "ok (4 graders, 0 providers)" in capsys.readouterr().out
+    assert main(["graders", "--json"]) == 0
+    listing = {g["name"]: g for g in json.loads(capsys.readouterr().out)}
+    assert listing["action_loop_detection"]["required_inputs"] == ["messages"]
+    assert listing["action_loop_detection"]["score_range"] == [0.0, 1.0]
+    assert listing["trajectory_comprehensive"]["kind"] == "llm"
+    config = write_config(
+        tmp_path,
+        """
+providers:
+  judge: {kind: openai, model: m, base_url: "http://127.0.0.1:9/v1", api_key: k,
+          sampling: {max_tokens: 50}, price: {prompt_per_1k: 1.0, completion_per_1k: 2.0}}
+graders:
+  judged:
+    type: llm
+    provider: judge
+    params: {template: "Answer: {answer}", score_range: [1, 5]}
+""",
+    )
+    (tmp_path / "data.jsonl").write_text(
+        '{"answer": "four"}\n{"answer": "4"}\n{"nothing": 1}\n', encoding="utf-8"
+    )
+    assert main(["estimate", str(config), "--data", str(tmp_path / "data.jsonl")]) == 0
+    table = capsys.readouterr().out
+    row = next(line for line in table.splitlines() if line.startswith("judged"))
+    calls, skipped = row.split()[1:3]
+    assert (calls, skipped) == ("2", "1")
+    assert "$" in row
+
+
+LLM_JOB = """
+providers:
+  judge:
+    kind: openai
+    model: test-judge
+    base_url: {base_url}
+    api_key: sk-test
+graders:
+  quality:
+    type: llm
+    provider: judge
+    params: {{template: "Rate: {{answer}}", score_range: [1, 5]}}
+runner:
+  max_concurrency: 4
+"""
+
+
+@pytest.fixture
+def slow_judge() -> Iterator[JudgeServerProcess]:
+    with JudgeServerProcess(latency_s=0.05) as server:
+        yield server
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
+def test_interrupted_run_resumes_without_duplicates_or_gaps(
+    tmp_path: Path, slow_judge: JudgeServerProcess, stop: signal.Signals
+) -> None:
+    config = write_config(tmp_path, LLM_JOB.format(base_url=slow_judge.base_url))
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        "".join(json.dumps({"id": f"s{i:03d}", "answer": str(i)}) + "\n" for i in range(200)),
+        encoding="utf-8",
+    )
+    out = tmp_path / "results.jsonl"
+    argv = [
+        sys.executable,
+        "-m",
+        "openjudge",
+        "run",
+        str(config),
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while (not out.exists() or out.read_bytes().count(b"\n") < 20) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(stop)
+    proc.communicate(timeout=60)
+    assert proc.returncode == (130 if stop == signal.SIGINT else -signal.SIGKILL)
+    partial = ids_in(out)
+    assert 20 <= len(partial) < 200
+    assert len(set(partial)) == len(partial)
+
+    finished = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert f"already in {out}" in finished.stdout
+    final = ids_in(out)
+    assert sorted(final) == [f"s{i:03d}" for i in range(200)]  # no gaps, no duplicates
+    assert all(r["score"] == 3.0 for r in results_by_id(out, "quality").values())

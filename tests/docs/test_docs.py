@@ -1,0 +1,64 @@
+"""Every ```python block in README.md and docs/*.md runs, in order, one namespace per page.
+
+Blocks may use top-level ``await``. ``OPENAI_BASE_URL`` points at a local judge server,
+so examples that build ``OpenAIChatModel()`` from the environment run for real.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from providers.testing.judge_server import JudgeServerProcess
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def python_blocks(page: Path) -> list[str]:
+    return BLOCK.findall(page.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def judge_env() -> Iterator[None]:
+    with JudgeServerProcess(latency_s=0.0) as server:
+        saved = {k: os.environ.get(k) for k in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+        os.environ["OPENAI_BASE_URL"] = server.base_url
+        os.environ["OPENAI_API_KEY"] = "sk-docs"
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
+async def run_blocks(page: Path, blocks: list[str]) -> None:
+    namespace: dict[str, Any] = {"__name__": f"docs_{page.stem}"}
+    for i, source in enumerate(blocks):
+        code = compile(source, f"{page.name}[block {i}]", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        outcome = eval(code, namespace)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)], ids=lambda p: p.name)
+def test_page_examples_run(page: Path, judge_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENJUDGE_REPO", str(ROOT))
+    asyncio.run(run_blocks(page, python_blocks(page)))
+
+
+def test_every_page_with_code_is_covered() -> None:
+    assert any(p.name == "openjudge-compat.md" for p in PAGES if python_blocks(p))

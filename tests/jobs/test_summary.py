@@ -1,0 +1,181 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+from pydantic import JsonValue
+
+from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange
+from openjudge.jobs.results import SampleOutcome
+from openjudge.jobs.summary import (
+    RunSummary,
+    SummaryBuilder,
+    format_number,
+    percentile,
+    render_table,
+)
+from openjudge.models.usage import TokenUsage
+
+_USAGE = TokenUsage(prompt_tokens=100, completion_tokens=10, requests=1)
+
+
+def _outcomes() -> list[SampleOutcome]:
+    def a(score: float, latency: float) -> GraderScore:
+        return GraderScore(
+            name="a", score=score, score_range=ScoreRange(low=0, high=4), latency_s=latency, usage=_USAGE
+        )
+
+    def b(score: float) -> GraderScore:
+        return GraderScore(name="b", score=score)
+
+    rank = GraderRank(name="r", rank=[1, 2])
+    timeout = GraderError(
+        name="a",
+        kind="timeout",
+        message="slow",
+        latency_s=10.0,
+        usage=TokenUsage(prompt_tokens=50, requests=1),
+    )
+    parse = GraderError(
+        name="a",
+        kind="parse_error",
+        message="bad",
+        usage=TokenUsage(prompt_tokens=200, completion_tokens=20, requests=2),
+    )
+    rows: list[tuple[dict[str, GraderResult], dict[str, float | None]]] = [
+        ({"a": a(1, 1.0), "b": b(0)}, {"overall": 0.5}),
+        ({"a": a(2, 2.0), "b": b(1)}, {"overall": None}),
+        ({"a": a(3, 3.0), "b": b(1), "r": rank}, {"overall": 1.0}),
+        ({"a": a(4, 4.0), "b": b(1), "r": rank}, {}),
+        ({"a": timeout, "b": b(1)}, {"overall": 0.0}),
+        ({"a": parse, "b": b(0)}, {}),
+    ]
+    return [
+        SampleOutcome(id=f"s{i}", line=i, results=r, aggregates=agg) for i, (r, agg) in enumerate(rows, 1)
+    ]
+
+
+def _summary(*, from_json: bool) -> RunSummary:
+    builder = SummaryBuilder(prices={"a": {"prompt_per_1k": 1.0, "completion_per_1k": 2.0}})
+    for outcome in _outcomes():
+        record: SampleOutcome | dict[str, JsonValue] = outcome.to_json() if from_json else outcome
+        builder.add(record)
+    return builder.build()
+
+
+@pytest.mark.parametrize("from_json", [True, False])
+def test_grader_statistics_are_exact(from_json: bool) -> None:
+    summary = _summary(from_json=from_json)
+    assert summary.samples == 6
+    a, b, r = summary.graders
+    data = a.model_dump()
+    assert data.pop("errors") == {"parse_error": 1, "timeout": 1}
+    assert data == pytest.approx(
+        {
+            "name": "a",
+            "count": 6,
+            "scored": 4,
+            "ranked": 0,
+            "mean": 2.5,
+            "std": math.sqrt(1.25),  # population std of 1, 2, 3, 4
+            "min": 1.0,
+            "max": 4.0,
+            "normalized_mean": 0.625,
+            "latency_p50_s": 3.0,  # latencies 1, 2, 3, 4, 10 (errors count too)
+            "latency_p95_s": 8.8,  # 4 + 0.8 * (10 - 4)
+            "prompt_tokens": 650,
+            "completion_tokens": 60,
+            "requests": 7,
+            "cost": 0.77,  # 650 / 1000 * 1.0 + 60 / 1000 * 2.0
+        },
+        rel=1e-12,
+    )
+    assert (b.count, b.scored, b.errors, b.cost) == (6, 6, {}, None)
+    assert b.mean == pytest.approx(4 / 6)
+    assert b.std == pytest.approx(math.sqrt(2 / 9))
+    assert (b.min, b.max, b.latency_p50_s, b.latency_p95_s) == (0.0, 1.0, None, None)
+    assert (r.count, r.scored, r.ranked, r.mean, r.std) == (2, 0, 2, None, None)
+    assert a.error_count == 2
+    assert a.total_tokens == 710
+    assert summary.total_tokens == 710
+    assert summary.cost == pytest.approx(0.77)
+    (overall,) = summary.aggregates
+    assert (overall.name, overall.count, overall.missing, overall.mean) == ("overall", 3, 1, 0.5)
+
+
+def test_empty_summary() -> None:
+    summary = SummaryBuilder().build()
+    assert summary == RunSummary(samples=0, graders=(), aggregates=())
+    assert summary.cost is None
+    assert render_table(summary) == "0 samples\n"
+
+
+def test_single_score_has_zero_std() -> None:
+    builder = SummaryBuilder()
+    builder.add(SampleOutcome(id="x", line=1, results={"g": GraderScore(name="g", score=0.3)}))
+    (g,) = builder.build().graders
+    assert (g.mean, g.std, g.min, g.max) == (0.3, 0.0, 0.3, 0.3)
+
+
+def test_summary_is_json_serialisable() -> None:
+    data = _summary(from_json=True).model_dump(mode="json")
+    assert data["samples"] == 6
+    assert data["graders"][0]["errors"] == {"parse_error": 1, "timeout": 1}
+
+
+def test_render_table() -> None:
+    assert render_table(_summary(from_json=True)) == (
+        "6 samples\n"
+        "\n"
+        "grader  n  scored  errors    mean     std  min  max  p50 s  p95 s  tokens  cost\n"
+        "------  -  ------  ------  ------  ------  ---  ---  -----  -----  ------  ----\n"
+        "a       6       4       2     2.5   1.118    1    4      3    8.8     710  0.77\n"
+        "b       6       6       0  0.6667  0.4714    0    1      -      -       0     -\n"
+        "r       2       0       0       -       -    -    -      -      -       0     -\n"
+        "total                                                                 710  0.77\n"
+        "\n"
+        "grader  error kind   count\n"
+        "------  -----------  -----\n"
+        "a       parse_error      1\n"
+        "a       timeout          1\n"
+        "\n"
+        "aggregate  n  missing  mean\n"
+        "---------  -  -------  ----\n"
+        "overall    3        1   0.5\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "q", "expected"),
+    [
+        ([], 50, None),
+        ([7.0], 95, 7.0),
+        ([1.0, 2.0], 50, 1.5),
+        ([float(v) for v in range(1, 11)], 50, 5.5),
+        ([float(v) for v in range(1, 11)], 95, 9.55),
+        ([float(v) for v in range(1, 11)], 100, 10.0),
+        ([float(v) for v in range(1, 11)], 0, 1.0),
+    ],
+)
+def test_percentile(values: list[float], q: float, expected: float | None) -> None:
+    result = percentile(values, q)
+    assert result == (pytest.approx(expected) if expected is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "-"),
+        (0, "0"),
+        (3, "3"),
+        (0.5, "0.5"),
+        (2 / 3, "0.6667"),
+        (1234.5678, "1235"),
+        (12345.6, "12,346"),
+        (1_038_963, "1,038,963"),
+        (0.000012345, "1.234e-05"),
+        (-0.00001, "-1e-05"),
+    ],
+)
+def test_format_number(value: float | None, text: str) -> None:
+    assert format_number(value) == text
