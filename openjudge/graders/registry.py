@@ -133,6 +133,24 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "Penalty outside a length window",
     ),
     (
+        "reasoning_format",
+        f"{_G}.format.reasoning_format:ReasoningFormatGrader",
+        "rule",
+        "Response has <think>...</think> then <answer>...</answer>",
+    ),
+    (
+        "math_answer_equivalence",
+        f"{_G}.math.answer_equivalence:MathAnswerEquivalenceGrader",
+        "rule",
+        "Final answer (boxed, tagged or last number) equals the reference, numerically or symbolically",
+    ),
+    (
+        "code_execution",
+        f"{_G}.code.code_execution:CodeExecutionGrader",
+        "rule",
+        "Fraction of test cases a Python solution passes, in a resource-limited subprocess",
+    ),
+    (
         "ngram_repetition_penalty",
         f"{_G}.format.ngram_repetition:NgramRepetitionPenaltyGrader",
         "rule",

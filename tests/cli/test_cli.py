@@ -44,7 +44,7 @@ def test_quickstart_runs_and_prints_the_summary(
     monkeypatch.chdir(tmp_path)  # results.jsonl lands here, as for a user in a fresh clone
     assert main(["run", str(QUICKSTART), "--report", "report.html", "--no-progress"]) == 0
     out = capsys.readouterr().out
-    for grader in ("action_loop", "info_gain", "tool_sequence", "answer", "reward"):
+    for grader in ("action_loop", "info_gain", "tool_sequence", "answer", "format", "reward"):
         assert grader in out
     assert "300 graded, 0 already in results.jsonl" in out
     loops = results_by_id(tmp_path / "results.jsonl", "action_loop")
@@ -174,7 +174,7 @@ def test_config_errors_name_file_line_and_field(
 
 def test_validate_graders_and_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(QUICKSTART)]) == 0
-    assert "ok (4 graders, 0 providers)" in capsys.readouterr().out
+    assert "ok (5 graders, 0 providers)" in capsys.readouterr().out
     assert main(["graders", "--json"]) == 0
     listing = {g["name"]: g for g in json.loads(capsys.readouterr().out)}
     assert listing["action_loop_detection"]["required_inputs"] == ["messages"]

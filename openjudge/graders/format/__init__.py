@@ -1,0 +1,31 @@
+"""Rule graders for the shape of a response: JSON, length, repetition, reasoning tags.
+
+* :class:`JsonValidatorGrader`: the response is valid JSON (0/1).
+* :class:`JsonMatchGrader`: the response's JSON equals a reference value (0/1).
+* :class:`JsonSchemaGrader`: the response's JSON satisfies a JSON Schema (0/1).
+* :class:`LengthPenaltyGrader`: penalty in [-1, 0] outside a length range.
+* :class:`NgramRepetitionPenaltyGrader`: penalty in [-1, 0] for repeated n-grams.
+* :class:`ReasoningFormatGrader`: ``<think>…</think><answer>…</answer>`` format (0/1).
+"""
+
+from openjudge.graders.format.json_match import JsonMatchGrader as JsonMatchGrader
+from openjudge.graders.format.json_schema import JsonSchemaGrader as JsonSchemaGrader
+from openjudge.graders.format.json_validator import JsonValidatorGrader as JsonValidatorGrader
+from openjudge.graders.format.length_penalty import LengthPenaltyGrader as LengthPenaltyGrader
+from openjudge.graders.format.ngram_repetition import (
+    NgramRepetitionPenaltyGrader as NgramRepetitionPenaltyGrader,
+)
+from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
+from openjudge.graders.format.schema_validator import JsonSchema as JsonSchema
+from openjudge.graders.format.schema_validator import SchemaError as SchemaError
+
+__all__ = [
+    "JsonMatchGrader",
+    "JsonSchema",
+    "JsonSchemaGrader",
+    "JsonValidatorGrader",
+    "LengthPenaltyGrader",
+    "NgramRepetitionPenaltyGrader",
+    "ReasoningFormatGrader",
+    "SchemaError",
+]

@@ -1,0 +1,12 @@
+"""Rule graders for math answers.
+
+* :class:`MathAnswerEquivalenceGrader`: the final answer (``\\boxed{}``, ``<answer>`` or last
+  number) equals the reference numerically, as a string, element-wise, or (when sympy
+  is installed) symbolically. sympy is optional and imported only when needed.
+"""
+
+from openjudge.graders.math.answer_equivalence import (
+    MathAnswerEquivalenceGrader as MathAnswerEquivalenceGrader,
+)
+
+__all__ = ["MathAnswerEquivalenceGrader"]

@@ -1,0 +1,129 @@
+"""Surface similarity of a response to a reference: BLEU, ROUGE-L or edit distance."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from typing import ClassVar, Literal, TypeAlias
+
+import anyio.to_thread
+from pydantic import JsonValue
+
+from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.inputs import require_str
+from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.graders.text.metrics import levenshtein_distance, rouge_l, sentence_bleu
+from openjudge.graders.text.tokens import tokenize
+
+__all__ = ["SimilarityGrader", "SimilarityMetric"]
+
+SimilarityMetric: TypeAlias = Literal["bleu", "rouge_l", "edit_distance"]
+_METRICS: tuple[SimilarityMetric, ...] = ("bleu", "rouge_l", "edit_distance")
+
+# Above this many cells of the (virtual) n x m table, the quadratic metrics run in a
+# worker thread so that a long comparison does not stall other tasks on the event loop.
+_THREAD_THRESHOLD = 4_000_000
+
+
+class SimilarityGrader(BaseGrader):
+    """Similarity of the response to the reference in [0, 1]; higher is better.
+
+    Inputs:
+        response: The text being graded.
+        reference: The reference text.
+
+    Metrics (all pure Python, no optional dependency):
+        ``bleu``: sentence BLEU-4 over :func:`~openjudge.graders.text.tokens.tokenize`
+        tokens with exponential smoothing and effective order, equal to sacrebleu's
+        ``sentence_bleu`` on the same tokens. Linear time.
+        ``rouge_l``: ROUGE-L F1 (longest common subsequence of tokens).
+        ``edit_distance``: ``1 - levenshtein / max(len)`` over Unicode code points
+        (after NFC normalisation).
+
+    Two empty texts score 1.0; one empty text scores 0.0.
+
+    Cost: ROUGE-L and edit distance are bit-parallel and take time proportional to
+    ``longer · shorter / 64`` (see :mod:`openjudge.graders.text.metrics`): a 100k-char
+    response against a 2k-char reference takes milliseconds, two unrelated 100k-char
+    texts take seconds. Large comparisons run in a worker thread. ``max_length`` caps
+    the cost by truncating both sides (reported as ``truncated`` in the metadata).
+
+    Args:
+        metric: ``bleu``, ``rouge_l`` or ``edit_distance``.
+        case_sensitive: Compare case-sensitively (default: case-folded).
+        max_length: If set, keep only the first ``max_length`` tokens (characters for
+            ``edit_distance``) of each text.
+        name: Result name (default ``"similarity"``).
+        description: One line on what is measured.
+    """
+
+    default_name: ClassVar[str] = "similarity"
+    default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)
+
+    def __init__(
+        self,
+        metric: SimilarityMetric = "bleu",
+        *,
+        case_sensitive: bool = False,
+        max_length: int | None = None,
+        name: str = "",
+        description: str = "",
+    ) -> None:
+        if metric not in _METRICS:
+            raise ValueError(f"metric must be one of {', '.join(_METRICS)}; got {metric!r}")
+        if max_length is not None and max_length < 1:
+            raise ValueError(f"max_length must be None or >= 1, got {max_length}")
+        super().__init__(name=name, description=description)
+        self.metric: SimilarityMetric = metric
+        self.case_sensitive = case_sensitive
+        self.max_length = max_length
+
+    def _units(self, text: str) -> list[str] | str:
+        if self.metric == "edit_distance":
+            text = unicodedata.normalize("NFC", text)
+            return text if self.case_sensitive else text.casefold()
+        return tokenize(text, lowercase=not self.case_sensitive)
+
+    def _compute(self, hyp: Sequence[str], ref: Sequence[str]) -> tuple[float, dict[str, JsonValue]]:
+        if self.metric == "bleu":
+            bleu = sentence_bleu(hyp, ref)
+            return bleu.score, {
+                "precisions": list(bleu.precisions),
+                "brevity_penalty": bleu.brevity_penalty,
+            }
+        if self.metric == "rouge_l":
+            rouge = rouge_l(hyp, ref)
+            return rouge.f1, {"precision": rouge.precision, "recall": rouge.recall, "lcs": rouge.lcs}
+        distance = levenshtein_distance(hyp, ref)
+        longest = max(len(hyp), len(ref))
+        similarity = 1.0 if longest == 0 else 1.0 - distance / longest
+        return similarity, {"distance": distance}
+
+    @grader_boundary
+    async def aevaluate(self, *, response: str, reference: str) -> GraderScore:
+        """Score ``response`` against ``reference`` with the configured metric."""
+        response = require_str("response", response)
+        reference = require_str("reference", reference)
+        hyp, ref = self._units(response), self._units(reference)
+        truncated = False
+        if self.max_length is not None and max(len(hyp), len(ref)) > self.max_length:
+            hyp, ref, truncated = hyp[: self.max_length], ref[: self.max_length], True
+        if self.metric != "bleu" and len(hyp) * len(ref) > _THREAD_THRESHOLD:
+            score, details = await anyio.to_thread.run_sync(self._compute, hyp, ref)
+        else:
+            score, details = self._compute(hyp, ref)
+        unit = "characters" if self.metric == "edit_distance" else "tokens"
+        metadata: dict[str, JsonValue] = {
+            "metric": self.metric,
+            f"response_{unit}": len(hyp),
+            f"reference_{unit}": len(ref),
+            "truncated": truncated,
+            **details,
+        }
+        return GraderScore(
+            name=self.name,
+            score=min(1.0, max(0.0, score)),
+            reason=f"{self.metric} similarity {score:.4f}",
+            metadata=metadata,
+            score_range=self.score_range,
+        )

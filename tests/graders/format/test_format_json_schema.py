@@ -1,0 +1,242 @@
+"""JSON Schema validation: keyword coverage, $ref, errors, grader behaviour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from openjudge.graders.base_grader import GraderError, GraderScore
+from openjudge.graders.format import JsonSchema, JsonSchemaGrader, SchemaError
+
+pytestmark = pytest.mark.anyio
+
+
+PERSON: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 5},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True, "maxItems": 2},
+    },
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("instance", "errors"),
+    [
+        ({"name": "Ann", "age": 3}, []),
+        ({"name": "Ann", "age": 3.0}, []),
+        ({"name": "Ann"}, ["$: missing required property 'age'"]),
+        ({"name": "", "age": -1}, ["$.name: shorter than 1 characters", "$.age: -1 is not >= 0"]),
+        ({"name": "Ann", "age": True}, ["$.age: expected integer, got boolean"]),
+        ({"name": "Ann", "age": 1.5}, ["$.age: expected integer, got number"]),
+        ({"name": "北京欢迎你", "age": 1}, []),
+        ({"name": "北京欢迎你们", "age": 1}, ["$.name: longer than 5 characters"]),
+        ({"name": "Ann", "age": 1, "x": 0}, ["$: unexpected property 'x'"]),
+        ({"name": "Ann", "age": 1, "tags": ["a", "a"]}, ["$.tags: items are not unique"]),
+        ({"name": "Ann", "age": 1, "tags": ["c"]}, ['$.tags[0]: must be one of ["a","b"]']),
+        ([], ["$: expected object, got array"]),
+    ],
+)
+def test_person_schema(instance: Any, errors: list[str]) -> None:
+    assert JsonSchema(PERSON).errors(instance) == errors
+
+
+def test_refs_and_recursion() -> None:
+    schema: dict[str, Any] = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "number"},
+                    "next": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/node"}]},
+                },
+                "required": ["value"],
+            }
+        },
+        "$ref": "#/$defs/node",
+    }
+    validator = JsonSchema(schema)
+    assert validator.is_valid({"value": 1, "next": {"value": 2, "next": None}})
+    assert not validator.is_valid({"value": 1, "next": {"next": None}})
+    legacy = JsonSchema({"definitions": {"n": {"type": "integer"}}, "items": {"$ref": "#/definitions/n"}})
+    assert legacy.errors([1, "x"]) == ["$[1]: expected integer, got string"]
+
+
+def test_combinators() -> None:
+    one_of = JsonSchema({"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 10}]})
+    assert one_of.is_valid(3)
+    assert one_of.is_valid(10.5)
+    assert one_of.errors(12) == ["$: matches 2 schemas in oneOf, exactly one required"]
+    all_of = JsonSchema({"allOf": [{"type": "string"}, {"pattern": "^a"}]})
+    assert all_of.errors("ba") == ["$: does not match pattern '^a'"]
+    not_schema = JsonSchema({"not": {"const": {"a": [1, 2]}}})
+    assert not not_schema.is_valid({"a": [1, 2.0]})
+    assert not_schema.is_valid({"a": [2, 1]})
+
+
+def test_numbers_and_arrays() -> None:
+    number = JsonSchema({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "multipleOf": 0.1})
+    assert number.is_valid(0.3)  # decimal arithmetic: 0.3 is a multiple of 0.1
+    assert number.errors(0) == ["$: 0 is not > 0"]
+    assert number.errors(0.25) == ["$: 0.25 is not a multiple of 0.1"]
+    tuple_schema = JsonSchema({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False})
+    assert tuple_schema.is_valid([1, "a"])
+    assert tuple_schema.errors([1, "a", None]) == ["$[2]: no value is allowed here"]
+    contains = JsonSchema({"type": "array", "contains": {"type": "string"}, "minItems": 1})
+    assert contains.errors([1, 2]) == ["$: no item matches the 'contains' schema"]
+
+
+def test_object_keywords() -> None:
+    schema = JsonSchema(
+        {
+            "type": "object",
+            "patternProperties": {"^n_": {"type": "number"}},
+            "additionalProperties": {"type": "string"},
+            "propertyNames": {"maxLength": 4},
+            "minProperties": 1,
+        }
+    )
+    assert schema.is_valid({"n_1": 3, "s": "x"})
+    assert schema.errors({"n_1": "x"}) == ["$.n_1: expected number, got string"]
+    assert schema.errors({"s": 1}) == ["$.s: expected string, got integer"]
+    assert schema.errors({"long_key": "x"}) == ["$.long_key: longer than 4 characters"]
+    assert schema.errors({}) == ["$: fewer than 1 properties"]
+
+
+def test_boolean_schemas_and_annotations() -> None:
+    assert JsonSchema(True).is_valid({"anything": [1]})
+    assert JsonSchema(False).errors(1) == ["$: no value is allowed here"]
+    annotated = JsonSchema(
+        {"title": "T", "description": "d", "format": "email", "x-custom": 1, "type": "string"}
+    )
+    assert annotated.is_valid("not-an-email")
+
+
+@pytest.mark.parametrize(
+    ("schema", "fragment"),
+    [
+        ({"if": {"type": "string"}}, "'if' is not supported"),
+        ({"type": "text"}, "#/type"),
+        ({"$ref": "#/$defs/missing"}, "does not resolve"),
+        ({"$ref": "other.json#/a"}, "only references inside the schema"),
+        ({"$ref": "#anchor"}, "anchors"),
+        ({"pattern": "("}, "invalid regular expression"),
+        ({"minLength": -1}, "#/minLength"),
+        ({"required": "a"}, "#/required"),
+        ({"properties": {"a": 3}}, "#/properties/a"),
+        ({"anyOf": []}, "#/anyOf"),
+        ({"exclusiveMinimum": True}, "#/exclusiveMinimum"),
+        ({"multipleOf": 0}, "#/multipleOf"),
+        ("not a schema", "must be an object or a boolean"),
+    ],
+)
+def test_schema_errors(schema: Any, fragment: str) -> None:
+    with pytest.raises(SchemaError, match=fragment.replace("(", r"\(").replace("$", r"\$")):
+        JsonSchema(schema)
+
+
+def test_error_limit() -> None:
+    schema = JsonSchema({"type": "array", "items": {"type": "string"}})
+    assert len(schema.errors(list(range(100)))) == 20
+    assert len(schema.errors(list(range(100)), limit=3)) == 3
+
+
+async def test_grader_with_constructor_schema() -> None:
+    grader = JsonSchemaGrader(PERSON)
+    good = await grader.aevaluate(response='```json\n{"name": "Ann", "age": 30}\n```')
+    assert isinstance(good, GraderScore)
+    assert good.score == 1.0
+    assert good.metadata["errors"] == []
+    bad = await grader.aevaluate(response='{"name": "Ann", "age": "30"}')
+    assert isinstance(bad, GraderScore)
+    assert bad.score == 0.0
+    assert bad.reason == "schema violation: $.age: expected integer, got string"
+    broken = await grader.aevaluate(response="{")
+    assert isinstance(broken, GraderScore)
+    assert broken.score == 0.0
+    assert broken.metadata["parsed"] is False
+
+
+async def test_grader_with_per_sample_schema() -> None:
+    grader = JsonSchemaGrader()
+    result = await grader.aevaluate(response="[1, 2]", schema={"type": "array", "maxItems": 1})
+    assert isinstance(result, GraderScore)
+    assert result.score == 0.0
+    missing = await grader.aevaluate(response="[]")
+    assert isinstance(missing, GraderError)
+    assert missing.kind == "invalid_input"
+    assert "'schema'" in missing.message
+    malformed = await grader.aevaluate(response="[]", schema={"type": 5})
+    assert isinstance(malformed, GraderError)
+    assert malformed.kind == "invalid_input"
+    assert "'schema'" in malformed.message
+    not_a_mapping = await grader.aevaluate(response="[]", schema=[1])  # type: ignore[arg-type]  # deliberately wrong
+    assert isinstance(not_a_mapping, GraderError)
+    assert "'schema'" in not_a_mapping.message
+
+
+async def test_ref_cycle_without_progress_is_reported() -> None:
+    result = await JsonSchemaGrader().aevaluate(response="1", schema={"$ref": "#"})
+    assert isinstance(result, GraderError)
+    assert result.kind == "invalid_input"
+    assert "$ref cycle" in result.message
+
+
+def test_bad_schema_at_construction_raises() -> None:
+    with pytest.raises(SchemaError):
+        JsonSchemaGrader({"dependentRequired": {}})
+
+
+# Differential check against the reference implementation, when it is installed.
+JSON_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 12),
+    st.sampled_from([0.5, 1.0, 2.5, -1.5]),
+    st.sampled_from(["", "a", "ab", "n_1", "北京"]),
+)
+JSON_VALUES = st.recursive(
+    JSON_LEAF,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(
+            st.sampled_from(["name", "age", "tags", "n_1", "x", "value", "next"]), children, max_size=4
+        ),
+    ),
+    max_leaves=12,
+)
+DIFF_SCHEMAS: list[dict[str, Any]] = [
+    PERSON,
+    {"anyOf": [{"type": "integer", "minimum": 2}, {"type": "string", "pattern": "^a"}, {"type": "null"}]},
+    {
+        "type": "array",
+        "items": {"oneOf": [{"type": "number"}, {"type": "integer", "maximum": 3}]},
+        "minItems": 1,
+    },
+    {
+        "type": "object",
+        "patternProperties": {"^n_": {"type": "number"}},
+        "additionalProperties": {"type": "string"},
+    },
+    {"not": {"enum": [1, "a", None, [1], {"x": 1}]}},
+    {
+        "$defs": {"v": {"type": ["integer", "string"]}},
+        "type": "object",
+        "properties": {"value": {"$ref": "#/$defs/v"}},
+    },
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(instance=JSON_VALUES)
+def test_agrees_with_jsonschema_package(instance: Any) -> None:
+    reference = pytest.importorskip("jsonschema")
+    for schema in DIFF_SCHEMAS:
+        expected = reference.Draft202012Validator(schema).is_valid(instance)
+        assert JsonSchema(schema).is_valid(instance) == expected, (schema, instance)
