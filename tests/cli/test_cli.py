@@ -267,3 +267,20 @@ def test_interrupted_run_resumes_without_duplicates_or_gaps(
     final = ids_in(out)
     assert sorted(final) == [f"s{i:03d}" for i in range(200)]  # no gaps, no duplicates
     assert all(r["score"] == 3.0 for r in results_by_id(out, "quality").values())
+
+
+def test_judge_example_runs_against_a_local_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with JudgeServerProcess(latency_s=0.0) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        out = tmp_path / "judge.jsonl"
+        config = ROOT / "examples" / "judge" / "config.yaml"
+        assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
+    trajectory = results_by_id(out, "trajectory")
+    assert len(trajectory) == 300
+    assert all(
+        r["type"] == "score" and r["score"] == 0.5 for r in trajectory.values()
+    )  # every step judged 3/5
+    assert "300 graded" in capsys.readouterr().out
