@@ -94,15 +94,14 @@ class LLMGrader(BaseGrader):
         self.sampling = sampling
         self.max_reasks = max_reasks
         self.delimit_inputs = delimit_inputs
-        in_system = self.template.system_placeholders(self.language)
+        self._prompt = self.template.compile(self.language)
+        in_system = self._prompt.system_placeholders
         if in_system:
             raise ValueError(
                 f"{self.name}: template placeholders {sorted(in_system)} are in a system message; "
                 "move inputs to a user message so untrusted text cannot act as instructions"
             )
-        self._spec = InputSpec(
-            required=self.template.placeholders(self.language), optional=frozenset(), accepts_any=False
-        )
+        self._spec = InputSpec(required=self._prompt.placeholders, optional=frozenset(), accepts_any=False)
         self._output = OutputSpec.for_model(self.structured_model)
         self._instructions = self._build_instructions()
         self._has_extra_fields = bool(set(self.structured_model.model_fields) - _VERDICT_CORE)
@@ -124,7 +123,7 @@ class LLMGrader(BaseGrader):
 
     def build_messages(self, inputs: Mapping[str, object]) -> list[dict[str, Any]]:
         """The chat messages for one evaluation (useful for inspection and tests)."""
-        messages = self.template.render(inputs, self.language, delimit=self.delimit_inputs)
+        messages = self._prompt.render(inputs, delimit=self.delimit_inputs)
         if messages and messages[0]["role"] == "system":
             messages[0] = {"role": "system", "content": f"{self._instructions}\n\n{messages[0]['content']}"}
         else:

@@ -31,7 +31,7 @@ from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ProviderGate
 from openjudge.models.loop_local import LoopLocal
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from openjudge.models.timeouts import call_with_timeout
+from openjudge.models.timeouts import timeout_scope
 from openjudge.models.usage import TokenUsage
 
 __all__ = ["BaseChatModel", "ChatRequest"]
@@ -169,20 +169,15 @@ class BaseChatModel(ABC):
             # Cancelled calls still spent requests; cancellation is re-raised untouched.
             self._record(TokenUsage(0, 0, attempts[0]))
             raise
-        usage = TokenUsage(
-            prompt_tokens=response.usage.prompt_tokens,
-            completion_tokens=response.usage.completion_tokens,
-            requests=attempts[0],
-        )
-        self._record(usage)
-        return ChatResponse(
-            content=response.content,
-            usage=usage,
-            finish_reason=response.finish_reason,
-            logprobs=response.logprobs,
-            latency_s=time.monotonic() - started,
-            model=response.model or self._model,
-        )
+        if response.usage.requests != attempts[0]:
+            response.usage = TokenUsage(
+                response.usage.prompt_tokens, response.usage.completion_tokens, attempts[0]
+            )
+        self._record(response.usage)
+        response.latency_s = time.monotonic() - started
+        if not response.model:
+            response.model = self._model
+        return response
 
     async def _retry(
         self, request: ChatRequest, first: ChatModelError, started: float, attempts: list[int]
@@ -210,13 +205,15 @@ class BaseChatModel(ABC):
     async def _limited_attempt(self, request: ChatRequest, attempts: list[int]) -> ChatResponse:
         gate = self._gates.get()
         estimate = request.estimated_tokens() if gate.tokens is not None else 0
-        await gate.acquire(estimate)
+        if not gate.try_acquire():
+            await gate.acquire(estimate)
         attempts[0] += 1
         try:
             if self.guards_own_timeout:
                 response = await self._attempt(request)
             else:
-                response = await call_with_timeout(self.policy.timeout_s, self._attempt, request)
+                async with timeout_scope(self.policy.timeout_s):
+                    response = await self._attempt(request)
         except TimeoutError:
             # Only our own timeout scope raises this; transports report theirs as ChatModelError.
             raise ChatModelError(

@@ -98,9 +98,12 @@ class TokenLogprob:
     top: tuple[tuple[str, float], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ChatResponse:
     """What a chat call returned.
+
+    Providers build it for one attempt; the core then fills in ``usage.requests`` and
+    ``latency_s`` for the whole call (mutable to spare a copy on every call).
 
     Attributes:
         content: The assistant's text ("" if none).

@@ -86,6 +86,13 @@ class ConcurrencyLimiter:
         self._total = max(1, int(value))
         self._wake()
 
+    def try_acquire(self) -> bool:
+        """Take a free slot if there is one and nobody is queued."""
+        if self.borrowed < self._total and not self._waiters:
+            self.borrowed += 1
+            return True
+        return False
+
     async def acquire(self) -> None:
         if self.borrowed < self._total and not self._waiters:
             self.borrowed += 1
@@ -130,6 +137,17 @@ class ProviderGate:
         self.peak_in_flight = 0
         self._successes = 0
         self._last_decrease = -math.inf
+
+    def try_acquire(self) -> bool:
+        """Take a free slot at once if no rate budget applies and one is free (no await)."""
+        if self.requests is not None or self.tokens is not None:
+            return False
+        if not self.concurrency.try_acquire():
+            return False
+        self.in_flight += 1
+        if self.in_flight > self.peak_in_flight:
+            self.peak_in_flight = self.in_flight
+        return True
 
     async def acquire(self, estimated_tokens: int) -> None:
         """Wait for rate budget, then take one concurrency slot (release it with :meth:`release`)."""

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import (
     AsyncIterable,
@@ -29,12 +30,13 @@ import anyio
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec, InvalidInputError, error_from_exception
 from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore
-from openjudge.models.timeouts import call_with_timeout
+from openjudge.models.timeouts import timeout_scope
 from openjudge.models.usage import TokenUsage
 from openjudge.runner.aggregators import AggregatorLike
 from openjudge.runner.mapper import CompiledMapper, Mapper, MissingFieldError, compile_mapper
 from openjudge.runner.progress import ProgressBar
 from openjudge.runner.sync import SyncPortal
+from openjudge.runner.watchdog import PairClock, Watchdog, watchdog_interval
 
 __all__ = ["GraderConfig", "GradingRunner", "RunnerResult", "SampleResult"]
 
@@ -149,8 +151,19 @@ class _Slot:
         return fields if self.spec.accepts_any else {k: v for k, v in fields.items() if k in self.spec.names}
 
 
-async def _call_grader(grader: BaseGrader, inputs: Mapping[str, Any]) -> GraderResult:
-    return await grader.aevaluate(**inputs)
+def _timed_out(key: str, timeout: float | None) -> GraderError:
+    return GraderError(name=key, kind="timeout", message=f"grader {key!r} did not finish within {timeout:g}s")
+
+
+def _checked(key: str, out: object) -> GraderResult:
+    if isinstance(out, GraderScore | GraderError | GraderRank):
+        return out
+    return GraderError(
+        name=key,
+        kind="internal",
+        message=f"grader {key!r} returned {type(out).__name__}; expected GraderScore, GraderRank or GraderError",
+        error_type="TypeError",
+    )
 
 
 class GradingRunner:
@@ -212,10 +225,10 @@ class GradingRunner:
 
     # -- evaluation of one pair -------------------------------------------------------
 
-    async def _evaluate(self, slot: _Slot, sample: Any, deadline_at: float | None) -> GraderResult:
+    def _inputs_or_error(self, slot: _Slot, sample: Any) -> Mapping[str, Any] | GraderError:
         key = slot.key
         try:
-            inputs = slot.inputs(sample)
+            return slot.inputs(sample)
         except (MissingFieldError, InvalidInputError) as exc:
             return GraderError(
                 name=key,
@@ -230,6 +243,9 @@ class GradingRunner:
                 message=f"mapper for grader {key!r} failed: {exc}",
                 error_type=type(exc).__name__,
             )
+
+    def _budget(self, key: str, deadline_at: float | None) -> float | GraderError | None:
+        """Seconds this pair may take, or the timeout error if the run deadline has passed."""
         timeout = self.timeout
         if deadline_at is not None:
             remaining = deadline_at - anyio.current_time()
@@ -238,25 +254,59 @@ class GradingRunner:
                     name=key, kind="timeout", message="the run deadline passed before this pair started"
                 )
             timeout = remaining if timeout is None or remaining < timeout else timeout
+        return timeout
+
+    async def _evaluate(self, slot: _Slot, sample: Any, deadline_at: float | None) -> GraderResult:
+        """One pair under a per-pair timeout scope (used where no watchdog runs, e.g. trio)."""
+        inputs = self._inputs_or_error(slot, sample)
+        if isinstance(inputs, GraderError):
+            return inputs
+        timeout = self._budget(slot.key, deadline_at)
+        if isinstance(timeout, GraderError):
+            return timeout
         try:
             if timeout is None:
                 out: object = await slot.grader.aevaluate(**inputs)
             else:
-                out = await call_with_timeout(timeout, _call_grader, slot.grader, inputs)
+                async with timeout_scope(timeout):
+                    out = await slot.grader.aevaluate(**inputs)
         except TimeoutError:
-            return GraderError(
-                name=key, kind="timeout", message=f"grader {key!r} did not finish within {timeout:g}s"
-            )
+            return _timed_out(slot.key, timeout)
         except Exception as exc:
-            return error_from_exception(key, exc)
-        if isinstance(out, GraderScore | GraderError | GraderRank):
-            return out
-        return GraderError(
-            name=key,
-            kind="internal",
-            message=f"grader {key!r} returned {type(out).__name__}; expected GraderScore, GraderRank or GraderError",
-            error_type="TypeError",
-        )
+            return error_from_exception(slot.key, exc)
+        return _checked(slot.key, out)
+
+    async def _evaluate_watched(
+        self, slot: _Slot, sample: Any, deadline_at: float | None, clock: PairClock
+    ) -> GraderResult:
+        """One pair whose deadline the run's :class:`Watchdog` enforces (asyncio)."""
+        inputs = self._inputs_or_error(slot, sample)
+        if isinstance(inputs, GraderError):
+            return inputs
+        timeout = self._budget(slot.key, deadline_at)
+        if isinstance(timeout, GraderError):
+            return timeout
+        task = clock.task
+        pending_cancels = task.cancelling()
+        clock.fired = False
+        clock.deadline = None if timeout is None else clock.time() + timeout
+        try:
+            out: object = await slot.grader.aevaluate(**inputs)
+        except asyncio.CancelledError:
+            clock.deadline = None
+            if clock.fired and task.uncancel() <= pending_cancels:
+                return _timed_out(slot.key, timeout)
+            raise
+        except Exception as exc:
+            clock.deadline = None
+            if clock.fired:
+                task.uncancel()  # the grader turned our cancellation into another error
+                return _timed_out(slot.key, timeout)
+            return error_from_exception(slot.key, exc)
+        clock.deadline = None
+        if clock.fired:
+            task.uncancel()  # the grader swallowed the cancellation and finished anyway
+        return _checked(slot.key, out)
 
     # -- the pool -----------------------------------------------------------------------
 
@@ -294,13 +344,24 @@ class GradingRunner:
             async def pull() -> tuple[K, Any, int] | None:
                 return next(jobs, None)
 
+        limited = self.timeout is not None or deadline_at is not None
+        watchdog = (
+            Watchdog(watchdog_interval(self.timeout, self.deadline))
+            if limited and asyncio._get_running_loop() is not None
+            else None
+        )
+
         async def worker() -> None:
+            clock = watchdog.register() if watchdog is not None else None
             while True:
                 job = await pull()
                 if job is None:
                     return
                 key, sample, gi = job
-                result = await self._evaluate(slots[gi], sample, deadline_at)
+                if clock is not None:
+                    result = await self._evaluate_watched(slots[gi], sample, deadline_at, clock)
+                else:
+                    result = await self._evaluate(slots[gi], sample, deadline_at)
                 pending = emit(key, gi, result)
                 if pending is not None:
                     await pending
@@ -312,8 +373,12 @@ class GradingRunner:
         )
         try:
             async with anyio.create_task_group() as tg:
-                for _ in range(workers):
-                    tg.start_soon(worker)
+                if watchdog is not None:
+                    tg.start_soon(watchdog.run)
+                async with anyio.create_task_group() as pool:
+                    for _ in range(workers):
+                        pool.start_soon(worker)
+                tg.cancel_scope.cancel()  # the pool is done: stop the watchdog
         finally:
             if progress is not None:
                 progress.close()

@@ -268,3 +268,47 @@ async def test_usage_is_summed_per_grader() -> None:
     result = await quiet({"judge": judge, "len": Length()}).arun([{"response": "abc"}] * 3)
     assert result.usage["judge"].requests == 3 and result.usage["judge"].completion_tokens > 0
     assert result.usage["len"].requests == 0
+
+
+async def test_cancelling_the_run_is_not_swallowed_by_pair_timeouts() -> None:
+    runner = quiet({"s": Sleepy(5.0)}, max_concurrency=4, timeout=10.0)
+    started = anyio.current_time()
+    with anyio.move_on_after(0.2) as scope:
+        await runner.arun([{"response": str(i)} for i in range(8)])
+    assert scope.cancelled_caught
+    assert anyio.current_time() - started < 1.0
+
+
+class Stubborn(BaseGrader):
+    """Swallows the first cancellation it sees, then answers; later calls are quick."""
+
+    def __init__(self) -> None:
+        super().__init__(name="stubborn")
+        self.swallowed = 0
+
+    async def aevaluate(self, *, response: str) -> GraderScore:
+        if response == "slow":
+            try:
+                await anyio.sleep(5)
+            except BaseException:
+                self.swallowed += 1
+                return GraderScore(name=self.name, score=-1.0)
+        await anyio.sleep(0.01)
+        return GraderScore(name=self.name, score=1.0)
+
+
+async def test_a_swallowed_timeout_leaves_no_stray_cancellation() -> None:
+    grader = Stubborn()
+    runner = quiet({"g": grader}, max_concurrency=1, timeout=0.2)
+    result = await runner.arun([{"response": "slow"}, {"response": "a"}, {"response": "b"}])
+    scores = [r.score for r in result["g"] if isinstance(r, GraderScore)]
+    assert scores == [-1.0, 1.0, 1.0]  # the next pairs on the same worker were not cancelled
+    assert grader.swallowed == 1
+
+
+def test_pair_timeouts_under_trio() -> None:
+    runner = quiet({"s": Sleepy(0.01)}, timeout=0.2)
+    result = anyio.run(runner.arun, [{"response": "ok"}, {"response": "hang"}], backend="trio")
+    ok, hung = result["s"]
+    assert isinstance(ok, GraderScore)
+    assert isinstance(hung, GraderError) and hung.kind == "timeout"

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict
 
 from openjudge.models.schema.oai.message import ChatMessage, Role
 
-__all__ = ["LanguageEnum", "PromptTemplate", "render_value"]
+__all__ = ["CompiledPrompt", "LanguageEnum", "PromptTemplate", "render_value"]
 
 
 class LanguageEnum(StrEnum):
@@ -70,6 +70,55 @@ def render_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+class CompiledPrompt:
+    """A template's messages for one language, parsed once; renders without re-parsing."""
+
+    __slots__ = ("messages", "placeholders", "system_placeholders")
+
+    def __init__(self, messages: tuple[_CompiledMessage, ...]) -> None:
+        self.messages = messages
+        self.placeholders = frozenset(
+            seg.field for msg in messages for seg in msg.segments if seg.field is not None
+        )
+        self.system_placeholders = frozenset(
+            seg.field
+            for msg in messages
+            if msg.role in ("system", "developer")
+            for seg in msg.segments
+            if seg.field is not None
+        )
+
+    def render(self, values: Mapping[str, object], *, delimit: bool = False) -> list[dict[str, Any]]:
+        """Fill the template. Values are inserted verbatim and never re-parsed.
+
+        Args:
+            values: Placeholder values; non-strings are rendered as JSON.
+            delimit: Wrap each value in ``<name>...</name>`` tags so the judge can tell
+                untrusted input from instructions (closing tags inside the value are escaped).
+
+        Raises:
+            KeyError: A placeholder has no value (the message names it).
+        """
+        out: list[dict[str, Any]] = []
+        for msg in self.messages:
+            parts: list[str] = []
+            for seg in msg.segments:
+                parts.append(seg.literal)
+                if seg.field is None:
+                    continue
+                if seg.field not in values:
+                    raise KeyError(f"template placeholder {{{seg.field}}} has no value")
+                text = render_value(values[seg.field])
+                if delimit:
+                    closing = f"</{seg.field}>"
+                    if closing in text:
+                        text = text.replace(closing, "<\\/" + seg.field + ">")
+                    text = f"<{seg.field}>\n{text}\n{closing}"
+                parts.append(text)
+            out.append({"role": msg.role, "content": "".join(parts)})
+        return out
+
+
 class PromptTemplate(BaseModel):
     """A chat prompt per language.
 
@@ -80,7 +129,6 @@ class PromptTemplate(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     messages: list[ChatMessage] | dict[LanguageEnum, list[ChatMessage]]
-    _compiled: dict[LanguageEnum | None, tuple[_CompiledMessage, ...]] = PrivateAttr(default_factory=dict)
 
     def to_messages(self, language: LanguageEnum | None = None) -> list[ChatMessage]:
         """The raw messages for a language (falling back to English, then the first one)."""
@@ -94,35 +142,24 @@ class PromptTemplate(BaseModel):
             raise ValueError("PromptTemplate has no messages")
         return next(iter(self.messages.values()))
 
-    def _compiled_for(self, language: LanguageEnum | None) -> tuple[_CompiledMessage, ...]:
-        compiled = self._compiled.get(language)
-        if compiled is None:
-            out = []
-            for i, msg in enumerate(self.to_messages(language)):
-                if not isinstance(msg.content, str):
-                    raise ValueError(f"template message {i} must have text content")
-                out.append(
-                    _CompiledMessage(msg.role, _compile(msg.content, f"template message {i} ({msg.role})"))
-                )
-            compiled = tuple(out)
-            self._compiled[language] = compiled
-        return compiled
+    def compile(self, language: LanguageEnum | None = None) -> CompiledPrompt:
+        """Parse the messages for a language once (callers keep the result)."""
+        out = []
+        for i, msg in enumerate(self.to_messages(language)):
+            if not isinstance(msg.content, str):
+                raise ValueError(f"template message {i} must have text content")
+            out.append(
+                _CompiledMessage(msg.role, _compile(msg.content, f"template message {i} ({msg.role})"))
+            )
+        return CompiledPrompt(tuple(out))
 
     def placeholders(self, language: LanguageEnum | None = None) -> frozenset[str]:
         """Names of every ``{field}`` in the template."""
-        return frozenset(
-            seg.field for msg in self._compiled_for(language) for seg in msg.segments if seg.field is not None
-        )
+        return self.compile(language).placeholders
 
     def system_placeholders(self, language: LanguageEnum | None = None) -> frozenset[str]:
         """Placeholders that sit in system or developer messages."""
-        return frozenset(
-            seg.field
-            for msg in self._compiled_for(language)
-            if msg.role in ("system", "developer")
-            for seg in msg.segments
-            if seg.field is not None
-        )
+        return self.compile(language).system_placeholders
 
     def render(
         self,
@@ -131,34 +168,8 @@ class PromptTemplate(BaseModel):
         *,
         delimit: bool = False,
     ) -> list[dict[str, Any]]:
-        """Fill the template. Values are inserted verbatim and never re-parsed.
-
-        Args:
-            values: Placeholder values; non-strings are rendered as JSON.
-            language: Which language's messages to use.
-            delimit: Wrap each value in ``<name>...</name>`` tags so the judge can tell
-                untrusted input from instructions (closing tags inside the value are escaped).
-
-        Raises:
-            KeyError: A placeholder has no value (the message names it).
-        """
-        out: list[dict[str, Any]] = []
-        for msg in self._compiled_for(language):
-            parts: list[str] = []
-            for seg in msg.segments:
-                parts.append(seg.literal)
-                if seg.field is None:
-                    continue
-                if seg.field not in values:
-                    raise KeyError(f"template placeholder {{{seg.field}}} has no value")
-                text = render_value(values[seg.field])
-                if delimit:
-                    closing = f"</{seg.field}>"
-                    escaped = text.replace(closing, "<\\/" + seg.field + ">")
-                    text = f"<{seg.field}>\n{escaped}\n{closing}"
-                parts.append(text)
-            out.append({"role": msg.role, "content": "".join(parts)})
-        return out
+        """Fill the template (see :meth:`CompiledPrompt.render`; compile once to render many)."""
+        return self.compile(language).render(values, delimit=delimit)
 
     def format(self, language: LanguageEnum | None = None, **values: object) -> list[dict[str, Any]]:
         """OpenJudge-compatible spelling of :meth:`render` (no delimiting)."""

@@ -1,0 +1,217 @@
+"""VERL reward-manager benchmarks: overhead per trajectory, and a 1,024-trajectory step.
+
+    python -m bench.verl              # both
+    python -m bench.verl overhead     # or: step
+
+``overhead``: ``OpenJudgeRewardManager.run_single`` on 1-row batches with one rule grader
+(no judge at all), against the same grader through a bare ``GradingRunner``; the
+difference is what the manager adds (decoding, mapping, extra-info assembly).
+Target: < 1 ms per trajectory.
+
+``step``: 1,024 trajectories x 2 LLM graders, judge latency 200 ms, provider limit 256,
+driven as ``RewardLoopWorker`` drives one worker (``gather`` of ``run_single``). The
+physical limit is ceil(1024 x 2 / 256) x 0.2 s = 1.6 s; target <= 1.1 x that. Measured
+twice: with an in-process judge (the manager and runner alone) and with the real openai
+client against a local HTTP judge server (adds the client's CPU cost per request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers  # type: ignore[import-untyped]  # no py.typed
+from transformers import PreTrainedTokenizerFast
+from verl import DataProto
+
+from bench.runner import report
+from integrations.verl import OpenJudgeRewardManager, OpenJudgeVerlSettings
+from integrations.verl.scoring import SampleScorer, shared_scorer
+from openjudge.graders.function_grader import FunctionGrader
+from openjudge.graders.llm_grader import LLMGrader
+from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.policy import ProviderLimits, ProviderPolicy
+from openjudge.runner.grading_runner import GraderConfig, GradingRunner
+from providers.testing.function_model import FunctionChatModel
+from providers.testing.judge_server import JudgeServerProcess
+
+N = 1024
+LATENCY_S = 0.2
+LIMIT = 256
+WORDS = ["[PAD]", "[UNK]", "[EOS]", "what", "is", "2+2", "?", "the", "answer", "4", "5", "maybe", "sure"]
+
+
+def tokenizer() -> PreTrainedTokenizerFast:
+    model = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
+    model.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # transformers 5 leaves it unannotated
+        tokenizer_object=model, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
+    )
+
+
+def batch(tok: PreTrainedTokenizerFast, n: int) -> list[DataProto]:
+    """``n`` one-row batches, as the agent loop hands them to ``run_single``."""
+    p_ids = tok.encode("what is 2+2 ?")
+    responses = ["the answer is 4 [EOS]", "maybe 5", "sure the answer is 4"]
+    rows = []
+    for i in range(n):
+        r_ids = tok.encode(responses[i % 3])
+        prompts = torch.tensor([[0] * (8 - len(p_ids)) + p_ids])
+        resp = torch.tensor([r_ids + [0] * (8 - len(r_ids))])
+        mask = torch.tensor([[0] * (8 - len(p_ids)) + [1] * len(p_ids) + [1] * len(r_ids) + [0] * (8 - len(r_ids))])
+        data: DataProto = DataProto.from_dict(
+            tensors={"prompts": prompts, "responses": resp, "input_ids": torch.cat([prompts, resp], 1),
+                     "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)},
+            non_tensors={"uid": np.array([f"u{i // 8}"], dtype=object), "data_source": np.array(["math"], dtype=object),
+                         "reward_model": np.array([{"ground_truth": "4"}], dtype=object),
+                         "extra_info": np.array([{"index": i}], dtype=object)},
+        )  # fmt: skip
+        rows.append(data)
+    return rows
+
+
+async def gather_run_single(manager: OpenJudgeRewardManager, rows: list[DataProto]) -> list[float]:
+    outs = await asyncio.gather(*(manager.run_single(r) for r in rows))
+    return [o["reward_score"] for o in outs]
+
+
+def overhead() -> None:
+    tok = tokenizer()
+    rows = batch(tok, 2000)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "graders.yaml"
+        path.write_text(
+            "graders:\n  correct:\n    type: string_match\n    params: {match_mode: contains}\n"
+            "    mapper: {response: response, reference: ground_truth}\n",
+            encoding="utf-8",
+        )
+        settings = OpenJudgeVerlSettings(config=str(path))
+        manager = OpenJudgeRewardManager(tokenizer=tok, openjudge=settings)
+        runner = shared_scorer(settings).runner
+        sample = {"response": "the answer is 4", "ground_truth": "4"}
+
+        async def sequential_manager() -> float:
+            for r in rows[:200]:  # warm-up
+                await manager.run_single(r)
+            start = time.perf_counter()
+            for r in rows:
+                await manager.run_single(r)
+            return (time.perf_counter() - start) / len(rows)
+
+        async def sequential_runner() -> float:
+            for _ in range(200):
+                await runner.arun([sample])
+            start = time.perf_counter()
+            for _ in rows:
+                await runner.arun([sample])
+            return (time.perf_counter() - start) / len(rows)
+
+        async def concurrent_manager() -> float:
+            start = time.perf_counter()
+            await gather_run_single(manager, rows)
+            return (time.perf_counter() - start) / len(rows)
+
+        per_manager = asyncio.run(sequential_manager())
+        per_runner = asyncio.run(sequential_runner())
+        per_concurrent = asyncio.run(concurrent_manager())
+    report("run_single, one rule grader, one at a time", per_manager * 1e3, " ms/trajectory", 1.0)
+    report("  of which the runner + grader alone", per_runner * 1e3, " ms/trajectory", 1.0)
+    report("  manager overhead (difference)", (per_manager - per_runner) * 1e3, " ms/trajectory", 1.0)
+    report("run_single x 2000 gathered (one worker loop)", per_concurrent * 1e3, " ms/trajectory", 1.0)
+    print("  bound: CPU of one event loop (decode + DataProto indexing + runner task group per sample)")
+
+
+def reply(request: ChatRequest) -> str:
+    return json.dumps({"reason": "fine", "score": 4})
+
+
+async def slow_reply(request: ChatRequest) -> str:
+    await asyncio.sleep(LATENCY_S)
+    return reply(request)
+
+
+def two_judges(model: FunctionChatModel | None, yaml_path: Path | None) -> SampleScorer:
+    settings = OpenJudgeVerlSettings(config=str(yaml_path) if yaml_path else "<in-process>", timeout_s=60)
+    if yaml_path is not None:
+        return shared_scorer(settings)
+    assert model is not None
+    graders = {
+        f"judge{i}": GraderConfig(
+            LLMGrader(model, name=f"judge{i}", template=f"Judge {i}: {{question}} -> {{answer}}", score_range=(1, 5)),
+            {"question": "prompt", "answer": "response"},
+        )
+        for i in range(2)
+    }
+    graders["correct"] = GraderConfig(
+        FunctionGrader(lambda response, ground_truth: ground_truth in response, score_range=(0, 1)),
+        {"response": "response", "ground_truth": "ground_truth"},
+    )
+    return SampleScorer(GradingRunner(graders, show_progress=False), settings)
+
+
+def step() -> None:
+    tok = tokenizer()
+    rows = batch(tok, N)
+    ideal = math.ceil(N * 2 / LIMIT) * LATENCY_S
+
+    model = FunctionChatModel(slow_reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=LIMIT)))
+    manager = OpenJudgeRewardManager(tokenizer=tok, scorer=two_judges(model, None))
+    start = time.perf_counter()
+    scores = asyncio.run(gather_run_single(manager, rows))
+    elapsed = time.perf_counter() - start
+    assert len(scores) == N and all(s > 0 for s in scores), scores[:5]
+    print(f"step, in-process judge: {elapsed:.2f}s for {N} x 2 judge calls; ideal {ideal:.2f}s; peak in flight {model.peak_in_flight}")
+    report("  ratio to ideal (in-process judge)", elapsed / ideal, "x", 1.1)
+
+    with JudgeServerProcess(latency_s=LATENCY_S) as server, tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "graders.yaml"
+        judges = "".join(
+            f"  judge{i}:\n    type: llm\n    provider: judge\n    params:\n"
+            f"      template: 'Judge {i}: {{question}} -> {{answer}}'\n      score_range: [1, 5]\n"
+            "    mapper: {question: prompt, answer: response}\n"
+            for i in range(2)
+        )
+        path.write_text(
+            f"providers:\n  judge:\n    kind: openai\n    model: judge\n    base_url: {server.base_url}\n"
+            f"    api_key: sk-bench\n    limits: {{max_concurrency: {LIMIT}}}\n"
+            f"graders:\n{judges}runner: {{timeout_s: 60}}\n",
+            encoding="utf-8",
+        )
+        http_manager = OpenJudgeRewardManager(tokenizer=tok, scorer=two_judges(None, path))
+
+        async def timed() -> tuple[float, float]:
+            await gather_run_single(http_manager, rows[:LIMIT])  # warm the connection pool
+            server.reset_stats()
+            cpu0, start = time.process_time(), time.perf_counter()
+            out = await gather_run_single(http_manager, rows)
+            assert len(out) == N and all(s > 0 for s in out), out[:5]
+            return time.perf_counter() - start, time.process_time() - cpu0
+
+        elapsed, cpu = asyncio.run(timed())
+        stats = server.stats()
+    print(
+        f"step, HTTP judge (openai client -> local server): {elapsed:.2f}s; ideal {ideal:.2f}s; "
+        f"client CPU {cpu:.2f}s = {cpu / (2 * N) * 1e3:.2f} ms/request; server peak in flight {stats.peak_in_flight}"
+    )
+    report("  ratio to ideal (HTTP judge)", elapsed / ideal, "x", 1.1)
+    print(
+        "  bound: with the HTTP client, the client's CPU per request (on the same 2 cores as the "
+        "server) rather than judge latency; the in-process figure is the manager's own bound"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    which = (argv if argv is not None else sys.argv[1:]) or ["overhead", "step"]
+    for name in which:
+        {"overhead": overhead, "step": step}[name]()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""ListwiseRankingGrader: one judge call ranks 2..N responses to the same query.
+
+Candidates are labelled ``R1``..``Rn`` in input order and each is wrapped in
+``<candidate id="Ri">`` tags (closing tags inside a response are escaped). The judge
+replies with the ids best first; a reply that is not a permutation of the ids is
+re-asked once with the problem named, then becomes ``GraderError(kind="parse_error")``.
+The result is a :class:`GraderRank`: ``rank[i]`` is the rank of ``responses[i]`` (1 best).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from pydantic import BaseModel
+
+from openjudge.graders.base_grader import error_from_exception, grader_boundary
+from openjudge.graders.comparison._inputs import check_responses, check_text
+from openjudge.graders.comparison.pairwise_judge import as_template, check_placeholders
+from openjudge.graders.comparison.prompts import listwise_template
+from openjudge.graders.comparison.verdicts import ListwiseVerdict
+from openjudge.graders.llm_grader import LLMGrader
+from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderResult
+from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
+from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
+from openjudge.models.usage import TokenUsage
+
+__all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
+
+_INPUTS = frozenset({"query", "candidates", "candidate_ids"})
+_CLOSING = re.compile(r"</(candidate)", re.IGNORECASE)
+
+# The ids of the call being judged, read by ``to_result`` to validate the reply. A context
+# variable keeps the grader stateless: each concurrent evaluation runs in its own task.
+_EXPECTED_IDS: ContextVar[tuple[str, ...] | None] = ContextVar("openjudge_listwise_ids", default=None)
+
+
+def candidate_ids(n: int) -> tuple[str, ...]:
+    """The stable labels of ``n`` candidates: ``R1``..``Rn`` in input order."""
+    return tuple(f"R{k}" for k in range(1, n + 1))
+
+
+def ranking_problem(ranking: Sequence[str], ids: Sequence[str]) -> str | None:
+    """Why ``ranking`` is not a permutation of ``ids`` (``None`` if it is)."""
+    counts = Counter(ranking)
+    missing = [i for i in ids if i not in counts]
+    repeated = [i for i in ids if counts[i] > 1]
+    unknown = sorted(set(counts) - set(ids))
+    if not (missing or repeated or unknown):
+        return None
+    parts = [
+        f"{label} {', '.join(items)}"
+        for label, items in (("missing", missing), ("repeated", repeated), ("unknown", unknown))
+        if items
+    ]
+    return f"ranking must list each of {', '.join(ids)} exactly once ({'; '.join(parts)})"
+
+
+def _escape(text: str) -> str:
+    """Neutralise closing candidate tags inside a response, so it cannot end its block."""
+    return _CLOSING.sub(r"<\\/\1", text)
+
+
+def _candidates_text(ids: Sequence[str], responses: Sequence[str]) -> str:
+    blocks = (
+        f'<candidate id="{cid}">\n{_escape(text)}\n</candidate>'
+        for cid, text in zip(ids, responses, strict=True)
+    )
+    return "\n\n".join(blocks)
+
+
+@contextmanager
+def _expecting(ids: tuple[str, ...]) -> Iterator[None]:
+    token = _EXPECTED_IDS.set(ids)
+    try:
+        yield
+    finally:
+        _EXPECTED_IDS.reset(token)
+
+
+class ListwiseRankingGrader(LLMGrader):
+    """Rank 2..N responses to one query with a single judge call (a :class:`GraderRank`).
+
+    Metadata: ``ranking`` (the candidate ids, best first) and ``candidate_ids``
+    (``responses[i]`` is ``candidate_ids[i]``).
+
+    Args:
+        model: The judge.
+        template: A custom prompt with ``{candidates}`` and optionally ``{query}`` and
+            ``{candidate_ids}``; ``None`` for the built-in EN/ZH prompts.
+        criteria: What "better" means, for the built-in prompts (``None``: helpful,
+            correct and relevant).
+        language: Prompt language.
+        sampling: Sampling overrides for the judge call.
+        name: Result name.
+        max_reasks: Re-asks after an invalid reply.
+    """
+
+    default_name = "listwise_ranking"
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        template: str | Sequence[Mapping[str, str]] | PromptTemplate | None = None,
+        criteria: str | None = None,
+        language: LanguageEnum | str = LanguageEnum.EN,
+        sampling: Sampling | None = None,
+        name: str = "",
+        max_reasks: int = 1,
+    ) -> None:
+        lang = LanguageEnum(language)
+        grader_name = name or self.default_name
+        if template is None:
+            prompt = listwise_template(lang, criteria)
+        else:
+            if criteria is not None:
+                raise ValueError(
+                    f"{grader_name}: criteria applies to the default prompts; write it into your template"
+                )
+            prompt = as_template(template)
+            check_placeholders(grader_name, prompt, lang, allowed=_INPUTS, required=frozenset({"candidates"}))
+        super().__init__(
+            model,
+            name=grader_name,
+            mode=GraderMode.LISTWISE,
+            language=lang,
+            description="Rank several responses to one query",
+            template=prompt,
+            structured_model=ListwiseVerdict,
+            sampling=sampling,
+            max_reasks=max_reasks,
+        )
+
+    def prepare(self, inputs: Mapping[str, object]) -> list[dict[str, Any]] | GraderError:
+        """The messages for ``query`` and ``responses``, or why they cannot be judged."""
+        try:
+            query = check_text("query", inputs.get("query"))
+            responses = check_responses(inputs.get("responses"))
+        except ValueError as exc:
+            return error_from_exception(self.name, exc, "invalid_input")
+        ids = candidate_ids(len(responses))
+        values = {
+            "query": query,
+            "candidates": _candidates_text(ids, responses),
+            "candidate_ids": ", ".join(ids),
+        }
+        return self.build_messages(values)
+
+    # Narrower than LLMGrader's template-driven ``**inputs``: the template's values are
+    # built from the responses, so the grader declares the inputs it really takes.
+    @grader_boundary
+    async def aevaluate(  # type: ignore[override]
+        self, *, query: str, responses: Sequence[str]
+    ) -> GraderResult:
+        prepared = self.prepare({"query": query, "responses": responses})
+        if isinstance(prepared, GraderError):
+            return prepared
+        with _expecting(candidate_ids(len(responses))):
+            return await self._judge(prepared)
+
+    def to_result(
+        self,
+        verdict: BaseModel,
+        response: ChatResponse,
+        *,
+        usage: TokenUsage | None = None,
+        latency_s: float | None = None,
+    ) -> GraderResult:
+        ids = _EXPECTED_IDS.get()
+        if ids is None:
+            raise RuntimeError(f"{self.name}: to_result is only called from aevaluate")
+        if not isinstance(verdict, ListwiseVerdict):
+            raise TypeError(f"{self.name}: expected a ListwiseVerdict, got {type(verdict).__name__}")
+        ranking = [cid.strip().upper() for cid in verdict.ranking]
+        problem = ranking_problem(ranking, ids)
+        if problem is not None:
+            raise ValueError(problem)
+        place = {cid: k for k, cid in enumerate(ranking, start=1)}
+        return GraderRank(
+            name=self.name,
+            rank=[place[cid] for cid in ids],
+            reason=verdict.reason,
+            metadata={"ranking": ranking, "candidate_ids": list(ids)},
+            usage=usage,
+            latency_s=latency_s,
+        )

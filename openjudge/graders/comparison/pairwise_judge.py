@@ -1,0 +1,289 @@
+"""One ordered comparison: is the response shown as A or the one shown as B better?
+
+:class:`PairwiseJudge` is an :class:`~openjudge.graders.llm_grader.LLMGrader`, so each
+call gets safe templating, structured output, validation, the re-ask and typed
+errors. The pairwise and tournament graders run it in both orders and combine the
+two verdicts (:func:`~openjudge.graders.comparison.orders.combine_orders`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import anyio
+from pydantic import BaseModel
+
+from openjudge.graders.base_grader import InvalidInputError, error_from_exception
+from openjudge.graders.comparison.prompts import pairwise_template
+from openjudge.graders.comparison.verdicts import PairwiseVerdict, Winner
+from openjudge.graders.llm_grader import LLMGrader
+from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
+from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
+from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
+from openjudge.models.usage import TokenUsage
+
+__all__ = ["OrderVerdict", "PairwiseJudge", "PairwiseJudges", "check_placeholders"]
+
+FIRST_WINS: dict[Winner, float] = {"A": 1.0, "tie": 0.5, "B": 0.0}
+"""P(the response shown first is better) for each verdict."""
+
+_WINNERS: dict[object, Winner] = {"A": "A", "B": "B", "tie": "tie"}
+_UNIT = ScoreRange(low=0.0, high=1.0)
+PAIR_INPUTS = frozenset({"query", "response_a", "response_b", "reference"})
+
+
+@dataclass(frozen=True, slots=True)
+class OrderVerdict:
+    """The validated verdict of one ordered comparison.
+
+    Attributes:
+        winner: The winning position as the judge saw it (A is the response shown first).
+        reason: The judge's reason.
+        usage: Tokens and requests spent (re-asks included).
+        latency_s: Wall time of the call(s).
+    """
+
+    winner: Winner
+    reason: str
+    usage: TokenUsage
+    latency_s: float
+
+
+def check_placeholders(
+    name: str,
+    template: PromptTemplate,
+    language: LanguageEnum,
+    *,
+    allowed: frozenset[str],
+    required: frozenset[str],
+) -> frozenset[str]:
+    """A custom template's placeholders, checked against the grader's inputs.
+
+    Raises:
+        ValueError: The template uses an unknown placeholder or lacks a required one.
+    """
+    found = template.placeholders(language)
+    unknown, missing = found - allowed, required - found
+    if unknown or missing:
+        problems = []
+        if unknown:
+            problems.append(f"unknown placeholders {sorted(unknown)} (allowed: {sorted(allowed)})")
+        if missing:
+            problems.append(f"missing placeholders {sorted(missing)}")
+        raise ValueError(f"{name}: the template has {' and '.join(problems)}")
+    return found
+
+
+def as_template(template: str | Sequence[Mapping[str, str]] | PromptTemplate) -> PromptTemplate:
+    """A user-supplied template as a :class:`PromptTemplate`."""
+    return template if isinstance(template, PromptTemplate) else PromptTemplate.from_prompt(template)
+
+
+class PairwiseJudge(LLMGrader):
+    """Compare ``{response_a}`` (shown first) with ``{response_b}`` (shown second).
+
+    As a grader on its own it returns ``GraderScore(score=P(A better))``: 1.0 for "A",
+    0.5 for "tie", 0.0 for "B", with ``metadata["winner"]``. It judges one order only;
+    :class:`~openjudge.graders.comparison.pairwise.PairwisePreferenceGrader` judges both.
+
+    Args:
+        model: The judge.
+        template: A prompt with ``{response_a}``, ``{response_b}`` and optionally
+            ``{query}`` and ``{reference}``.
+        name: Result name.
+        language: Prompt language.
+        sampling: Sampling overrides for the judge calls.
+    """
+
+    default_name = "pairwise_judge"
+
+    def __init__(
+        self,
+        model: ChatModel,
+        template: PromptTemplate,
+        *,
+        name: str = "",
+        language: LanguageEnum | str = LanguageEnum.EN,
+        sampling: Sampling | None = None,
+    ) -> None:
+        super().__init__(
+            model,
+            name=name or self.default_name,
+            mode=GraderMode.POINTWISE,
+            language=language,
+            description="Which of two responses, in the order shown, is better",
+            template=template,
+            structured_model=PairwiseVerdict,
+            sampling=sampling,
+        )
+
+    async def compare(self, values: Mapping[str, object]) -> OrderVerdict | GraderError:
+        """Judge one order; never raises (failures come back as :class:`GraderError`).
+
+        Args:
+            values: The template's placeholder values.
+        """
+        try:
+            prepared = self.prepare(values)
+            if isinstance(prepared, GraderError):
+                return prepared
+            result = await self._judge(prepared)
+            if isinstance(result, GraderError):
+                return result
+            winner = _WINNERS.get(result.metadata.get("winner"))
+            if not isinstance(result, GraderScore) or winner is None:
+                raise TypeError(f"{self.name}: to_result must return a GraderScore with a winner")
+            return OrderVerdict(winner, result.reason, result.usage or TokenUsage(), result.latency_s or 0.0)
+        except Exception as exc:
+            return error_from_exception(self.name, exc)
+
+    def to_result(
+        self,
+        verdict: BaseModel,
+        response: ChatResponse,
+        *,
+        usage: TokenUsage | None = None,
+        latency_s: float | None = None,
+    ) -> GraderResult:
+        if not isinstance(verdict, PairwiseVerdict):
+            raise TypeError(f"{self.name}: expected a PairwiseVerdict, got {type(verdict).__name__}")
+        return GraderScore(
+            name=self.name,
+            score=FIRST_WINS[verdict.winner],
+            reason=verdict.reason,
+            metadata={"winner": verdict.winner},
+            score_range=_UNIT,
+            usage=usage,
+            latency_s=latency_s,
+        )
+
+
+class PairwiseJudges:
+    """The judge(s) a two-order grader uses: with and/or without a reference answer.
+
+    With the default prompts there is one judge per case. A custom template serves one
+    case: with ``{reference}`` a reference is required, without it none may be given.
+
+    Args:
+        model: The judge.
+        name: Name of the grader using these judges (errors carry it).
+        template: A custom prompt (see :class:`PairwiseJudge`), or ``None`` for the defaults.
+        criteria: What "better" means in the default prompts (``None``: the language's default).
+        language: Prompt language.
+        sampling: Sampling overrides for the judge calls.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        name: str,
+        template: str | Sequence[Mapping[str, str]] | PromptTemplate | None,
+        criteria: str | None,
+        language: LanguageEnum,
+        sampling: Sampling | None,
+    ) -> None:
+        self.name = name
+        self.plain: PairwiseJudge | None = None
+        self.with_reference: PairwiseJudge | None = None
+        if template is None:
+            for with_ref in (False, True):
+                judge = PairwiseJudge(
+                    model,
+                    pairwise_template(language, criteria, with_reference=with_ref),
+                    name=name,
+                    language=language,
+                    sampling=sampling,
+                )
+                if with_ref:
+                    self.with_reference = judge
+                else:
+                    self.plain = judge
+            return
+        if criteria is not None:
+            raise ValueError(f"{name}: criteria applies to the default prompts; write it into your template")
+        custom = as_template(template)
+        found = check_placeholders(
+            name, custom, language, allowed=PAIR_INPUTS, required=frozenset({"response_a", "response_b"})
+        )
+        judge = PairwiseJudge(model, custom, name=name, language=language, sampling=sampling)
+        if "reference" in found:
+            self.with_reference = judge
+        else:
+            self.plain = judge
+
+    def pick(self, reference: str | None) -> PairwiseJudge:
+        """The judge for a sample with (or without) a reference answer.
+
+        Raises:
+            InvalidInputError: The custom template cannot take (or needs) the reference.
+        """
+        if reference is None:
+            if self.plain is None:
+                raise InvalidInputError(f"reference: the template of {self.name!r} needs a reference answer")
+            return self.plain
+        if not isinstance(reference, str):
+            raise InvalidInputError(f"reference: expected a string, got {type(reference).__name__}")
+        if self.with_reference is None:
+            raise InvalidInputError(
+                f"reference: the template of {self.name!r} has no {{reference}} placeholder; "
+                "add one or do not map a reference"
+            )
+        return self.with_reference
+
+
+async def compare_into(
+    judge: PairwiseJudge,
+    values: Mapping[str, object],
+    out: list[OrderVerdict | GraderError | None],
+    index: int,
+    limiter: anyio.CapacityLimiter | None = None,
+) -> None:
+    """Run one comparison and store its verdict at ``out[index]`` (a task-group worker)."""
+    if limiter is None:
+        out[index] = await judge.compare(values)
+        return
+    async with limiter:
+        out[index] = await judge.compare(values)
+
+
+def total_usage(verdicts: Sequence[OrderVerdict | GraderError | None]) -> TokenUsage:
+    """Tokens and requests of every call, failed ones included."""
+    usage = TokenUsage()
+    for v in verdicts:
+        if v is not None and v.usage is not None:
+            usage = usage + v.usage
+    return usage
+
+
+def first_failure(
+    name: str,
+    labels: Sequence[str],
+    verdicts: Sequence[OrderVerdict | GraderError | None],
+    *,
+    latency_s: float,
+) -> GraderError | None:
+    """``None`` if every call succeeded, else one error naming the failed calls.
+
+    The error takes the kind of the first failure and the usage of every call.
+    """
+    failed = [
+        (label, v) for label, v in zip(labels, verdicts, strict=True) if not isinstance(v, OrderVerdict)
+    ]
+    if not failed:
+        return None
+    first = failed[0][1]
+    kind = first.kind if isinstance(first, GraderError) else "internal"
+    detail = "; ".join(
+        f"{lab}: {v.message if isinstance(v, GraderError) else 'no verdict'}" for lab, v in failed[:3]
+    )
+    count = f"{len(failed)} of {len(verdicts)} judge calls failed"
+    return GraderError(
+        name=name,
+        kind=kind,
+        message=f"{count} ({detail}{'; ...' if len(failed) > 3 else ''})",
+        error_type=first.error_type if isinstance(first, GraderError) else "",
+        usage=total_usage(verdicts),
+        latency_s=latency_s,
+    )
