@@ -138,6 +138,10 @@ class OpenAIChatModel(BaseChatModel):
         self._clients: LoopLocal[_ClientShards] = LoopLocal(self._new_clients)
         self._where = f"{self.base_url or 'api.openai.com'} model {model!r}"
 
+    @property
+    def cache_identity(self) -> str:
+        return f"openai:{self.base_url or 'api.openai.com'}:{self.model}"
+
     def _new_clients(self) -> _ClientShards:
         per_client = self._connections_per_client
         count = max(1, math.ceil(self.policy.limits.max_concurrency / per_client))

@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         help="stop at the first malformed record instead of recording it",
     )
     run.add_argument("--no-progress", action="store_true", help="do not draw the progress line")
+    run.add_argument("--no-cache", action="store_true", help="do not read or write the judge-reply cache")
 
     validate = sub.add_parser("validate", help="check a config without grading anything")
     validate.add_argument("config", type=Path)
@@ -105,12 +106,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     data = _data_path(config, args.config, args.data)
     if not data.is_file():
         raise ConfigError([f"{data}: dataset file not found"])
-    job = build_job(config, source=str(args.config))
+    job = build_job(config, source=str(args.config), base_dir=args.config.parent, use_cache=not args.no_cache)
     progress = None if args.no_progress else sys.stderr
     stats = anyio.run(
         lambda: run_job(config, job, data_path=data, out_path=args.out, progress_stream=progress)
     )
-    builder = SummaryBuilder(prices=_prices(config, dict(job.grader_providers)))
+    prices = _prices(config, dict(job.grader_providers))
+    builder = SummaryBuilder(prices=prices)
     for record in read_results(args.out):
         builder.add(record)
     print(render_table(builder.build()))
@@ -118,8 +120,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         f"\n{stats.graded} graded, {stats.skipped_done} already in {args.out}, "
         f"{stats.bad_records} malformed records, {stats.with_errors} with grader errors"
     )
+    if job.cache is not None:
+        print(f"judge cache: {job.cache.hits} hits, {job.cache.misses} misses ({job.cache.path})")
+        job.cache.close()
     if args.report is not None:
-        write_report(args.out, args.report, title=f"openjudge: {args.config.name}")
+        write_report(args.out, args.report, title=f"openjudge: {args.config.name}", prices=prices)
         print(f"report: {args.report}")
     if stats.interrupted:
         print(f"interrupted: rerun the same command to resume from {args.out}", file=sys.stderr)
@@ -129,7 +134,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    build_job(config, source=str(args.config))
+    build_job(config, source=str(args.config), use_cache=False)
     print(f"{args.config}: ok ({len(config.graders)} graders, {len(config.providers)} providers)")
     return EXIT_OK
 
@@ -138,7 +143,7 @@ def _cmd_estimate(args: argparse.Namespace) -> int:
     from openjudge.cli.estimate import estimate_job, render_estimate
 
     config = load_config(args.config)
-    job = build_job(config, source=str(args.config))
+    job = build_job(config, source=str(args.config), use_cache=False)
     print(render_estimate(estimate_job(config, job, _data_path(config, args.config, args.data))))
     return EXIT_OK
 

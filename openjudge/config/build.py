@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from openjudge.config.loader import ConfigError
@@ -12,6 +13,7 @@ from openjudge.config.schema import AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.models.base_chat_model import BaseChatModel
+from openjudge.models.cache import JudgeCache
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.aggregators import (
     Aggregator,
@@ -37,6 +39,7 @@ class BuiltJob:
     providers: Mapping[str, BaseChatModel]
     grader_providers: Mapping[str, str]
     """Grader name -> provider name (LLM graders only)."""
+    cache: JudgeCache | None = None
 
 
 def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
@@ -75,7 +78,23 @@ def _aggregator(spec: AggregatorSpec) -> Aggregator:
     return GateAggregator(spec.gates or {}, inner, name=spec.name or "gate", fail_score=spec.fail_score)
 
 
-def build_job(config: JobConfig, *, source: str = "<config>", show_progress: bool = False) -> BuiltJob:
+def _cache(config: JobConfig, base_dir: Path | None) -> JudgeCache | None:
+    if not config.cache.enabled or not any(p.sampling.temperature == 0 for p in config.providers.values()):
+        return None
+    if config.cache.path is None:
+        return JudgeCache()
+    path = Path(config.cache.path)
+    return JudgeCache(path if path.is_absolute() or base_dir is None else base_dir / path)
+
+
+def build_job(
+    config: JobConfig,
+    *,
+    source: str = "<config>",
+    show_progress: bool = False,
+    base_dir: Path | None = None,
+    use_cache: bool = True,
+) -> BuiltJob:
     """Build providers (one object per named provider, shared by its graders) and the runner.
 
     Raises:
@@ -83,9 +102,12 @@ def build_job(config: JobConfig, *, source: str = "<config>", show_progress: boo
     """
     providers: dict[str, BaseChatModel] = {}
     problems: list[str] = []
+    cache = _cache(config, base_dir) if use_cache else None
     for name, spec in config.providers.items():
         try:
-            providers[name] = build_provider(name, spec)
+            providers[name] = build_provider(name, spec).with_cache(
+                cache if spec.sampling.temperature == 0 else None
+            )
         except (TypeError, ValueError) as exc:
             problems.append(f"{source}: providers.{name}: {exc}")
     configs: dict[str, GraderConfig] = {}
@@ -118,4 +140,4 @@ def build_job(config: JobConfig, *, source: str = "<config>", show_progress: boo
         )
     except ValueError as exc:
         raise ConfigError([f"{source}: graders: {exc}"]) from None
-    return BuiltJob(runner=runner, providers=providers, grader_providers=grader_providers)
+    return BuiltJob(runner=runner, providers=providers, grader_providers=grader_providers, cache=cache)

@@ -11,6 +11,7 @@ from openjudge.models.policy import ProviderLimits
 
 __all__ = [
     "AggregatorSpec",
+    "CacheSpec",
     "DataSpec",
     "GraderSpec",
     "JobConfig",
@@ -114,6 +115,19 @@ class DataSpec(_Spec):
     on_error: Literal["skip", "fail"] = "skip"
 
 
+class CacheSpec(_Spec):
+    """The judge-reply cache, used by providers whose temperature is 0.
+
+    Attributes:
+        enabled: Serve repeated deterministic judge calls from disk.
+        path: The SQLite file (default ``$XDG_CACHE_HOME/openjudge/judge-cache.sqlite``),
+            relative to the config file when relative.
+    """
+
+    enabled: bool = True
+    path: str | None = None
+
+
 class JobConfig(_Spec):
     """A whole job config file."""
 
@@ -123,3 +137,4 @@ class JobConfig(_Spec):
     aggregators: list[AggregatorSpec] = Field(default_factory=list)
     runner: RunnerSpec = RunnerSpec()
     data: DataSpec = DataSpec()
+    cache: CacheSpec = CacheSpec()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -59,6 +59,9 @@ class LLMGrader(BaseGrader):
         max_reasks: Re-asks after an invalid reply (0 or 1 is sensible).
         delimit_inputs: Wrap each inserted value in ``<name>`` tags.
     """
+
+    version: ClassVar[str] = "1"
+    """Bump when a change to the grader should invalidate its cached judge replies."""
 
     def __init__(
         self,
@@ -105,6 +108,7 @@ class LLMGrader(BaseGrader):
         self._output = OutputSpec.for_model(self.structured_model)
         self._instructions = self._build_instructions()
         self._has_extra_fields = bool(set(self.structured_model.model_fields) - _VERDICT_CORE)
+        self._cache_tag = f"{type(self).__qualname__}:{self.name}@{self.version}"
 
     def input_spec(self) -> InputSpec:
         """The template's placeholders, unless a subclass defines its own ``aevaluate``."""
@@ -160,7 +164,9 @@ class LLMGrader(BaseGrader):
         output = None if self.model.capabilities.structured_output == "prompt" else self._output
         for round_ in range(self.max_reasks + 1):
             try:
-                response = await self.model.achat(messages, output=output, sampling=self.sampling)
+                response = await self.model.achat(
+                    messages, output=output, sampling=self.sampling, cache_tag=self._cache_tag
+                )
             except ChatModelError as exc:
                 spent = TokenUsage(0, 0, exc.requests)
                 return GraderError(

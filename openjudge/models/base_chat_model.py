@@ -21,11 +21,13 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
+import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 from tenacity.wait import wait_base, wait_random_exponential
 
+from openjudge.models.cache import JudgeCache, cache_key
 from openjudge.models.chat_model import ChatResponse, ModelCapabilities, OutputSpec, Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ProviderGate
@@ -35,6 +37,46 @@ from openjudge.models.timeouts import timeout_scope
 from openjudge.models.usage import TokenUsage
 
 __all__ = ["BaseChatModel", "ChatRequest"]
+
+
+class _Flight:
+    """An identical deterministic call in progress; followers wait for its outcome."""
+
+    __slots__ = ("_done", "_error", "_response")
+
+    def __init__(self) -> None:
+        self._done = anyio.Event()
+        self._response: ChatResponse | None = None
+        self._error: ChatModelError | None = None
+
+    def succeed(self, response: ChatResponse) -> None:
+        self._response = response
+
+    def fail(self, error: ChatModelError) -> None:
+        self._error = error
+
+    def release(self) -> None:
+        self._done.set()
+
+    async def wait(self) -> ChatResponse | None:
+        """The shared outcome (a follower spends no requests), or None if the leader gave up."""
+        await self._done.wait()
+        if self._error is not None:
+            err = self._error
+            copy = ChatModelError(
+                err.message,
+                kind=err.kind,
+                retryable=err.retryable,
+                status_code=err.status_code,
+                retry_after=err.retry_after,
+                error_type=err.error_type,
+            )
+            raise copy
+        if self._response is None:
+            return None
+        r = self._response
+        return ChatResponse(r.content, TokenUsage(0, 0, 0), r.finish_reason, r.logprobs, r.latency_s, r.model)
+
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +145,8 @@ class BaseChatModel(ABC):
         policy: ProviderPolicy | None = None,
         sampling: Sampling | None = None,
         capabilities: ModelCapabilities | None = None,
+        cache: JudgeCache | None = None,
+        dedupe: bool = True,
     ) -> None:
         if not model:
             raise ValueError("model must be a non-empty model name, e.g. model='gpt-4o-mini'")
@@ -113,6 +157,14 @@ class BaseChatModel(ABC):
         self._gates: LoopLocal[ProviderGate] = LoopLocal(self._new_gate)
         self._usage = TokenUsage()
         self._usage_lock = threading.Lock()
+        self.cache = cache
+        self.dedupe = dedupe
+        self._flights: LoopLocal[dict[str, _Flight]] = LoopLocal(dict)
+
+    @property
+    def cache_identity(self) -> str:
+        """What distinguishes this backend's replies in cache keys (kind and model; endpoint where known)."""
+        return f"{type(self).__qualname__}:{self._model}"
 
     def _new_gate(self) -> ProviderGate:
         return ProviderGate(self.policy.limits)
@@ -150,8 +202,60 @@ class BaseChatModel(ABC):
         output: OutputSpec | None = None,
         sampling: Sampling | None = None,
         top_logprobs: int | None = None,
+        cache_tag: str = "",
     ) -> ChatResponse:
+        """One judge call under the provider's policy.
+
+        Deterministic calls (temperature 0) are served from the cache when one is set,
+        and identical ones in flight at the same time are made once (``dedupe``).
+        ``cache_tag`` (the caller's name and version) is part of the cache key.
+        """
         request = ChatRequest(messages, output, self.sampling.merged(sampling), top_logprobs)
+        if request.sampling.temperature != 0 or (self.cache is None and not self.dedupe):
+            return await self._call(request)
+        key = cache_key(
+            provider=self.cache_identity,
+            messages=messages,
+            output=output,
+            sampling=request.sampling,
+            top_logprobs=top_logprobs,
+            tag=cache_tag,
+        )
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit
+        if not self.dedupe:
+            return self._store(key, await self._call(request))
+        flights = self._flights.get()
+        while (flight := flights.get(key)) is not None:
+            outcome = await flight.wait()
+            if outcome is not None:
+                return outcome  # computed by the identical call already in flight
+            # The leader was cancelled: take over (or follow whoever did).
+        flight = flights[key] = _Flight()
+        try:
+            response = await self._call(request)
+        except ChatModelError as exc:
+            flight.fail(exc)
+            raise
+        finally:
+            del flights[key]
+            flight.release()
+        flight.succeed(response)
+        return self._store(key, response)
+
+    def with_cache(self, cache: JudgeCache | None) -> Self:
+        """Use ``cache`` for this provider's deterministic calls (returns ``self``)."""
+        self.cache = cache
+        return self
+
+    def _store(self, key: str, response: ChatResponse) -> ChatResponse:
+        if self.cache is not None:
+            self.cache.put(key, response)
+        return response
+
+    async def _call(self, request: ChatRequest) -> ChatResponse:
         started = time.monotonic()
         attempts = [0]
         try:

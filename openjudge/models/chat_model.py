@@ -146,4 +146,5 @@ class ChatModel(Protocol):
         output: OutputSpec | None = None,
         sampling: Sampling | None = None,
         top_logprobs: int | None = None,
+        cache_tag: str = "",
     ) -> ChatResponse: ...

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -269,6 +270,11 @@ def test_interrupted_run_resumes_without_duplicates_or_gaps(
     assert all(r["score"] == 3.0 for r in results_by_id(out, "quality").values())
 
 
+def messages_of_quickstart() -> list[object]:
+    lines = (ROOT / "examples" / "quickstart" / "data.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["messages"] for line in lines]
+
+
 def test_judge_example_runs_against_a_local_server(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -278,9 +284,26 @@ def test_judge_example_runs_against_a_local_server(
         out = tmp_path / "judge.jsonl"
         config = ROOT / "examples" / "judge" / "config.yaml"
         assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
-    trajectory = results_by_id(out, "trajectory")
-    assert len(trajectory) == 300
-    assert all(
-        r["type"] == "score" and r["score"] == 0.5 for r in trajectory.values()
-    )  # every step judged 3/5
-    assert "300 graded" in capsys.readouterr().out
+        trajectory = results_by_id(out, "trajectory")
+        assert len(trajectory) == 300
+        # The test server judges every step 3 of 5: (3 - 1) / 4.
+        assert all(r["type"] == "score" and r["score"] == 0.5 for r in trajectory.values())
+        first = capsys.readouterr().out
+        assert "300 graded" in first
+        # Some generated trajectories repeat: repeats are served by the cache (or the identical
+        # call in flight), so the server sees one request per distinct prompt.
+        distinct = len({json.dumps(m, sort_keys=True) for m in messages_of_quickstart()})
+        hits, misses = (int(x) for x in re.search(r"judge cache: (\d+) hits, (\d+) misses", first).groups())  # type: ignore[union-attr]
+        assert hits + misses == 300 and misses >= distinct
+        assert server.stats().chat_requests == distinct < 300
+
+        # Grading the same data into a new results file is served by the judge cache.
+        server.reset_stats()
+        assert main(["run", str(config), "--out", str(tmp_path / "again.jsonl"), "--no-progress"]) == 0
+        assert "judge cache: 300 hits, 0 misses" in capsys.readouterr().out
+        assert server.stats().chat_requests == 0
+        again = results_by_id(tmp_path / "again.jsonl", "trajectory")
+        assert {k: (v["score"], v["reason"]) for k, v in again.items()} == {
+            k: (v["score"], v["reason"]) for k, v in trajectory.items()
+        }
+        assert all(v["usage"]["requests"] == 0 for v in again.values())  # cached replies cost nothing
