@@ -17,14 +17,18 @@ The path of one evaluation:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypeAlias
 
-from pydantic import BaseModel, ValidationError
+import anyio
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exception
 from openjudge.graders.judge_output import JudgeVerdict, extract_json_object
 from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
+from openjudge.graders.scoring import expected_score, vote_decided, vote_winner
+from openjudge.models.base_chat_model import BaseChatModel
 from openjudge.models.chat_model import ChatModel, ChatResponse, OutputSpec, Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.oai.message import ChatMessage
@@ -39,6 +43,8 @@ SYSTEM_INSTRUCTIONS = (
 )
 _SNIPPET = 200
 _VERDICT_CORE = frozenset({"score", "reason"})
+
+ScoreMode: TypeAlias = Literal["verdict", "logprobs", "vote"]
 
 
 class LLMGrader(BaseGrader):
@@ -58,6 +64,12 @@ class LLMGrader(BaseGrader):
         sampling: Sampling overrides for this grader's calls.
         max_reasks: Re-asks after an invalid reply (0 or 1 is sensible).
         delimit_inputs: Wrap each inserted value in ``<name>`` tags.
+        score_mode: ``"verdict"`` reads the written score; ``"logprobs"`` weighs the score
+            token's alternatives (integer ranges, providers with logprobs); ``"vote"`` takes the
+            majority of ``votes`` sampled verdicts, stopping once the majority is decided
+            (needs a sampling temperature above 0). See :mod:`openjudge.graders.scoring`.
+        top_logprobs: Alternatives requested per token in ``"logprobs"`` mode.
+        votes: Verdicts sampled at most in ``"vote"`` mode.
     """
 
     version: ClassVar[str] = "1"
@@ -77,6 +89,9 @@ class LLMGrader(BaseGrader):
         sampling: Sampling | None = None,
         max_reasks: int = 1,
         delimit_inputs: bool = True,
+        score_mode: ScoreMode = "verdict",
+        top_logprobs: int = 5,
+        votes: int = 5,
     ) -> None:
         super().__init__(name=name, mode=mode, description=description, score_range=score_range)
         if not isinstance(model, ChatModel):
@@ -109,6 +124,40 @@ class LLMGrader(BaseGrader):
         self._instructions = self._build_instructions()
         self._has_extra_fields = bool(set(self.structured_model.model_fields) - _VERDICT_CORE)
         self._cache_tag = f"{type(self).__qualname__}:{self.name}@{self.version}"
+        self.score_mode: ScoreMode = score_mode
+        self.top_logprobs = top_logprobs
+        self.votes = votes
+        self._check_score_mode()
+
+    def _check_score_mode(self) -> None:
+        if self.score_mode == "logprobs":
+            rng = self.score_range
+            if rng is None or not (rng.low.is_integer() and rng.high.is_integer()):
+                raise ValueError(
+                    f"{self.name}: score_mode='logprobs' needs an integer score_range such as (1, 5)"
+                )
+            if not self.model.capabilities.logprobs:
+                raise ValueError(f"{self.name}: score_mode='logprobs' needs a provider that returns logprobs")
+            if not 1 <= self.top_logprobs <= self.model.capabilities.max_top_logprobs:
+                raise ValueError(
+                    f"{self.name}: top_logprobs must be 1..{self.model.capabilities.max_top_logprobs}, "
+                    f"got {self.top_logprobs}"
+                )
+        elif self.score_mode == "vote":
+            if self.votes < 2:
+                raise ValueError(f"{self.name}: score_mode='vote' needs votes >= 2, got {self.votes}")
+            temperature = self.sampling.temperature if self.sampling is not None else None
+            if temperature is None and isinstance(self.model, BaseChatModel):
+                temperature = self.model.sampling.temperature
+            if not temperature:
+                raise ValueError(
+                    f"{self.name}: score_mode='vote' samples several verdicts and needs a temperature above 0 "
+                    "(pass sampling=Sampling(temperature=0.7))"
+                )
+        elif self.score_mode != "verdict":
+            raise ValueError(
+                f"{self.name}: score_mode must be 'verdict', 'logprobs' or 'vote', got {self.score_mode!r}"
+            )
 
     def input_spec(self) -> InputSpec:
         """The template's placeholders, unless a subclass defines its own ``aevaluate``."""
@@ -156,7 +205,44 @@ class LLMGrader(BaseGrader):
         prepared = self.prepare(inputs)
         if isinstance(prepared, GraderError):
             return prepared
+        if self.score_mode == "vote":
+            return await self._vote(prepared)
         return await self._judge(prepared)
+
+    async def _vote(self, messages: list[dict[str, Any]]) -> GraderResult:
+        """Sample verdicts in waves until one score holds a decided majority (or votes run out)."""
+        scores: list[GraderScore] = []
+        errors: list[GraderError] = []
+
+        async def one() -> None:
+            result = await self._judge(messages)
+            if isinstance(result, GraderScore):
+                scores.append(result)
+            elif isinstance(result, GraderError):
+                errors.append(result)
+
+        values: list[float] = []
+        while len(scores) + len(errors) < self.votes and not vote_decided(values, self.votes - len(errors)):
+            leader = max(Counter(values).values(), default=0)
+            wave = min(self.votes // 2 + 1 - leader, self.votes - len(scores) - len(errors))
+            async with anyio.create_task_group() as tg:
+                for _ in range(max(1, wave)):
+                    tg.start_soon(one)
+            values = [r.score for r in scores]
+        usage = sum((r.usage for r in (*scores, *errors) if r.usage is not None), TokenUsage())
+        latency = sum(r.latency_s or 0.0 for r in (*scores, *errors))
+        if not scores:
+            return errors[0].model_copy(update={"usage": usage, "latency_s": latency})
+        winner = vote_winner(values)
+        chosen = next(r for r in scores if r.score == winner)
+        metadata: dict[str, JsonValue] = {
+            **chosen.metadata,
+            "score_mode": "vote",
+            "votes": list[JsonValue](values),
+            "failed_votes": len(errors),
+            "agreement": values.count(winner) / len(values),
+        }
+        return chosen.model_copy(update={"metadata": metadata, "usage": usage, "latency_s": latency})
 
     async def _judge(self, messages: list[dict[str, Any]]) -> GraderResult:
         usage: TokenUsage | None = None
@@ -165,7 +251,11 @@ class LLMGrader(BaseGrader):
         for round_ in range(self.max_reasks + 1):
             try:
                 response = await self.model.achat(
-                    messages, output=output, sampling=self.sampling, cache_tag=self._cache_tag
+                    messages,
+                    output=output,
+                    sampling=self.sampling,
+                    top_logprobs=self.top_logprobs if self.score_mode == "logprobs" else None,
+                    cache_tag=self._cache_tag,
                 )
             except ChatModelError as exc:
                 spent = TokenUsage(0, 0, exc.requests)
@@ -189,7 +279,10 @@ class LLMGrader(BaseGrader):
                 )
             try:
                 verdict = self._parse(response.content)
-                return self.to_result(verdict, response, usage=usage, latency_s=latency)
+                result = self.to_result(verdict, response, usage=usage, latency_s=latency)
+                if self.score_mode == "logprobs" and isinstance(result, GraderScore):
+                    return self._weighted(result, response)
+                return result
             except (ValueError, ValidationError) as exc:
                 problem = _describe(exc)
                 if round_ < self.max_reasks:
@@ -208,6 +301,22 @@ class LLMGrader(BaseGrader):
                     latency_s=latency,
                 )
         raise AssertionError("unreachable: the loop always returns")
+
+    def _weighted(self, result: GraderScore, response: ChatResponse) -> GraderScore:
+        """The verdict's score replaced by its logprob expectation, when it can be read."""
+        assert self.score_range is not None  # checked at construction for this mode
+        expected = expected_score(response.content, response.logprobs, self.score_range)
+        metadata: dict[str, JsonValue] = dict(result.metadata)
+        if expected is None:
+            metadata.update(score_mode="verdict", score_mode_note="no usable logprobs at the score token")
+            return result.model_copy(update={"metadata": metadata})
+        metadata.update(
+            score_mode="logprobs",
+            verdict_score=result.score,
+            score_distribution={str(k): v for k, v in expected.distribution.items()},
+            score_mass=expected.mass,
+        )
+        return result.model_copy(update={"score": expected.value, "metadata": metadata})
 
     def _parse(self, content: str) -> BaseModel:
         try:
