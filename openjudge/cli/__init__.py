@@ -16,7 +16,7 @@ import anyio
 
 from openjudge.config.build import build_job
 from openjudge.config.loader import ConfigError, load_config
-from openjudge.config.schema import JobConfig
+from openjudge.config.schema import JobConfig, config_json_schema
 from openjudge.graders.registry import BUILTIN_GRADERS, describe
 from openjudge.jobs.datasets import DatasetError
 from openjudge.jobs.report import write_report
@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
 
     graders = sub.add_parser("graders", help="list the built-in graders with their inputs and score ranges")
     graders.add_argument("--json", action="store_true", help="machine-readable output")
+
+    sub.add_parser("schema", help="print the JSON Schema of job config files (for editors)")
     return parser
 
 
@@ -187,7 +189,18 @@ def _cmd_graders(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"run": _cmd_run, "validate": _cmd_validate, "estimate": _cmd_estimate, "graders": _cmd_graders}
+def _cmd_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(config_json_schema(), indent=2, sort_keys=True))
+    return EXIT_OK
+
+
+COMMANDS = {
+    "run": _cmd_run,
+    "validate": _cmd_validate,
+    "estimate": _cmd_estimate,
+    "graders": _cmd_graders,
+    "schema": _cmd_schema,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,7 @@ __all__ = [
     "ProviderSpec",
     "RunnerSpec",
     "SamplingSpec",
+    "config_json_schema",
 ]
 
 
@@ -138,3 +139,11 @@ class JobConfig(_Spec):
     runner: RunnerSpec = RunnerSpec()
     data: DataSpec = DataSpec()
     cache: CacheSpec = CacheSpec()
+
+
+def config_json_schema() -> dict[str, JsonValue]:
+    """The JSON Schema of a job config file, for editor completion and validation."""
+    schema: dict[str, JsonValue] = JobConfig.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "openjudge job config"
+    return schema

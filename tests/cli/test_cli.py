@@ -307,3 +307,11 @@ def test_judge_example_runs_against_a_local_server(
             k: (v["score"], v["reason"]) for k, v in trajectory.items()
         }
         assert all(v["usage"]["requests"] == 0 for v in again.values())  # cached replies cost nothing
+
+
+def test_exported_config_schema_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    committed = json.loads((ROOT / "docs" / "config.schema.json").read_text(encoding="utf-8"))
+    assert printed == committed, "run: openjudge schema > docs/config.schema.json"
+    assert printed["properties"]["graders"]["minProperties"] == 1
