@@ -14,6 +14,7 @@ from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.models.base_chat_model import BaseChatModel
 from openjudge.models.cache import JudgeCache
+from openjudge.models.chat_model import Sampling
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.aggregators import (
     Aggregator,
@@ -65,8 +66,14 @@ def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
 
 
 def _params(raw: Mapping[str, Any]) -> dict[str, Any]:
-    # YAML has no tuples; constructor arguments such as score_range=(1, 5) arrive as lists.
-    return {k: tuple(v) if k == "score_range" and isinstance(v, list) else v for k, v in raw.items()}
+    """Constructor arguments from YAML: lists become tuples for ``score_range``, and a
+    ``sampling`` mapping becomes a :class:`Sampling` (validated, so typos are reported)."""
+    params = dict(raw)
+    if isinstance(params.get("score_range"), list):
+        params["score_range"] = tuple(params["score_range"])
+    if isinstance(params.get("sampling"), Mapping):
+        params["sampling"] = Sampling.model_validate(params["sampling"])
+    return params
 
 
 def _aggregator(spec: AggregatorSpec) -> Aggregator:
@@ -114,18 +121,18 @@ def build_job(
     grader_providers: dict[str, str] = {}
     for name, gspec in config.graders.items():
         entry = BUILTIN_GRADERS[gspec.type]
-        params = _params(gspec.params)
-        if entry.kind == "llm":
-            if gspec.provider is None or gspec.provider not in providers:
-                continue  # its provider failed to build; already reported
-            params["model"] = providers[gspec.provider]
-            grader_providers[name] = gspec.provider
-            if gspec.type == "llm":
-                params.setdefault("name", name)
+        if entry.kind == "llm" and (gspec.provider is None or gspec.provider not in providers):
+            continue  # its provider failed to build; already reported
         try:
+            params = _params(gspec.params)
+            if entry.kind == "llm" and gspec.provider is not None:
+                params["model"] = providers[gspec.provider]
+                grader_providers[name] = gspec.provider
+                if gspec.type == "llm":
+                    params.setdefault("name", name)
             grader: BaseGrader = entry.load()(**params)
             configs[name] = GraderConfig(grader, gspec.mapper)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
             problems.append(f"{source}: graders.{name}.params: cannot build {gspec.type!r}: {exc}")
     if problems:
         raise ConfigError(problems)

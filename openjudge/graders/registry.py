@@ -156,6 +156,24 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "rule",
         "Penalty for repeated n-grams",
     ),
+    (
+        "pairwise_preference",
+        f"{_G}.comparison.pairwise:PairwisePreferenceGrader",
+        "llm",
+        "P(response A is better than response B), judged in both orders to cancel position bias",
+    ),
+    (
+        "listwise_ranking",
+        f"{_G}.comparison.listwise:ListwiseRankingGrader",
+        "llm",
+        "Rank 2..N responses to one query in a single judge call (a rank, 1 best)",
+    ),
+    (
+        "group_tournament",
+        f"{_G}.comparison.group_tournament:GroupTournamentGrader",
+        "llm",
+        "GRPO group rewards (wins - losses) / (N - 1) from a debiased all-pairs tournament",
+    ),
 )
 
 

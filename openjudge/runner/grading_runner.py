@@ -23,18 +23,19 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
 
 import anyio
 
-from openjudge.graders.base_grader import BaseGrader, InputSpec, InvalidInputError, error_from_exception
+from openjudge.graders.base_grader import BaseGrader, InvalidInputError, error_from_exception
 from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore
 from openjudge.models.timeouts import timeout_scope
 from openjudge.models.usage import TokenUsage
 from openjudge.runner.aggregators import AggregatorLike
-from openjudge.runner.mapper import CompiledMapper, Mapper, MissingFieldError, compile_mapper
+from openjudge.runner.grader_config import BoundGrader, GraderConfig
+from openjudge.runner.mapper import Mapper, MissingFieldError
 from openjudge.runner.progress import ProgressBar
+from openjudge.runner.results import RunnerResult, SampleResult
 from openjudge.runner.sync import SyncPortal
 from openjudge.runner.watchdog import PairClock, Watchdog, watchdog_interval
 
@@ -42,113 +43,6 @@ __all__ = ["GraderConfig", "GradingRunner", "RunnerResult", "SampleResult"]
 
 K = TypeVar("K")
 Sample: TypeAlias = Mapping[str, Any]
-
-
-@dataclass(slots=True)
-class GraderConfig:
-    """A grader and how each sample's fields map to its inputs.
-
-    Args:
-        grader: The grader.
-        mapper: ``{input_name: "dotted.path"}`` or a callable ``sample -> inputs``;
-            ``None`` passes the sample's fields the grader takes.
-    """
-
-    grader: BaseGrader
-    mapper: Mapper | None = None
-
-    @classmethod
-    def create(cls, value: GraderConfig | BaseGrader | tuple[BaseGrader, Mapper | None]) -> GraderConfig:
-        """Accept a config, a bare grader, or a ``(grader, mapper)`` pair."""
-        if isinstance(value, GraderConfig):
-            return value
-        if isinstance(value, BaseGrader):
-            return cls(grader=value)
-        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], BaseGrader):
-            return cls(grader=value[0], mapper=value[1])
-        raise TypeError(f"expected GraderConfig, a grader or (grader, mapper), got {type(value).__name__}")
-
-
-class RunnerResult(dict[str, list[GraderResult]]):
-    """Results per grader (and per aggregator) name, in dataset order.
-
-    Attributes:
-        usage: Token usage summed per grader name.
-    """
-
-    usage: dict[str, TokenUsage]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.usage = {}
-
-
-@dataclass(frozen=True, slots=True)
-class SampleResult:
-    """One sample's results, as :meth:`GradingRunner.astream` delivers them.
-
-    Attributes:
-        index: Position of the sample in the input.
-        sample: The sample itself.
-        results: Grader name -> result.
-        aggregates: Aggregator name -> result.
-    """
-
-    index: int
-    sample: Any
-    results: Mapping[str, GraderResult]
-    aggregates: Mapping[str, GraderResult] = field(default_factory=dict)
-
-
-class _Slot:
-    """One grader as the runner calls it: key, grader, compiled mapper, input spec."""
-
-    __slots__ = ("checked", "grader", "key", "mapper", "spec")
-
-    def __init__(self, key: str, config: GraderConfig) -> None:
-        self.key = key
-        self.grader = config.grader
-        self.spec: InputSpec = config.grader.input_spec()
-        self.mapper = compile_mapper(config.mapper)
-        self.checked = isinstance(self.mapper, CompiledMapper)
-        if isinstance(self.mapper, CompiledMapper):
-            self._check(self.mapper.names)
-
-    def _check(self, names: frozenset[str]) -> None:
-        kind = type(self.grader).__name__
-        if not self.spec.accepts_any:
-            unknown = sorted(names - self.spec.names)
-            if unknown:
-                raise ValueError(
-                    f"grader {self.key!r} ({kind}) has no input {unknown[0]!r}; "
-                    f"its inputs are: {', '.join(sorted(self.spec.names)) or '(none)'}"
-                )
-        missing = sorted(self.spec.required - names)
-        if missing:
-            raise ValueError(
-                f"mapper for grader {self.key!r} ({kind}) does not provide required input {missing[0]!r}"
-            )
-
-    def inputs(self, sample: Any) -> Mapping[str, Any]:
-        if self.mapper is None:
-            if not isinstance(sample, Mapping):
-                raise InvalidInputError(
-                    f"sample must be a mapping of field names to values, got {type(sample).__name__}"
-                )
-            fields: Mapping[str, Any] = sample
-        else:
-            fields = self.mapper(sample)
-            if self.checked:
-                return fields
-            if not isinstance(fields, Mapping):
-                raise InvalidInputError(f"mapper returned {type(fields).__name__}, expected a dict of inputs")
-        missing = [name for name in self.spec.required if name not in fields]
-        if missing:
-            raise InvalidInputError(
-                f"no input {sorted(missing)[0]!r} for grader {self.key!r}: add the field to the sample "
-                "or map it with GraderConfig(mapper=...)"
-            )
-        return fields if self.spec.accepts_any else {k: v for k, v in fields.items() if k in self.spec.names}
 
 
 def _timed_out(key: str, timeout: float | None) -> GraderError:
@@ -196,7 +90,7 @@ class GradingRunner:
             if value is not None and not (value > 0 and math.isfinite(value)):
                 raise ValueError(f"{label} must be a positive number of seconds or None, got {value}")
         self.grader_configs = {key: GraderConfig.create(cfg) for key, cfg in grader_configs.items()}
-        self._slots = [_Slot(key, cfg) for key, cfg in self.grader_configs.items()]
+        self._slots = [BoundGrader(key, cfg) for key, cfg in self.grader_configs.items()]
         self.max_concurrency = max_concurrency
         self.show_progress = show_progress
         self.timeout = timeout
@@ -225,7 +119,7 @@ class GradingRunner:
 
     # -- evaluation of one pair -------------------------------------------------------
 
-    def _inputs_or_error(self, slot: _Slot, sample: Any) -> Mapping[str, Any] | GraderError:
+    def _inputs_or_error(self, slot: BoundGrader, sample: Any) -> Mapping[str, Any] | GraderError:
         key = slot.key
         try:
             return slot.inputs(sample)
@@ -256,7 +150,7 @@ class GradingRunner:
             timeout = remaining if timeout is None or remaining < timeout else timeout
         return timeout
 
-    async def _evaluate(self, slot: _Slot, sample: Any, deadline_at: float | None) -> GraderResult:
+    async def _evaluate(self, slot: BoundGrader, sample: Any, deadline_at: float | None) -> GraderResult:
         """One pair under a per-pair timeout scope (used where no watchdog runs, e.g. trio)."""
         inputs = self._inputs_or_error(slot, sample)
         if isinstance(inputs, GraderError):
@@ -277,7 +171,7 @@ class GradingRunner:
         return _checked(slot.key, out)
 
     async def _evaluate_watched(
-        self, slot: _Slot, sample: Any, deadline_at: float | None, clock: PairClock
+        self, slot: BoundGrader, sample: Any, deadline_at: float | None, clock: PairClock
     ) -> GraderResult:
         """One pair whose deadline the run's :class:`Watchdog` enforces (asyncio)."""
         inputs = self._inputs_or_error(slot, sample)

@@ -162,6 +162,11 @@ def test_malformed_lines_and_missing_fields_are_recorded(
             "graders.g.params: cannot build 'string_match'",
         ),
         ("graders: [\n", "job.yaml:2: invalid YAML"),
+        (
+            "providers:\n  p: {kind: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key: k}\n"
+            "graders:\n  g:\n    type: llm\n    provider: p\n    params: {template: '{x}', sampling: {temprature: 1}}\n",
+            "graders.g.params: cannot build 'llm'",
+        ),
     ],
 )
 def test_config_errors_name_file_line_and_field(

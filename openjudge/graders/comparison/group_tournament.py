@@ -17,20 +17,16 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import anyio
 
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.comparison._calls import compare_into, first_failure, total_usage
 from openjudge.graders.comparison._inputs import check_responses, check_text
 from openjudge.graders.comparison.orders import combine_orders
-from openjudge.graders.comparison.pairwise_judge import (
-    OrderVerdict,
-    PairwiseJudges,
-    compare_into,
-    first_failure,
-    total_usage,
-)
+from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudges
+from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.comparison.tournament import (
     PairOutcome,
     ranks_from_rewards,
@@ -39,7 +35,7 @@ from openjudge.graders.comparison.tournament import (
 )
 from openjudge.graders.schema import GraderError, GraderMode, GraderRank
 from openjudge.models.chat_model import ChatModel, Sampling
-from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
+from openjudge.models.schema.prompt_template import LanguageEnum
 
 __all__ = ["GroupTournamentGrader"]
 
@@ -51,7 +47,8 @@ class GroupTournamentGrader(BaseGrader):
     ``flips`` (pairs whose two orders disagreed), ``flip_rate`` (flips / pairs) and
     ``matches`` (``[i, j, winner]`` per pair; ``winner`` is ``null`` for no decision).
     Any failed judge call makes the whole result a :class:`GraderError`, with the usage
-    of every call: a partial tournament would bias the rewards.
+    of every call: a partial tournament would bias the rewards. ``usage`` sums every
+    call; ``latency_s`` is the wall time of the whole tournament.
 
     Args:
         model: The judge.
@@ -70,7 +67,7 @@ class GroupTournamentGrader(BaseGrader):
         self,
         model: ChatModel,
         *,
-        template: str | Sequence[Mapping[str, str]] | PromptTemplate | None = None,
+        template: TemplateLike | None = None,
         criteria: str | None = None,
         language: LanguageEnum | str = LanguageEnum.EN,
         sampling: Sampling | None = None,

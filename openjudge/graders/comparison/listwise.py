@@ -20,13 +20,17 @@ from pydantic import BaseModel
 
 from openjudge.graders.base_grader import error_from_exception, grader_boundary
 from openjudge.graders.comparison._inputs import check_responses, check_text
-from openjudge.graders.comparison.pairwise_judge import as_template, check_placeholders
-from openjudge.graders.comparison.prompts import listwise_template
+from openjudge.graders.comparison.prompts import (
+    TemplateLike,
+    as_template,
+    check_placeholders,
+    listwise_template,
+)
 from openjudge.graders.comparison.verdicts import ListwiseVerdict
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderResult
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
-from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
+from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.models.usage import TokenUsage
 
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
@@ -106,7 +110,7 @@ class ListwiseRankingGrader(LLMGrader):
         self,
         model: ChatModel,
         *,
-        template: str | Sequence[Mapping[str, str]] | PromptTemplate | None = None,
+        template: TemplateLike | None = None,
         criteria: str | None = None,
         language: LanguageEnum | str = LanguageEnum.EN,
         sampling: Sampling | None = None,

@@ -21,24 +21,19 @@ score), with the usage of both calls.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
 
 import anyio
 
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.comparison._calls import compare_into, first_failure, total_usage
 from openjudge.graders.comparison._inputs import check_text
 from openjudge.graders.comparison.orders import combine_orders
-from openjudge.graders.comparison.pairwise_judge import (
-    OrderVerdict,
-    PairwiseJudges,
-    compare_into,
-    first_failure,
-    total_usage,
-)
+from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudges
+from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.comparison.verdicts import Winner
 from openjudge.graders.schema import GraderError, GraderMode, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel, Sampling
-from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
+from openjudge.models.schema.prompt_template import LanguageEnum
 
 __all__ = ["PairwisePreferenceGrader"]
 
@@ -51,6 +46,7 @@ class PairwisePreferenceGrader(BaseGrader):
     Metadata: ``winner`` (``"A"``, ``"B"`` or ``"tie"``), ``flip`` (the orders disagreed),
     ``confidence``, and ``verdicts``: for each order shown (``"A,B"``, ``"B,A"``) the
     judge's ``raw_winner`` (a position), the ``winner`` it means for the pair, and the reason.
+    ``usage`` sums both calls; ``latency_s`` is their wall time (they run concurrently).
 
     Args:
         model: The judge.
@@ -70,7 +66,7 @@ class PairwisePreferenceGrader(BaseGrader):
         self,
         model: ChatModel,
         *,
-        template: str | Sequence[Mapping[str, str]] | PromptTemplate | None = None,
+        template: TemplateLike | None = None,
         criteria: str | None = None,
         language: LanguageEnum | str = LanguageEnum.EN,
         sampling: Sampling | None = None,

@@ -8,14 +8,18 @@ two verdicts (:func:`~openjudge.graders.comparison.orders.combine_orders`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-import anyio
 from pydantic import BaseModel
 
 from openjudge.graders.base_grader import InvalidInputError, error_from_exception
-from openjudge.graders.comparison.prompts import pairwise_template
+from openjudge.graders.comparison.prompts import (
+    TemplateLike,
+    as_template,
+    check_placeholders,
+    pairwise_template,
+)
 from openjudge.graders.comparison.verdicts import PairwiseVerdict, Winner
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
@@ -23,14 +27,14 @@ from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.models.usage import TokenUsage
 
-__all__ = ["OrderVerdict", "PairwiseJudge", "PairwiseJudges", "check_placeholders"]
+__all__ = ["OrderVerdict", "PairwiseJudge", "PairwiseJudges"]
 
 FIRST_WINS: dict[Winner, float] = {"A": 1.0, "tie": 0.5, "B": 0.0}
 """P(the response shown first is better) for each verdict."""
 
 _WINNERS: dict[object, Winner] = {"A": "A", "B": "B", "tie": "tie"}
 _UNIT = ScoreRange(low=0.0, high=1.0)
-PAIR_INPUTS = frozenset({"query", "response_a", "response_b", "reference"})
+_PAIR_INPUTS = frozenset({"query", "response_a", "response_b", "reference"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,36 +52,6 @@ class OrderVerdict:
     reason: str
     usage: TokenUsage
     latency_s: float
-
-
-def check_placeholders(
-    name: str,
-    template: PromptTemplate,
-    language: LanguageEnum,
-    *,
-    allowed: frozenset[str],
-    required: frozenset[str],
-) -> frozenset[str]:
-    """A custom template's placeholders, checked against the grader's inputs.
-
-    Raises:
-        ValueError: The template uses an unknown placeholder or lacks a required one.
-    """
-    found = template.placeholders(language)
-    unknown, missing = found - allowed, required - found
-    if unknown or missing:
-        problems = []
-        if unknown:
-            problems.append(f"unknown placeholders {sorted(unknown)} (allowed: {sorted(allowed)})")
-        if missing:
-            problems.append(f"missing placeholders {sorted(missing)}")
-        raise ValueError(f"{name}: the template has {' and '.join(problems)}")
-    return found
-
-
-def as_template(template: str | Sequence[Mapping[str, str]] | PromptTemplate) -> PromptTemplate:
-    """A user-supplied template as a :class:`PromptTemplate`."""
-    return template if isinstance(template, PromptTemplate) else PromptTemplate.from_prompt(template)
 
 
 class PairwiseJudge(LLMGrader):
@@ -179,39 +153,32 @@ class PairwiseJudges:
         model: ChatModel,
         *,
         name: str,
-        template: str | Sequence[Mapping[str, str]] | PromptTemplate | None,
+        template: TemplateLike | None,
         criteria: str | None,
         language: LanguageEnum,
         sampling: Sampling | None,
     ) -> None:
         self.name = name
+
+        def judge(prompt: PromptTemplate) -> PairwiseJudge:
+            return PairwiseJudge(model, prompt, name=name, language=language, sampling=sampling)
+
         self.plain: PairwiseJudge | None = None
         self.with_reference: PairwiseJudge | None = None
         if template is None:
-            for with_ref in (False, True):
-                judge = PairwiseJudge(
-                    model,
-                    pairwise_template(language, criteria, with_reference=with_ref),
-                    name=name,
-                    language=language,
-                    sampling=sampling,
-                )
-                if with_ref:
-                    self.with_reference = judge
-                else:
-                    self.plain = judge
+            self.plain = judge(pairwise_template(language, criteria, with_reference=False))
+            self.with_reference = judge(pairwise_template(language, criteria, with_reference=True))
             return
         if criteria is not None:
             raise ValueError(f"{name}: criteria applies to the default prompts; write it into your template")
         custom = as_template(template)
         found = check_placeholders(
-            name, custom, language, allowed=PAIR_INPUTS, required=frozenset({"response_a", "response_b"})
+            name, custom, language, allowed=_PAIR_INPUTS, required=frozenset({"response_a", "response_b"})
         )
-        judge = PairwiseJudge(model, custom, name=name, language=language, sampling=sampling)
         if "reference" in found:
-            self.with_reference = judge
+            self.with_reference = judge(custom)
         else:
-            self.plain = judge
+            self.plain = judge(custom)
 
     def pick(self, reference: str | None) -> PairwiseJudge:
         """The judge for a sample with (or without) a reference answer.
@@ -231,59 +198,3 @@ class PairwiseJudges:
                 "add one or do not map a reference"
             )
         return self.with_reference
-
-
-async def compare_into(
-    judge: PairwiseJudge,
-    values: Mapping[str, object],
-    out: list[OrderVerdict | GraderError | None],
-    index: int,
-    limiter: anyio.CapacityLimiter | None = None,
-) -> None:
-    """Run one comparison and store its verdict at ``out[index]`` (a task-group worker)."""
-    if limiter is None:
-        out[index] = await judge.compare(values)
-        return
-    async with limiter:
-        out[index] = await judge.compare(values)
-
-
-def total_usage(verdicts: Sequence[OrderVerdict | GraderError | None]) -> TokenUsage:
-    """Tokens and requests of every call, failed ones included."""
-    usage = TokenUsage()
-    for v in verdicts:
-        if v is not None and v.usage is not None:
-            usage = usage + v.usage
-    return usage
-
-
-def first_failure(
-    name: str,
-    labels: Sequence[str],
-    verdicts: Sequence[OrderVerdict | GraderError | None],
-    *,
-    latency_s: float,
-) -> GraderError | None:
-    """``None`` if every call succeeded, else one error naming the failed calls.
-
-    The error takes the kind of the first failure and the usage of every call.
-    """
-    failed = [
-        (label, v) for label, v in zip(labels, verdicts, strict=True) if not isinstance(v, OrderVerdict)
-    ]
-    if not failed:
-        return None
-    first = failed[0][1]
-    kind = first.kind if isinstance(first, GraderError) else "internal"
-    detail = "; ".join(
-        f"{lab}: {v.message if isinstance(v, GraderError) else 'no verdict'}" for lab, v in failed[:3]
-    )
-    count = f"{len(failed)} of {len(verdicts)} judge calls failed"
-    return GraderError(
-        name=name,
-        kind=kind,
-        message=f"{count} ({detail}{'; ...' if len(failed) > 3 else ''})",
-        error_type=first.error_type if isinstance(first, GraderError) else "",
-        usage=total_usage(verdicts),
-        latency_s=latency_s,
-    )

@@ -8,10 +8,23 @@ own (data in tags is never instructions; reply with JSON matching the schema).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias
+
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 
-__all__ = ["DEFAULT_CRITERIA", "listwise_template", "pairwise_template"]
+__all__ = [
+    "DEFAULT_CRITERIA",
+    "TemplateLike",
+    "as_template",
+    "check_placeholders",
+    "listwise_template",
+    "pairwise_template",
+]
+
+TemplateLike: TypeAlias = str | Sequence[ChatMessage | Mapping[str, str]] | PromptTemplate
+"""A custom prompt: a user message string, a list of messages, or a :class:`PromptTemplate`."""
 
 DEFAULT_CRITERIA: dict[LanguageEnum, str] = {
     LanguageEnum.EN: "Which response answers the query more helpfully, correctly and relevantly.",
@@ -118,3 +131,33 @@ def listwise_template(language: LanguageEnum, criteria: str | None) -> PromptTem
     return PromptTemplate(
         messages=[ChatMessage(role="user", content=head + "\n\n" + _LISTWISE_DATA[language])]
     )
+
+
+def check_placeholders(
+    name: str,
+    template: PromptTemplate,
+    language: LanguageEnum,
+    *,
+    allowed: frozenset[str],
+    required: frozenset[str],
+) -> frozenset[str]:
+    """A custom template's placeholders, checked against the grader's inputs.
+
+    Raises:
+        ValueError: The template uses an unknown placeholder or lacks a required one.
+    """
+    found = template.placeholders(language)
+    unknown, missing = found - allowed, required - found
+    if unknown or missing:
+        problems = []
+        if unknown:
+            problems.append(f"unknown placeholders {sorted(unknown)} (allowed: {sorted(allowed)})")
+        if missing:
+            problems.append(f"missing placeholders {sorted(missing)}")
+        raise ValueError(f"{name}: the template has {' and '.join(problems)}")
+    return found
+
+
+def as_template(template: TemplateLike) -> PromptTemplate:
+    """A user-supplied template as a :class:`PromptTemplate`."""
+    return template if isinstance(template, PromptTemplate) else PromptTemplate.from_prompt(template)

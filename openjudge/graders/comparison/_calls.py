@@ -1,0 +1,69 @@
+"""Running ordered comparisons in a task group, and summing up their outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import anyio
+
+from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudge
+from openjudge.graders.schema import GraderError
+from openjudge.models.usage import TokenUsage
+
+__all__ = ["compare_into", "first_failure", "total_usage"]
+
+
+async def compare_into(
+    judge: PairwiseJudge,
+    values: Mapping[str, object],
+    out: list[OrderVerdict | GraderError | None],
+    index: int,
+    limiter: anyio.CapacityLimiter | None = None,
+) -> None:
+    """Run one comparison and store its verdict at ``out[index]`` (a task-group worker)."""
+    if limiter is None:
+        out[index] = await judge.compare(values)
+        return
+    async with limiter:
+        out[index] = await judge.compare(values)
+
+
+def total_usage(verdicts: Sequence[OrderVerdict | GraderError | None]) -> TokenUsage:
+    """Tokens and requests of every call, failed ones included."""
+    usage = TokenUsage()
+    for v in verdicts:
+        if v is not None and v.usage is not None:
+            usage = usage + v.usage
+    return usage
+
+
+def first_failure(
+    name: str,
+    labels: Sequence[str],
+    verdicts: Sequence[OrderVerdict | GraderError | None],
+    *,
+    latency_s: float,
+) -> GraderError | None:
+    """``None`` if every call succeeded, else one error naming the failed calls.
+
+    The error takes the kind of the first failure and the usage of every call.
+    """
+    failed = [
+        (label, v) for label, v in zip(labels, verdicts, strict=True) if not isinstance(v, OrderVerdict)
+    ]
+    if not failed:
+        return None
+    first = failed[0][1]
+    kind = first.kind if isinstance(first, GraderError) else "internal"
+    detail = "; ".join(
+        f"{lab}: {v.message if isinstance(v, GraderError) else 'no verdict'}" for lab, v in failed[:3]
+    )
+    count = f"{len(failed)} of {len(verdicts)} judge calls failed"
+    return GraderError(
+        name=name,
+        kind=kind,
+        message=f"{count} ({detail}{'; ...' if len(failed) > 3 else ''})",
+        error_type=first.error_type if isinstance(first, GraderError) else "",
+        usage=total_usage(verdicts),
+        latency_s=latency_s,
+    )

@@ -1,0 +1,43 @@
+"""What the runner returns: results per grader, or per sample when streaming."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from openjudge.graders.schema import GraderResult
+from openjudge.models.usage import TokenUsage
+
+__all__ = ["RunnerResult", "SampleResult"]
+
+
+class RunnerResult(dict[str, list[GraderResult]]):
+    """Results per grader (and per aggregator) name, in dataset order.
+
+    Attributes:
+        usage: Token usage summed per grader name.
+    """
+
+    usage: dict[str, TokenUsage]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.usage = {}
+
+
+@dataclass(frozen=True, slots=True)
+class SampleResult:
+    """One sample's results, as :meth:`GradingRunner.astream` delivers them.
+
+    Attributes:
+        index: Position of the sample in the input.
+        sample: The sample itself.
+        results: Grader name -> result.
+        aggregates: Aggregator name -> result.
+    """
+
+    index: int
+    sample: Any
+    results: Mapping[str, GraderResult]
+    aggregates: Mapping[str, GraderResult] = field(default_factory=dict)

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import pytest
+
+from openjudge.graders.comparison import GroupTournamentGrader
+from openjudge.graders.schema import GraderError, GraderMode, GraderRank
+from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.errors import ChatModelError
+from tests.graders.comparison.judges import Recorder, always, by_quality, field, verdict
+
+pytestmark = pytest.mark.anyio
+
+GROUP = ["w", "x", "y", "z"]
+
+
+async def run(recorder: Recorder, responses: list[str], **kwargs: object) -> GraderRank | GraderError:
+    grader = GroupTournamentGrader(recorder.model, **kwargs)  # type: ignore[arg-type]
+    return await grader.aevaluate(query="q", responses=responses)
+
+
+async def test_one_response_is_invalid_input_without_calls() -> None:
+    judge = Recorder(always("A"))
+    result = await run(judge, ["alone"])
+    assert isinstance(result, GraderError) and result.kind == "invalid_input"
+    assert "at least 2 responses" in result.message and judge.requests == []
+
+
+async def test_two_responses() -> None:
+    judge = Recorder(by_quality({"good": 2, "bad": 1}))
+    result = await run(judge, ["bad", "good"])
+    assert isinstance(result, GraderRank)
+    assert result.rank == [2, 1]
+    assert result.metadata["rewards"] == [-1.0, 1.0]
+    assert (result.metadata["wins"], result.metadata["losses"]) == ([0, 1], [1, 0])
+    assert result.metadata["flip_rate"] == 0.0 and result.metadata["matches"] == [[0, 1, 1]]
+    assert len(judge.requests) == 2 and result.usage is not None and result.usage.requests == 2
+
+
+async def test_position_biased_judge_gives_every_response_zero() -> None:
+    judge = Recorder(always("A"))
+    result = await run(judge, GROUP)
+    assert isinstance(result, GraderRank)
+    assert result.metadata["rewards"] == [0.0, 0.0, 0.0, 0.0]
+    assert result.metadata["wins"] == [0, 0, 0, 0] and result.metadata["losses"] == [0, 0, 0, 0]
+    assert (result.metadata["flips"], result.metadata["flip_rate"]) == (6, 1.0)
+    assert result.rank == [1, 2, 3, 4]  # equal rewards: ranked by position
+    assert len(judge.requests) == 12
+
+
+async def test_consistent_judge_gives_exact_rewards() -> None:
+    judge = Recorder(by_quality({"w": 1, "x": 3, "y": 2, "z": 4}))
+    result = await run(judge, GROUP)
+    assert isinstance(result, GraderRank)
+    assert result.metadata["rewards"] == [-1.0, 1 / 3, -1 / 3, 1.0]
+    assert result.metadata["wins"] == [0, 2, 1, 3] and result.metadata["losses"] == [3, 1, 2, 0]
+    assert result.metadata["flip_rate"] == 0.0
+    assert result.rank == [4, 2, 3, 1]
+    assert result.metadata["matches"] == [[0, 1, 1], [0, 2, 2], [0, 3, 3], [1, 2, 1], [1, 3, 3], [2, 3, 3]]
+
+
+async def test_ties_count_as_neither_win_nor_loss() -> None:
+    judge = Recorder(by_quality({"w": 3, "x": 1, "y": 3, "z": 2}))
+    result = await run(judge, GROUP)
+    assert isinstance(result, GraderRank)
+    assert result.metadata["rewards"] == [2 / 3, -1.0, 2 / 3, -1 / 3]
+    assert result.rank == [1, 4, 2, 3]
+    matches = result.metadata["matches"]
+    assert isinstance(matches, list) and matches[1] == [0, 2, None]
+
+
+async def test_one_inconsistent_pair_counts_neither() -> None:
+    # The judge is consistent except that it always says "A" when w meets x.
+    quality = by_quality({"w": 1, "x": 3, "y": 2, "z": 4})
+
+    def decide(request: ChatRequest) -> str:
+        if {field(request, "response_a"), field(request, "response_b")} == {"w", "x"}:
+            return verdict("A")
+        return quality(request)
+
+    result = await run(Recorder(decide), GROUP)
+    assert isinstance(result, GraderRank)
+    assert result.metadata["rewards"] == [-2 / 3, 0.0, -1 / 3, 1.0]
+    assert (result.metadata["flips"], result.metadata["flip_rate"]) == (1, 1 / 6)
+
+
+async def test_twelve_calls_for_four_responses_run_concurrently() -> None:
+    judge = Recorder(by_quality({"w": 1, "x": 3, "y": 2, "z": 4}), delay=0.03)
+    result = await run(judge, GROUP)
+    assert isinstance(result, GraderRank)
+    assert len(judge.requests) == 12 and result.usage is not None and result.usage.requests == 12
+    shown = sorted((field(r, "response_a"), field(r, "response_b")) for r in judge.requests)
+    assert shown == sorted((a, b) for a in GROUP for b in GROUP if a != b)  # every ordered pair once
+    assert judge.peak > 1
+    assert result.latency_s is not None and result.latency_s < 12 * 0.03
+
+
+async def test_max_concurrency_bounds_calls_in_flight() -> None:
+    judge = Recorder(always("tie"), delay=0.02)
+    result = await run(judge, GROUP, max_concurrency=3)
+    assert isinstance(result, GraderRank) and judge.peak == 3 and len(judge.requests) == 12
+    with pytest.raises(ValueError, match="max_concurrency must be >= 1"):
+        GroupTournamentGrader(judge.model, max_concurrency=0)
+
+
+async def test_a_failed_call_fails_the_group_with_the_usage_of_every_call() -> None:
+    def decide(request: ChatRequest) -> str:
+        if (field(request, "response_a"), field(request, "response_b")) == ("z", "y"):
+            raise ChatModelError("HTTP 400: context too long", status_code=400)
+        return verdict("tie")
+
+    result = await run(Recorder(decide), GROUP)
+    assert isinstance(result, GraderError) and result.kind == "provider_error"
+    assert "1 of 12 judge calls failed (responses 3,2: HTTP 400: context too long)" in result.message
+    assert result.usage is not None and result.usage.requests == 12
+
+
+async def test_reference_and_declared_inputs() -> None:
+    judge = Recorder(always("tie"))
+    grader = GroupTournamentGrader(judge.model)
+    assert grader.mode is GraderMode.LISTWISE
+    spec = grader.input_spec()
+    assert spec.required == {"query", "responses"} and spec.optional == {"reference"}
+    result = await grader.aevaluate(query="q", responses=["a", "b"], reference="42")
+    assert isinstance(result, GraderRank)
+    assert [field(r, "reference") for r in judge.requests] == ["42", "42"]
