@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,13 +22,9 @@ from openjudge.runner.aggregators import (
     WeightedMeanAggregator,
 )
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
+from providers.registry import load_factory
 
 __all__ = ["BuiltJob", "build_job", "build_provider"]
-
-# kind -> "module:factory". Imported only when a config uses the kind.
-PROVIDER_FACTORIES: Mapping[str, str] = {
-    "openai": "providers.openai:OpenAIChatModel",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +40,12 @@ class BuiltJob:
 
 def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
     """Instantiate one provider from its spec."""
-    module_name, _, attr = PROVIDER_FACTORIES[spec.kind].partition(":")
-    factory: Callable[..., BaseChatModel] = getattr(importlib.import_module(module_name), attr)
+    factory: Callable[..., BaseChatModel] = load_factory(spec.kind)
+    extra: dict[str, Any] = {}
+    if spec.api_version is not None:
+        if spec.kind not in ("azure", "litellm"):
+            raise ValueError(f"api_version applies to kind 'azure' or 'litellm', not {spec.kind!r}")
+        extra["api_version"] = spec.api_version
     policy = ProviderPolicy(
         timeout_s=spec.timeout_s,
         retry=RetryPolicy(max_attempts=spec.max_retries + 1),
@@ -62,6 +61,7 @@ def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
         seed=spec.sampling.seed,
         structured_output=spec.structured_output,
         policy=policy,
+        **extra,
     )
 
 
@@ -115,7 +115,7 @@ def build_job(
             providers[name] = build_provider(name, spec).with_cache(
                 cache if spec.sampling.temperature == 0 else None
             )
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, ImportError) as exc:  # an ImportError names the extra to install
             problems.append(f"{source}: providers.{name}: {exc}")
     configs: dict[str, GraderConfig] = {}
     grader_providers: dict[str, str] = {}

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, field_validator
 
 from openjudge.models.chat_model import StructuredOutputMode
 from openjudge.models.policy import ProviderLimits
@@ -39,8 +40,12 @@ class ProviderSpec(_Spec):
     """A judge backend, referred to by name from graders.
 
     Attributes:
-        kind: The backend (``openai``: OpenAI or any OpenAI-compatible server such as vLLM).
+        kind: ``openai`` (OpenAI or any OpenAI-compatible server), ``vllm`` (adds vLLM's
+            structured outputs and discovery), ``azure`` (Azure OpenAI; ``model`` is the
+            deployment, ``base_url`` the resource endpoint) or ``litellm`` (any litellm
+            route; ``model`` carries the route, e.g. ``hosted_vllm/qwen3-8b``).
         model: Model name on the server.
+        api_version: Azure API version (``azure`` and ``litellm`` only).
         base_url: Server URL ending in ``/v1`` (default: the kind's own, or ``OPENAI_BASE_URL``).
         api_key: Key; write ``${ENV_VAR}`` rather than the key itself.
         timeout_s: Per-attempt timeout.
@@ -51,8 +56,9 @@ class ProviderSpec(_Spec):
         price: Dollars per 1,000 tokens, for cost estimates.
     """
 
-    kind: Literal["openai"]
+    kind: Literal["openai", "vllm", "azure", "litellm"]
     model: str = Field(min_length=1)
+    api_version: str | None = None
     base_url: str | None = Field(default=None, pattern=r"^https?://")
     api_key: SecretStr | None = None
     timeout_s: float = Field(default=60.0, gt=0)
@@ -61,6 +67,12 @@ class ProviderSpec(_Spec):
     limits: ProviderLimits = ProviderLimits()
     sampling: SamplingSpec = SamplingSpec()
     price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None
+
+    @field_validator("api_version", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: object) -> object:
+        # YAML reads an unquoted 2024-10-21 as a date; Azure wants the text.
+        return value.isoformat() if isinstance(value, datetime.date) else value
 
 
 class GraderSpec(_Spec):

@@ -1,0 +1,56 @@
+"""VERL integration: reward managers, an async ``compute_score``, and the seed guide's API.
+
+Importing this package does not import VERL or torch; the reward managers load them
+when first used (``from integrations.verl import OpenJudgeRewardManager``).
+
+- :class:`OpenJudgeRewardManager`: the reward-loop manager of VERL 0.7.1+ (``run_single``),
+  also callable on a whole batch (``manager(data, return_dict=True)``), as in the seed guide.
+- :class:`OpenJudgeLegacyRewardManager`: the batch manager of VERL 0.4.1 to 0.7.0.
+- :func:`compute_score`: an async reward function for VERL's own ``naive`` manager.
+- :class:`RewardSample`, :class:`RewardResult`, :class:`BaseOpenJudgeRewardFunction`: the
+  seed guide's grouped reward-function API.
+- :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from integrations.verl.functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
+from integrations.verl.functions import ExtraValue as ExtraValue
+from integrations.verl.functions import RewardResult as RewardResult
+from integrations.verl.functions import RewardSample as RewardSample
+from integrations.verl.score_function import compute_score as compute_score
+from integrations.verl.settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings
+from integrations.verl.settings import SettingsError as SettingsError
+
+if TYPE_CHECKING:
+    from integrations.verl.legacy import OpenJudgeLegacyRewardManager as OpenJudgeLegacyRewardManager
+    from integrations.verl.reward_loop import OpenJudgeRewardManager as OpenJudgeRewardManager
+
+__all__ = [
+    "BaseOpenJudgeRewardFunction",
+    "ExtraValue",
+    "OpenJudgeLegacyRewardManager",
+    "OpenJudgeRewardManager",
+    "OpenJudgeVerlSettings",
+    "RewardResult",
+    "RewardSample",
+    "SettingsError",
+    "compute_score",
+]
+
+_LAZY = {
+    "OpenJudgeRewardManager": "integrations.verl.reward_loop",
+    "OpenJudgeLegacyRewardManager": "integrations.verl.legacy",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'integrations.verl' has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,205 @@
+"""``OpenJudgeRewardManager``: VERL's reward-loop manager (0.7.1 to 0.9.x), and the seed's batch entry.
+
+VERL's ``RewardLoopWorker`` (a Ray actor, one per ``reward.num_workers``) builds one
+manager per process and awaits :meth:`OpenJudgeRewardManager.run_single` for every
+trajectory, concurrently, on the actor's event loop. Graders and their providers are
+built once per process (:func:`~integrations.verl.scoring.shared_scorer`); clients and
+limiters are created inside whichever loop is running, never the loop captured by
+``RewardManagerBase.__init__``.
+
+The same class serves the seed guide's call shape,
+``OpenJudgeRewardManager(tokenizer=..., num_examine=..., compute_score=fn)(data, return_dict=True)``,
+where ``fn`` is a :class:`~integrations.verl.BaseOpenJudgeRewardFunction`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from typing import Literal, TypedDict, overload
+
+from integrations.verl._verl import DataProto, torch
+from integrations.verl._verl_reward_loop import RewardManagerBase, register_reward_loop
+from integrations.verl.batch import BatchRewards, ScorerRewardFunction, score_batch
+from integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, find_reward_function
+from integrations.verl.rows import THREAD_DECODE_TOKENS, Tokenizer, decode_row, decode_texts, token_ids
+from integrations.verl.scoring import SampleScorer, shared_scorer
+from integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, read_settings
+from openjudge.runner.sync import SyncPortal
+
+__all__ = ["REGISTERED_NAME", "OpenJudgeRewardManager", "RewardLoopOutput"]
+
+logger = logging.getLogger(__name__)
+
+REGISTERED_NAME = "openjudge"
+"""The name in VERL's reward-loop registry (``reward.reward_manager.name=openjudge``)."""
+
+
+class RewardLoopOutput(TypedDict):
+    """What ``run_single`` returns to VERL's ``RewardLoopWorker``."""
+
+    reward_score: float
+    reward_extra_info: dict[str, ExtraValue]
+
+
+_BASE_TAKES_COMPUTE_SCORE = "compute_score" in inspect.signature(RewardManagerBase.__init__).parameters
+
+
+def _reward_options(config: object) -> object:
+    """``config.reward.openjudge`` (0.7.1+) or ``config.reward_model.reward_kwargs.openjudge`` (0.7.0)."""
+    options = _get(_get(config, "reward"), "openjudge")
+    if options is None:
+        options = _get(_get(_get(config, "reward_model"), "reward_kwargs"), "openjudge")
+    return options
+
+
+def _get(node: object, key: str) -> object:
+    if node is None:
+        return None
+    getter = getattr(node, "get", None)
+    if callable(getter):
+        value: object = getter(key)
+        return value
+    return getattr(node, key, None)
+
+
+class OpenJudgeRewardManager(RewardManagerBase):
+    """Scores VERL trajectories with openjudge graders.
+
+    Configure either a graders YAML (``+reward.openjudge.config=...``, see
+    :class:`~integrations.verl.settings.OpenJudgeVerlSettings`) or a
+    :class:`~integrations.verl.BaseOpenJudgeRewardFunction` as ``compute_score``.
+
+    Args:
+        config: VERL's trainer config (options are read from ``config.reward.openjudge``).
+        tokenizer: The policy tokenizer.
+        compute_score: VERL's custom reward function; used when it is (or wraps) a
+            ``BaseOpenJudgeRewardFunction``, ignored otherwise.
+        reward_router_address: Passed by ``RewardLoopWorker``; unused.
+        reward_model_tokenizer: Passed by ``RewardLoopWorker``; unused.
+        num_examine: Batch calls log this many decoded samples at INFO.
+        reward_fn_key: The non-tensor column holding the data source.
+        openjudge: Options given directly (overrides ``config.reward.openjudge``).
+        scorer: Graders built in Python (a :class:`~integrations.verl.scoring.SampleScorer`),
+            used instead of a graders YAML; for subclasses and tests.
+        **kwargs: Accepted and ignored, for arguments later VERL versions add.
+
+    Raises:
+        SettingsError: Neither a graders config nor a reward function was given, or both.
+        ConfigError: The graders YAML is invalid.
+    """
+
+    def __init__(
+        self,
+        config: object = None,
+        tokenizer: Tokenizer | None = None,
+        compute_score: object = None,
+        reward_router_address: str | None = None,
+        reward_model_tokenizer: object = None,
+        *,
+        num_examine: int = 0,
+        reward_fn_key: str = "data_source",
+        openjudge: OpenJudgeVerlSettings | Mapping[str, object] | None = None,
+        scorer: SampleScorer | None = None,
+        **kwargs: object,
+    ) -> None:
+        if tokenizer is None:
+            raise TypeError("OpenJudgeRewardManager needs the policy tokenizer (tokenizer=...)")
+        # VERL annotates DictConfig / AutoTokenizer / a callable but stores them as they come.
+        base_init: Callable[..., None] = RewardManagerBase.__init__
+        if _BASE_TAKES_COMPUTE_SCORE:
+            base_init(self, config, tokenizer, compute_score)
+        else:  # VERL 0.7.0: RewardManagerBase(config, tokenizer)
+            base_init(self, config, tokenizer)
+        self._tokenizer: Tokenizer = tokenizer
+        self.num_examine = num_examine
+        self.reward_fn_key = reward_fn_key
+        if kwargs:
+            logger.debug("OpenJudgeRewardManager ignores arguments %s", sorted(kwargs))
+        options = openjudge if openjudge is not None else _reward_options(config)
+        function = find_reward_function(compute_score)
+        self._scorer: SampleScorer | None = scorer
+        if scorer is not None:
+            function = ScorerRewardFunction(scorer)
+        elif options is not None or function is None:
+            if function is not None:
+                raise SettingsError(
+                    "both reward.openjudge options and a BaseOpenJudgeRewardFunction compute_score were given; "
+                    "use one (the graders YAML, or your reward function)"
+                )
+            self._scorer = shared_scorer(read_settings(options))
+            function = ScorerRewardFunction(self._scorer)
+        self.function: BaseOpenJudgeRewardFunction = function
+        self._portal: SyncPortal | None = None
+
+    @property
+    def scorer(self) -> SampleScorer | None:
+        """The YAML-configured scorer (``None`` when a reward function is used)."""
+        return self._scorer
+
+    async def run_single(self, data: DataProto) -> RewardLoopOutput:
+        """Score one trajectory (its last row, as VERL's built-ins do).
+
+        Returns:
+            ``{"reward_score": float, "reward_extra_info": {...}}``, with the same extra
+            keys for every sample.
+        """
+        i = len(data) - 1
+        prompt_ids, response_ids = token_ids(data, i)
+        if len(prompt_ids) + len(response_ids) >= THREAD_DECODE_TOKENS:
+            prompt, response = await asyncio.to_thread(
+                decode_texts, self._tokenizer, prompt_ids, response_ids
+            )
+        else:
+            prompt, response = decode_texts(self._tokenizer, prompt_ids, response_ids)
+        sample = decode_row(data, i, prompt, response, reward_fn_key=self.reward_fn_key)
+        if self._scorer is not None:
+            scored = await self._scorer.score(sample.grader_sample())
+            return {"reward_score": scored.reward, "reward_extra_info": scored.extra}
+        results = await self.function.compute_batch_scores({sample.prompt: [sample]})
+        if len(results) != 1:
+            raise ValueError(f"compute_batch_scores returned {len(results)} results for one sample")
+        return {"reward_score": float(results[0].score), "reward_extra_info": dict(results[0].reward_info)}
+
+    # -- the batch (legacy / seed) call shape -------------------------------------------------
+
+    async def ascore_batch(self, data: DataProto) -> BatchRewards:
+        """Score a whole batch, grouped by ``uid`` (see :mod:`integrations.verl.batch`)."""
+        return await score_batch(
+            self.function,
+            data,
+            self._tokenizer,
+            reward_fn_key=self.reward_fn_key,
+            num_examine=self.num_examine,
+        )
+
+    @overload
+    def __call__(self, data: DataProto, return_dict: Literal[False] = ...) -> torch.Tensor: ...
+    @overload
+    def __call__(self, data: DataProto, return_dict: Literal[True]) -> dict[str, object]: ...
+    @overload
+    def __call__(self, data: DataProto, return_dict: bool = ...) -> torch.Tensor | dict[str, object]: ...
+    def __call__(self, data: DataProto, return_dict: bool = False) -> torch.Tensor | dict[str, object]:
+        """Score a batch synchronously (safe with or without a running event loop in this thread).
+
+        Returns:
+            The reward tensor (shaped like ``responses``), or with ``return_dict=True``
+            ``{"reward_tensor": ..., "reward_extra_info": {key: [value per row]}}``.
+        """
+        if self._portal is None:
+            self._portal = SyncPortal()
+        out = self._portal.call(self.ascore_batch, data)
+        if return_dict:
+            return {"reward_tensor": out.reward_tensor, "reward_extra_info": out.reward_extra_info}
+        return out.reward_tensor
+
+    def close(self) -> None:
+        """Stop the helper thread of the synchronous ``__call__``, if it was started."""
+        if self._portal is not None:
+            self._portal.close()
+            self._portal = None
+
+
+register_reward_loop(REGISTERED_NAME)(OpenJudgeRewardManager)

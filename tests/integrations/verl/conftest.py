@@ -1,0 +1,28 @@
+"""Fixtures for the VERL tests: one judge server and one graders YAML per module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from providers.testing.judge_server import JudgeServerProcess
+
+try:
+    import verl  # noqa: F401  # the tests in this folder run against the real VERL
+except ImportError as exc:  # pragma: no cover
+    raise ImportError("the VERL tests need verl 0.9.1 and torch: run `bash scripts/install-verl.sh`") from exc
+
+
+@pytest.fixture(scope="module")
+def judge_server() -> Iterator[JudgeServerProcess]:
+    with JudgeServerProcess(latency_s=0.005) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def graders_yaml(judge_server: JudgeServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.integrations.verl.helpers import write_graders_yaml
+
+    return write_graders_yaml(tmp_path_factory.mktemp("graders"), judge_server.base_url, timeout_s=1.0)

@@ -1,0 +1,41 @@
+"""Discovery without patching VERL: the ``verl.plugins`` entry point, in a fresh process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_entry_point_is_installed() -> None:
+    found = {ep.name: ep.value for ep in entry_points(group="verl.plugins")}
+    assert found.get("openjudge") == "integrations.verl.plugin", (
+        "reinstall the package (pip install -e .) so its verl.plugins entry point is registered"
+    )
+
+
+def test_fresh_process_finds_openjudge_by_name(graders_yaml: Path) -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.integrations.verl.entry_point_driver", str(graders_yaml)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {
+        "registered_on_import_verl": True,
+        "class": "integrations.verl.reward_loop.OpenJudgeRewardManager",
+        "registry": "OpenJudgeRewardManager",
+        "rewards": [0.75, 0.25, -1.0],
+        "kinds": ["", "", "provider_error"],
+    }

@@ -1,0 +1,90 @@
+"""One grader setup, two providers, one local server: switching providers changes no score.
+
+The judge is named by one model string; only that line differs between the runs. The
+litellm run uses its default aiohttp transport against a real socket (respx is not
+involved here).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from openjudge.graders.llm_grader import LLMGrader
+from openjudge.graders.schema import GraderScore
+from openjudge.models.base_chat_model import BaseChatModel
+from openjudge.models.errors import ChatModelError
+from openjudge.runner.grading_runner import GradingRunner
+from providers.litellm import LiteLLMChatModel, load_litellm
+from providers.openai import OpenAIChatModel
+from providers.registry import resolve_model
+from providers.testing.judge_server import DEFAULT_MODEL, JudgeServer
+
+pytestmark = [
+    pytest.mark.anyio,
+    # litellm builds a pydantic schema for one of its own TypedDicts on the first real call.
+    pytest.mark.filterwarnings(
+        "ignore:Item 'summary' on TypedDict class 'ChatCompletionReasoningItem':UserWarning"
+    ),
+]
+
+DATASET = [
+    {"id": i, "response": f"answer {i} #oj:score={score}"} for i, score in enumerate([5, 1, 4, 2, 3, 5])
+]
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[JudgeServer]:
+    assert load_litellm().disable_aiohttp_transport is False  # the real transport
+    async with JudgeServer() as srv:
+        yield srv
+
+
+async def grade(judge: BaseChatModel) -> list[GraderScore]:
+    grader = LLMGrader(judge, name="quality", template="Rate this answer: {response}", score_range=(1, 5))
+    results = await GradingRunner({"quality": grader}, show_progress=False).arun(DATASET)
+    scores = [r for r in results["quality"] if isinstance(r, GraderScore)]
+    assert len(scores) == len(DATASET), results["quality"]
+    return scores
+
+
+@pytest.mark.parametrize(
+    "judge_spec",
+    [
+        "openai:{model}@{url}",
+        "litellm:hosted_vllm/{model}@{url}",  # the one line that changes
+    ],
+)
+async def test_model_string_switch_keeps_scores(server: JudgeServer, judge_spec: str) -> None:
+    judge = resolve_model(
+        judge_spec.format(model=DEFAULT_MODEL, url=server.base_url), api_key="x", temperature=0.0, seed=0
+    )
+    scores = await grade(judge)
+    assert [s.score for s in scores] == [5.0, 1.0, 4.0, 2.0, 3.0, 5.0]
+    assert server.stats().chat_requests == len(DATASET)  # no retries, no re-asks
+
+
+async def test_both_providers_give_identical_results(server: JudgeServer) -> None:
+    direct = OpenAIChatModel(DEFAULT_MODEL, api_key="x", base_url=server.base_url, temperature=0.0, seed=0)
+    routed = LiteLLMChatModel(
+        f"hosted_vllm/{DEFAULT_MODEL}", base_url=server.base_url, temperature=0.0, seed=0
+    )
+    first, second = await grade(direct), await grade(routed)
+    assert [(s.score, s.reason, s.usage) for s in first] == [(s.score, s.reason, s.usage) for s in second]
+    assert direct.usage == routed.usage and direct.usage.requests == len(DATASET)
+    assert server.stats().by_outcome["200"] == 2 * len(DATASET)
+
+
+@pytest.mark.parametrize("judge_spec", ["openai:{model}@{url}", "litellm:hosted_vllm/{model}@{url}"])
+async def test_a_hung_server_is_bounded_by_the_policy_timeout(server: JudgeServer, judge_spec: str) -> None:
+    judge = resolve_model(
+        judge_spec.format(model=DEFAULT_MODEL, url=server.base_url), api_key="x", timeout=0.3, max_retries=1
+    )
+    started = time.monotonic()
+    with pytest.raises(ChatModelError) as info:
+        await judge.achat([{"role": "user", "content": "#oj:hang"}])
+    assert info.value.kind == "timeout" and info.value.requests == 2
+    assert 0.6 <= time.monotonic() - started < 2.0
+    assert server.stats().by_outcome["hang"] == 2
