@@ -27,7 +27,7 @@ from pydantic import SecretStr
 from openjudge.models.base_chat_model import BaseChatModel, ChatRequest
 from openjudge.models.chat_model import ChatResponse, ModelCapabilities, Sampling, StructuredOutputMode
 from openjudge.models.errors import ChatModelError
-from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from openjudge.models.policy import ProviderPolicy
 from providers._litellm_errors import classify_litellm_exception, redact
 from providers.completion import parse_completion
 from providers.structured import response_format_for
@@ -160,11 +160,8 @@ class LiteLLMChatModel(BaseChatModel):
         if base_url is not None and api_base is not None and base_url != api_base:
             raise ValueError(f"base_url={base_url!r} and api_base={api_base!r} differ; pass only one")
         if policy is None:
-            retry = RetryPolicy() if max_retries is None else RetryPolicy(max_attempts=max_retries + 1)
-            policy = ProviderPolicy(
-                timeout_s=timeout,
-                retry=retry,
-                limits=ProviderLimits(max_concurrency=max_concurrency, rpm=rpm, tpm=tpm),
+            policy = ProviderPolicy.from_options(
+                timeout=timeout, max_retries=max_retries, max_concurrency=max_concurrency, rpm=rpm, tpm=tpm
             )
         super().__init__(
             model,

@@ -21,7 +21,7 @@ from openjudge.models.chat_model import (
 )
 from openjudge.models.errors import ChatModelError
 from openjudge.models.loop_local import LoopLocal
-from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from openjudge.models.policy import ProviderPolicy
 from providers._errors import classify_exception
 from providers.completion import parse_completion
 from providers.structured import response_format_for
@@ -108,11 +108,8 @@ class OpenAIChatModel(BaseChatModel):
         if connections_per_client < 1:
             raise ValueError(f"connections_per_client must be >= 1, got {connections_per_client}")
         if policy is None:
-            retry = RetryPolicy() if max_retries is None else RetryPolicy(max_attempts=max_retries + 1)
-            policy = ProviderPolicy(
-                timeout_s=timeout,
-                retry=retry,
-                limits=ProviderLimits(max_concurrency=max_concurrency, rpm=rpm, tpm=tpm),
+            policy = ProviderPolicy.from_options(
+                timeout=timeout, max_retries=max_retries, max_concurrency=max_concurrency, rpm=rpm, tpm=tpm
             )
         super().__init__(
             model,

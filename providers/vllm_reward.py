@@ -33,7 +33,7 @@ from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_
 from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.models.chat_model import Sampling
 from openjudge.models.errors import ChatModelError
-from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from openjudge.models.policy import ProviderPolicy
 from openjudge.models.usage import TokenUsage
 from providers._pooling import PoolingTransport, RewardEndpoint, TokenReduce
 from providers.openai import HttpClientFactory
@@ -107,9 +107,9 @@ class RewardModelClient:
         if label_index < 0:
             raise ValueError(f"label_index must be >= 0, got {label_index}")
         if policy is None:
-            retry = RetryPolicy() if max_retries is None else RetryPolicy(max_attempts=max_retries + 1)
-            limits = ProviderLimits(max_concurrency=max_concurrency, rpm=rpm)
-            policy = ProviderPolicy(timeout_s=timeout, retry=retry, limits=limits)
+            policy = ProviderPolicy.from_options(
+                timeout=timeout, max_retries=max_retries, max_concurrency=max_concurrency, rpm=rpm
+            )
         self.server_url = normalize_base_url(base_url).removesuffix("/v1")
         self.model = model
         self.endpoint: RewardEndpoint = endpoint
