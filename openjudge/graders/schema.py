@@ -57,7 +57,7 @@ class ScoreRange(BaseModel):
         higher_is_better: Whether a larger score means a better response.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     low: float
     high: float
@@ -80,7 +80,7 @@ class ScoreRange(BaseModel):
 
 
 class _ResultBase(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: str
     metadata: Mapping[str, JsonValue] = Field(default_factory=dict)

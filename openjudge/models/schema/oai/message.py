@@ -17,7 +17,7 @@ class ChatMessage(BaseModel):
     ``content`` is text or a list of content parts (``{"type": "text", "text": ...}``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     role: Role
     content: str | list[dict[str, JsonValue]] | None = None
