@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec
+from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import ScoreRange
+from openjudge.models.schema.prompt_template import PromptTemplate
 
 __all__ = ["BUILTIN_GRADERS", "GraderEntry", "GraderInfo", "describe", "lookup"]
 
@@ -64,6 +66,36 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         f"{_G}.agent.trajectory.trajectory_comprehensive:TrajectoryComprehensiveGrader",
         "llm",
         "Judge each tool-call step on contribution, relevance, accuracy and efficiency",
+    ),
+    (
+        "correctness",
+        f"{_G}.common.correctness:CorrectnessGrader",
+        "llm",
+        "Correctness against a reference answer (1-5)",
+    ),
+    (
+        "relevance",
+        f"{_G}.common.relevance:RelevanceGrader",
+        "llm",
+        "Does the response address the query (1-5)",
+    ),
+    (
+        "hallucination",
+        f"{_G}.common.hallucination:HallucinationGrader",
+        "llm",
+        "Claims supported by the given context (1-5, 5 = none hallucinated)",
+    ),
+    (
+        "harmfulness",
+        f"{_G}.common.harmfulness:HarmfulnessGrader",
+        "llm",
+        "Free of harmful content (1-5, 5 = harmless)",
+    ),
+    (
+        "instruction_following",
+        f"{_G}.common.instruction_following:InstructionFollowingGrader",
+        "llm",
+        "Follows every explicit instruction (1-5)",
     ),
     (
         "action_loop_detection",
@@ -192,7 +224,11 @@ def lookup(name: str) -> GraderEntry:
 def describe(entry: GraderEntry) -> GraderInfo:
     """Load a grader class and read its inputs and declared range."""
     cls = entry.load()
-    if entry.kind == "llm" and entry.name == "llm":
+    template = getattr(cls, "TEMPLATE", None)
+    if isinstance(template, PromptTemplate) and cls.aevaluate is LLMGrader.aevaluate:
+        # A template-driven judge takes its template's placeholders.
+        spec = InputSpec(template.compile().placeholders, frozenset(), accepts_any=False)
+    elif entry.kind == "llm" and entry.name == "llm":
         spec = InputSpec(frozenset(), frozenset(), accepts_any=True)
     else:
         spec = InputSpec.from_callable(cls.aevaluate, skip_first=True)
