@@ -12,6 +12,9 @@ __all__ = ["JudgeVerdict", "extract_json_object"]
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_SCAN = 64
+# strict=False: accept raw control characters (tabs, newlines) inside strings, which
+# models often write in a "reason" and which strict JSON forbids.
+_DECODER = json.JSONDecoder(strict=False)
 
 
 class JudgeVerdict(BaseModel):
@@ -33,7 +36,7 @@ def extract_json_object(text: str) -> dict[str, Any]:
     if not stripped:
         raise ValueError("the reply is empty")
     try:
-        value = json.loads(stripped)
+        value = _DECODER.decode(stripped)
     except ValueError:
         pass
     else:
@@ -42,17 +45,16 @@ def extract_json_object(text: str) -> dict[str, Any]:
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
     for block in _FENCE.findall(stripped):
         try:
-            value = json.loads(block)
+            value = _DECODER.decode(block)
         except ValueError:
             continue
         if isinstance(value, dict):
             return value
-    decoder = json.JSONDecoder()
     start = stripped.find("{")
     scanned = 0
     while start != -1 and scanned < _MAX_SCAN:
         try:
-            value, _ = decoder.raw_decode(stripped, start)
+            value, _ = _DECODER.raw_decode(stripped, start)
         except ValueError:
             pass
         else:

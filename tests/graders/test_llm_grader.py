@@ -182,3 +182,12 @@ async def test_prompt_mode_sends_no_response_format_but_describes_schema() -> No
     assert isinstance(result, GraderScore)
     assert seen[0].output is None
     assert '"score"' in seen[0].messages[0]["content"]
+
+
+async def test_raw_control_characters_inside_strings_are_tolerated() -> None:
+    model, seen = scripted('{"reason": "line one\nline\ttwo\x10", "score": 2}')
+    result = await grader(model).aevaluate(query="q", response="r")
+    assert (
+        isinstance(result, GraderScore) and result.score == 2.0 and result.reason == "line one\nline\ttwo\x10"
+    )
+    assert len(seen) == 1
