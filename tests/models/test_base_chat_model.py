@@ -91,7 +91,7 @@ async def test_retry_after_is_honoured() -> None:
     model = FunctionChatModel(script, policy=policy())
     assert (await model.achat(MESSAGES)).content == "ok"
     gap = script.calls[1] - script.calls[0]
-    assert 0.3 <= gap < 0.6
+    assert 0.3 <= gap < 1.5
 
 
 async def test_elapsed_cap_stops_retries_that_would_sleep_past_it() -> None:
@@ -100,7 +100,7 @@ async def test_elapsed_cap_stops_retries_that_would_sleep_past_it() -> None:
     started = time.monotonic()
     with pytest.raises(ChatModelError):
         await model.achat(MESSAGES)
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 2.5  # gave up at once instead of sleeping 5 s
     assert len(script.calls) == 1
 
 
@@ -117,7 +117,7 @@ async def test_hung_attempt_times_out_and_is_retried() -> None:
     model = FunctionChatModel(reply, policy=policy(timeout=0.2))
     started = time.monotonic()
     assert (await model.achat(MESSAGES)).content == "late but fine"
-    assert 0.2 <= time.monotonic() - started < 1.0
+    assert 0.2 <= time.monotonic() - started < 3.0
     assert calls == 2
 
 
@@ -135,31 +135,32 @@ async def test_timeout_error_kind_when_every_attempt_hangs() -> None:
 async def test_concurrency_slot_is_held_per_attempt_not_during_backoff() -> None:
     in_flight = 0
     peak = 0
-    first = True
+    events: list[str] = []
 
     async def reply(request: ChatRequest) -> str:
-        nonlocal in_flight, peak, first
+        nonlocal in_flight, peak
+        name = str(request.messages[0]["content"])
         in_flight += 1
         peak = max(peak, in_flight)
+        events.append(f"start {name}")
         try:
             await anyio.sleep(0.05)
-            if first:
-                first = False
+            if name == "first" and events.count("start first") == 1:
                 raise http(503, retry_after=0.3)
             return "ok"
         finally:
             in_flight -= 1
 
     model = FunctionChatModel(reply, policy=policy(concurrency=1, adaptive=False))
-    started = time.monotonic()
     async with anyio.create_task_group() as tg:
-        for _ in range(3):
-            tg.start_soon(model.achat, MESSAGES)
-    elapsed = time.monotonic() - started
+        tg.start_soon(model.achat, [{"role": "user", "content": "first"}])
+        await anyio.sleep(0.01)
+        for name in ("second", "third"):
+            tg.start_soon(model.achat, [{"role": "user", "content": name}])
     assert peak == 1
     assert model.peak_in_flight == 1
-    # The two others ran while the first one slept out its Retry-After: 0.05 + 0.3 + 0.05, not 0.05*4 + 0.3.
-    assert elapsed < 0.5
+    # The others ran while the first slept out its Retry-After, so its retry came last.
+    assert events == ["start first", "start second", "start third", "start first"]
 
 
 async def test_aimd_halves_on_429_and_grows_back() -> None:
@@ -178,7 +179,7 @@ async def test_rpm_bucket_paces_requests() -> None:
     started = time.monotonic()
     for _ in range(15):
         await model.achat(MESSAGES)
-    assert 0.4 <= time.monotonic() - started < 1.0
+    assert 0.4 <= time.monotonic() - started < 3.0
 
 
 async def test_token_bucket_settles_debt() -> None:

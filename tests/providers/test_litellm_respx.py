@@ -149,7 +149,7 @@ async def test_retry_after_is_honoured(route: str) -> None:
     respx.post(URL).mock(side_effect=effect)
     started = time.monotonic()
     await model(route).achat(MESSAGES)
-    assert 0.4 <= time.monotonic() - started < 0.9
+    assert 0.4 <= time.monotonic() - started < 2.5  # waited the Retry-After, not a backoff guess
     assert calls[0] == 2
 
 

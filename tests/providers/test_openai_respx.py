@@ -167,7 +167,7 @@ async def test_retry_after_header_is_honoured_and_capped() -> None:
     )
     started = time.monotonic()
     await model().achat(MESSAGES)
-    assert 0.4 <= time.monotonic() - started < 0.9
+    assert 0.4 <= time.monotonic() - started < 2.5  # waited the Retry-After, not a backoff guess
     assert route.call_count == 2
 
 

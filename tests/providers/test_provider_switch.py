@@ -86,5 +86,6 @@ async def test_a_hung_server_is_bounded_by_the_policy_timeout(server: JudgeServe
     with pytest.raises(ChatModelError) as info:
         await judge.achat([{"role": "user", "content": "#oj:hang"}])
     assert info.value.kind == "timeout" and info.value.requests == 2
-    assert 0.6 <= time.monotonic() - started < 2.0
+    # Bounded by the policy (2 attempts x 0.3 s plus backoff), not the SDK's 600 s; loose for loaded CI.
+    assert 0.6 <= time.monotonic() - started < 6.0
     assert server.stats().by_outcome["hang"] == 2

@@ -336,11 +336,11 @@ async def test_latency_default_override_and_runtime_change(
     assert time.monotonic() - started >= 0.25
     started = time.monotonic()
     await ask(client, "fast #oj:latency=0")
-    assert time.monotonic() - started < 0.2
+    assert time.monotonic() - started < 0.25  # the 0.25 s default latency was overridden
     started = time.monotonic()
     with pytest.raises(openai.RateLimitError):  # faults fire at once unless given a latency
         await ask(client, "#oj:status=429")
-    assert time.monotonic() - started < 0.2
+    assert time.monotonic() - started < 0.25  # errors skip the default latency
     assert server.stats().latency_s == 0.25
     server.set_latency(0.0)
 
