@@ -13,6 +13,8 @@ export PIP_ROOT_USER_ACTION=ignore
 
 # torch 2.13.0 (CPU) first, then verl 0.9.1's lean set: nothing later may pull a CUDA torch.
 bash scripts/install-verl.sh
+# trl and skyrl-gym for the TRL/SkyRL adapters (torch stays pinned).
+bash scripts/install-rl-extras.sh
 # The package itself (editable: registers the verl.plugins entry point) with every extra the tests use.
 CMAKE_BUILD_PARALLEL_LEVEL=2 python -m pip install --quiet -e ".[dev,litellm,math,e2e]"
 

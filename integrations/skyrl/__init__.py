@@ -1,0 +1,45 @@
+"""SkyRL integration: a SkyRL-Gym environment rewarded by openjudge graders.
+
+Importing this package does not import ``skyrl_gym``; :class:`OpenJudgeEnv` and
+:func:`register_env` load it on first use (``pip install 'openjudge[skyrl]'``).
+
+- :class:`OpenJudgeEnv`: a ``BaseTextEnv`` whose ``step`` grades the action through a
+  process-wide scorer (one persistent event loop, shared provider limits).
+- :func:`register_env`: register it with SkyRL-Gym under an ``env_class`` name.
+- :class:`EnvScorer`, :class:`StepScore`: the scorer and its result.
+- :class:`OpenJudgeSkyRLSettings`: the options.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from integrations.skyrl.scorer import EnvScorer as EnvScorer
+from integrations.skyrl.scorer import StepScore as StepScore
+from integrations.skyrl.settings import OpenJudgeSkyRLSettings as OpenJudgeSkyRLSettings
+from integrations.skyrl.settings import SettingsError as SettingsError
+
+if TYPE_CHECKING:
+    from integrations.skyrl.env import OpenJudgeEnv as OpenJudgeEnv
+    from integrations.skyrl.env import register_env as register_env
+
+__all__ = [
+    "EnvScorer",
+    "OpenJudgeEnv",
+    "OpenJudgeSkyRLSettings",
+    "SettingsError",
+    "StepScore",
+    "register_env",
+]
+
+_LAZY = {"OpenJudgeEnv": "integrations.skyrl.env", "register_env": "integrations.skyrl.env"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'integrations.skyrl' has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
