@@ -63,6 +63,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-progress", action="store_true", help="do not draw the progress line")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the judge-reply cache")
+    run.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local: this process (default); ray: a Ray cluster through Ray Data (docs/ray.md)",
+    )
+    run.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        metavar="N",
+        help="ray engine: grading actors; each provider's limits are split across them (default 2)",
+    )
 
     validate = sub.add_parser("validate", help="check a config without grading anything")
     validate.add_argument("config", type=Path)
@@ -100,19 +113,44 @@ def _prices(config: JobConfig, grader_providers: dict[str, str]) -> dict[str, Pr
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from openjudge.cli.run_job import run_job
+    from openjudge.cli.run_job import RunStats, run_job
 
+    if args.workers < 1:
+        print(f"error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+        return EXIT_USAGE
     config = load_config(args.config)
     if args.fail_on_bad_records:
         config = config.model_copy(update={"data": config.data.model_copy(update={"on_error": "fail"})})
     data = _data_path(config, args.config, args.data)
     if not data.is_file():
         raise ConfigError([f"{data}: dataset file not found"])
-    job = build_job(config, source=str(args.config), base_dir=args.config.parent, use_cache=not args.no_cache)
-    progress = None if args.no_progress else sys.stderr
-    stats = anyio.run(
-        lambda: run_job(config, job, data_path=data, out_path=args.out, progress_stream=progress)
+    local = args.engine == "local"
+    job = build_job(
+        config, source=str(args.config), base_dir=args.config.parent, use_cache=local and not args.no_cache
     )
+    progress = None if args.no_progress else sys.stderr
+    stats: RunStats | RayRunStats
+    if local:
+        stats = anyio.run(
+            lambda: run_job(config, job, data_path=data, out_path=args.out, progress_stream=progress)
+        )
+    else:
+        from openjudge.distributed import RayRunStats, grade_on_ray, import_ray
+
+        try:
+            import_ray()
+        except ImportError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        stats = grade_on_ray(
+            config,
+            data,
+            args.out,
+            workers=args.workers,
+            base_dir=args.config.parent,
+            use_cache=not args.no_cache,
+            progress_stream=progress,
+        )
     prices = _prices(config, dict(job.grader_providers))
     builder = SummaryBuilder(prices=prices)
     for record in read_results(args.out):

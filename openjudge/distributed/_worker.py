@@ -1,0 +1,98 @@
+"""The grading worker: a Ray Data callable class, one instance per actor.
+
+Input batches are Arrow tables with the columns ``id`` (string), ``line`` (int64) and
+``data`` (the sample as JSON text, so nested and mixed-type fields cross Arrow
+unchanged). Output batches have one column, ``outcome``: the results-file line of each
+sample as JSON text (see :mod:`openjudge.jobs.results`).
+
+The class imports neither Ray nor pyarrow at module level; Ray pickles it by reference.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from openjudge.config.build import build_job
+from openjudge.config.schema import JobConfig
+from openjudge.graders.schema import GraderScore
+from openjudge.jobs.results import SampleOutcome
+from openjudge.runner.grading_runner import GradingRunner
+from openjudge.runner.sync import SyncPortal
+
+__all__ = ["BatchGrader"]
+
+_TINY_DEADLINE_S = 1e-9
+
+
+class BatchGrader:
+    """Builds the job once per actor and grades each batch with the async runner.
+
+    Every batch runs on the actor's one long-lived event loop (a :class:`SyncPortal`
+    thread), so concurrent batches in the same actor share its providers and therefore
+    one set of limits: the worker's share from :mod:`openjudge.distributed.limits`.
+
+    Args:
+        config: The job config, with provider limits already split per worker.
+        source: Where the config came from, for error messages.
+        base_dir: Folder that relative paths in the config are resolved against.
+        use_cache: Use the judge-reply cache of the config.
+        deadline_at: Wall-clock time (``time.time()``) when the run's deadline passes,
+            or ``None``; pairs not finished by then become timeout errors.
+    """
+
+    def __init__(
+        self,
+        config: JobConfig,
+        source: str,
+        base_dir: str | None,
+        use_cache: bool,
+        deadline_at: float | None,
+    ) -> None:
+        self._job = build_job(
+            config,
+            source=source,
+            base_dir=Path(base_dir) if base_dir is not None else None,
+            use_cache=use_cache,
+        )
+        self._deadline_at = deadline_at
+        self._portal = SyncPortal()
+
+    def __call__(self, batch: Any) -> Any:  # pyarrow.Table in, pyarrow.Table out
+        import pyarrow  # type: ignore[import-untyped]  # pyarrow ships no type information
+
+        ids: list[str] = batch.column("id").to_pylist()
+        lines: list[int | None] = batch.column("line").to_pylist()
+        texts: list[str] = batch.column("data").to_pylist()
+        outcomes = self._portal.call(self._grade, ids, lines, texts)
+        return pyarrow.table({"outcome": pyarrow.array(outcomes, type=pyarrow.string())})
+
+    def _runner(self) -> GradingRunner:
+        runner = self._job.runner
+        if self._deadline_at is None:
+            return runner
+        remaining = max(self._deadline_at - time.time(), _TINY_DEADLINE_S)
+        return GradingRunner(
+            runner.grader_configs,
+            max_concurrency=runner.max_concurrency,
+            aggregators=list(runner.aggregators.values()),
+            show_progress=False,
+            timeout=runner.timeout,
+            deadline=remaining,
+        )
+
+    async def _grade(self, ids: list[str], lines: list[int | None], texts: list[str]) -> list[str]:
+        samples = [json.loads(text) for text in texts]
+        outcomes = [""] * len(samples)
+        async with self._runner().astream(samples) as stream:
+            async for item in stream:
+                i = item.index
+                aggregates = {
+                    name: r.score if isinstance(r, GraderScore) else None
+                    for name, r in item.aggregates.items()
+                }
+                outcome = SampleOutcome(ids[i], lines[i], item.results, aggregates)
+                outcomes[i] = outcome.to_line().model_dump_json()
+        return outcomes

@@ -1,0 +1,169 @@
+"""The Ray engine on a local two-CPU Ray cluster, against the local test judge server.
+
+One Ray session and one judge server for the module: starting Ray costs ~6 s and each
+Ray Data execution starts its two grading actors (~3 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import ray
+
+from openjudge.cli import main
+from openjudge.distributed import grade_on_ray
+from openjudge.jobs.records import OutcomeLine
+from openjudge.jobs.results import ResultsWriter, SampleOutcome
+from openjudge.models.policy import ProviderLimits
+from providers.testing.judge_server import JudgeServerProcess
+from tests.distributed.helpers import graded, ids_in, judge_score, write_job, write_samples
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMIT = 8  # the provider's max_concurrency: 4 per worker
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[None]:
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},  # actors import this checkout
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[JudgeServerProcess]:
+    with JudgeServerProcess(latency_s=0.01) as server:
+        yield server
+
+
+def test_ten_thousand_samples_on_two_workers_match_the_local_engine(
+    cluster: None, judge: JudgeServerProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    n = 10_000
+    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    data = write_samples(tmp_path / "data.jsonl", n)
+
+    judge.reset_stats()
+    local_out = tmp_path / "local.jsonl"
+    assert main(["run", str(config), "--data", str(data), "--out", str(local_out), "--no-progress"]) == 0
+    local_stats = judge.stats()
+    assert local_stats.chat_requests == n and local_stats.peak_in_flight <= LIMIT
+
+    judge.reset_stats()
+    ray_out = tmp_path / "ray.jsonl"
+    argv = ["run", str(config), "--data", str(data), "--out", str(ray_out), "--no-progress"]
+    assert main([*argv, "--engine", "ray", "--workers", "2"]) == 0
+    stats = judge.stats()
+    printed = capsys.readouterr().out
+
+    # Nothing lost, nothing repeated; the limit held across both workers, which both ran.
+    ids = ids_in(ray_out)
+    assert len(ids) == n and set(ids) == {f"s{i:05d}" for i in range(n)}
+    assert stats.chat_requests == n and stats.by_outcome["200"] == n
+    assert LIMIT // 2 < stats.peak_in_flight <= LIMIT
+    assert f"{n} graded, 0 already in {ray_out}, 0 malformed records, 0 with grader errors" in printed
+
+    # Per-id results identical to the single-process run.
+    ray_results, local_results = graded(ray_out), graded(local_out)
+    assert ray_results == local_results
+    assert ray_results["s00004"]["quality"] == (
+        "score",
+        4.0,
+        0.75,
+        "The response is acceptable.",
+    )  # 1 + 28 % 5
+    assert ray_results["s00003"]["exact"][:2] == ("score", 0.0)
+    assert {row["quality"][1] for row in ray_results.values()} == {1.0, 2.0, 3.0, 4.0, 5.0}
+
+    # A rerun finds everything done.
+    judge.reset_stats()
+    assert main([*argv, "--engine", "ray"]) == 0
+    assert f"0 graded, {n} already in {ray_out}" in capsys.readouterr().out
+    assert judge.stats().chat_requests == 0
+
+
+def test_resumes_a_partial_results_file_without_regrading_or_duplicates(
+    cluster: None, judge: JudgeServerProcess, tmp_path: Path
+) -> None:
+    n, done = 1_000, 300
+    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    data = write_samples(tmp_path / "data.jsonl", n, bad_lines=(10, 500))
+    out = tmp_path / "results.jsonl"
+    # A previous run wrote the first 300 samples (marked with a score the judge never
+    # gives), one malformed record, then crashed in the middle of a line.
+    with out.open("w", encoding="utf-8") as f:
+        for i in range(done):
+            marker = {"type": "score", "score": 9.0, "normalized_score": 1.0, "reason": "earlier run"}
+            results = {"quality": marker, "exact": marker}
+            line = {"id": f"s{i:05d}", "line": i + 1, "results": results, "aggregates": {"reward": 1.0}}
+            f.write(json.dumps(line) + "\n")
+        f.write(json.dumps({"id": "invalid-line-12", "line": 12, "results": {}, "aggregates": {}}) + "\n")
+        f.write('{"id": "s00300", "line": 30')
+
+    judge.reset_stats()
+    stats = grade_on_ray(config, data, out, workers=2, batch_size=100, window=400)
+
+    assert judge.stats().chat_requests == n - done  # earlier samples were not sent again
+    assert (stats.graded, stats.skipped_done, stats.bad_records, stats.interrupted) == (
+        n - done,
+        done,
+        1,
+        False,
+    )
+    assert stats.windows == 2  # 700 samples in windows of 400
+    assert stats.workers == 2 and stats.worker_limits == {"judge": ProviderLimits(max_concurrency=4)}
+    ids = ids_in(out)
+    assert len(ids) == len(set(ids)) == n + 2
+    assert set(ids) == {f"s{i:05d}" for i in range(n)} | {"invalid-line-12", "invalid-line-503"}
+    rows = graded(out)
+    assert all(rows[f"s{i:05d}"]["quality"][1] == 9.0 for i in range(done))  # kept as written
+    assert all(rows[f"s{i:05d}"]["quality"][1] == judge_score(i) for i in range(done, n))
+    assert rows["invalid-line-503"]["quality"][0] == "error"
+
+    # Rerun: nothing left to do.
+    again = grade_on_ray(config, data, out, workers=2)
+    assert (again.graded, again.skipped_done, again.bad_records, again.windows) == (0, n, 0, 0)
+    assert len(ids_in(out)) == n + 2
+
+
+def test_sigterm_mid_run_stops_cleanly_and_a_rerun_completes(
+    cluster: None, judge: JudgeServerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    n = 600
+    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    data = write_samples(tmp_path / "data.jsonl", n)
+    out = tmp_path / "results.jsonl"
+    write = ResultsWriter.write
+    calls = [0]
+
+    def write_then_terminate(self: ResultsWriter, outcome: SampleOutcome | OutcomeLine) -> None:
+        if calls[0] == 120:  # as `kill` or a scheduler would, while the 121st outcome arrives
+            os.kill(os.getpid(), signal.SIGTERM)
+        write(self, outcome)
+        calls[0] += 1
+
+    monkeypatch.setattr(ResultsWriter, "write", write_then_terminate)
+    before = signal.getsignal(signal.SIGTERM)
+    first = grade_on_ray(config, data, out, workers=2, batch_size=50)
+    assert signal.getsignal(signal.SIGTERM) is before  # the handler is put back
+    assert (first.interrupted, first.graded) == (True, 120)
+    partial = ids_in(out)
+    assert len(partial) == len(set(partial)) == 120
+
+    monkeypatch.setattr(ResultsWriter, "write", write)
+    second = grade_on_ray(config, data, out, workers=2, batch_size=50)  # the actors were released
+    assert not second.interrupted
+    assert (second.graded, second.skipped_done) == (n - first.graded, first.graded)
+    final = ids_in(out)
+    assert sorted(final) == [f"s{i:05d}" for i in range(n)]  # no gaps, no duplicates
+    assert all(row["quality"][1] == judge_score(int(i[1:])) for i, row in graded(out).items())
