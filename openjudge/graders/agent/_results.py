@@ -23,7 +23,9 @@ from openjudge.graders.schema import GraderScore, ScoreRange
 
 __all__ = ["UNIT_RANGE", "unit_score"]
 
-UNIT_RANGE = ScoreRange(low=0.0, high=1.0)
+# A constant known to be valid: built without validation so that importing a rule grader
+# does not force the deferred validator build and pydantic's plugin scan (~30 ms).
+UNIT_RANGE = ScoreRange.model_construct(low=0.0, high=1.0, higher_is_better=True)
 """The declared range of every agent rule grader."""
 
 _FIELDS = ("name", "metadata", "usage", "latency_s", "score", "reason", "score_range")
