@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import JsonValue
 
+from integrations._shared import FailureLog
 from integrations.skyrl.settings import OpenJudgeSkyRLSettings
 from openjudge.config import ConfigError, load_config
 from openjudge.config.build import build_job
@@ -32,7 +32,6 @@ __all__ = ["DEFAULT_AGGREGATE", "EnvScorer", "StepScore", "shared_scorer"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_AGGREGATE = "mean"
-_LOG_EVERY = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,24 +72,6 @@ class StepScore:
             if score is not None:
                 out[f"openjudge/{name}"] = score
         return out
-
-
-class _FailureLog:
-    """Logs the first failure of each (result, kind) at WARNING, then one line per 1,000."""
-
-    def __init__(self) -> None:
-        self._counts: Counter[tuple[str, str]] = Counter()
-        self._lock = threading.Lock()
-
-    def record(self, error: GraderError) -> None:
-        key = (error.name, error.kind)
-        with self._lock:
-            self._counts[key] += 1
-            n = self._counts[key]
-        if n == 1 or n % _LOG_EVERY == 0:
-            logger.warning(
-                "openjudge: %s failed (%s, %d so far): %s", error.name, error.kind, n, error.message
-            )
 
 
 class EnvScorer:
@@ -138,7 +119,7 @@ class EnvScorer:
             timeout=timeout_s if timeout_s is not None else runner.timeout,
         )
         self._portal = SyncPortal()
-        self._failures = _FailureLog()
+        self._failures = FailureLog(logger)
 
     @classmethod
     def from_settings(cls, settings: OpenJudgeSkyRLSettings) -> EnvScorer:

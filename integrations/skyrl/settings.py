@@ -9,6 +9,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from integrations._shared import plain_options, validation_problems
+
 __all__ = ["CONFIG_ENV", "OpenJudgeSkyRLSettings", "SettingsError", "read_settings"]
 
 CONFIG_ENV = "OPENJUDGE_SKYRL_CONFIG"
@@ -57,13 +59,7 @@ def _plain(value: object) -> object:
     """An OmegaConf node or a dataclass (SkyRL configs are either) as plain Python containers."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
-    try:
-        from omegaconf import DictConfig, ListConfig, OmegaConf
-    except ImportError:  # no omegaconf: values are plain already
-        return value
-    if isinstance(value, DictConfig | ListConfig):
-        return OmegaConf.to_container(value, resolve=True)
-    return value
+    return plain_options(value)
 
 
 def read_settings(
@@ -99,7 +95,4 @@ def read_settings(
     try:
         return OpenJudgeSkyRLSettings.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{where}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise SettingsError(problems) from None
+        raise SettingsError(validation_problems(exc, where)) from None

@@ -31,12 +31,12 @@ import logging
 import math
 import os
 import threading
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import anyio
 
+from integrations._shared import FailureLog
 from integrations.trl.samples import TRLText, samples_from_batch
 from integrations.trl.settings import OpenJudgeTRLSettings
 from openjudge.config import ConfigError, load_config
@@ -52,26 +52,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_AGGREGATE = "mean"
 """The aggregate used when the config declares no aggregator: every grader, equal weights."""
-
-_LOG_EVERY = 1000
-
-
-class _FailureLog:
-    """Logs the first failure of each (result, kind) at WARNING, then one line per 1,000."""
-
-    def __init__(self) -> None:
-        self._counts: Counter[tuple[str, str]] = Counter()
-        self._lock = threading.Lock()
-
-    def record(self, error: GraderError) -> None:
-        key = (error.name, error.kind)
-        with self._lock:
-            self._counts[key] += 1
-            n = self._counts[key]
-        if n == 1 or n % _LOG_EVERY == 0:
-            logger.warning(
-                "openjudge: %s failed (%s, %d so far): %s", error.name, error.kind, n, error.message
-            )
 
 
 def _as_score(name: str, result: GraderResult | None) -> GraderScore | GraderError:
@@ -128,7 +108,7 @@ class OpenJudgeRewards:
         self._aggregators: dict[str, AggregatorLike] = dict(runner.aggregators)
         limit = self.max_concurrency
         self._limiter: LoopLocal[anyio.CapacityLimiter] = LoopLocal(lambda: anyio.CapacityLimiter(limit))
-        self._failures = _FailureLog()
+        self._failures = FailureLog(logger)
 
     @classmethod
     def from_config(

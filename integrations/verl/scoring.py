@@ -17,13 +17,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
+from integrations._shared import FailureLog
 from integrations.verl.functions import ExtraValue
 from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.config import ConfigError, load_config
@@ -39,7 +39,6 @@ logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "openjudge/"
 DEFAULT_AGGREGATE = "mean"
-_LOG_EVERY = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,24 +48,6 @@ class ScoredSample:
     reward: float
     failed: bool
     extra: dict[str, ExtraValue]
-
-
-class _FailureLog:
-    """Logs the first failure of each (result, kind) and then one line per 1,000."""
-
-    def __init__(self) -> None:
-        self._counts: Counter[tuple[str, str]] = Counter()
-        self._lock = threading.Lock()
-
-    def record(self, error: GraderError) -> None:
-        key = (error.name, error.kind)
-        with self._lock:
-            self._counts[key] += 1
-            n = self._counts[key]
-        if n == 1 or n % _LOG_EVERY == 0:
-            logger.warning(
-                "openjudge: %s failed (%s, %d so far): %s", error.name, error.kind, n, error.message
-            )
 
 
 class SampleScorer:
@@ -108,7 +89,7 @@ class SampleScorer:
             deadline=runner.deadline,
         )
         self.keys: tuple[str, ...] = self._keys()
-        self._failures = _FailureLog()
+        self._failures = FailureLog(logger)
         limit = settings.max_concurrent_samples
         self._limiter: LoopLocal[anyio.CapacityLimiter] | None = (
             LoopLocal(lambda: anyio.CapacityLimiter(limit)) if limit is not None else None

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from integrations._shared import plain_options, validation_problems
+
 __all__ = ["CONFIG_ENV", "OpenJudgeVerlSettings", "SettingsError", "read_settings"]
 
 CONFIG_ENV = "OPENJUDGE_VERL_CONFIG"
@@ -57,17 +59,6 @@ class OpenJudgeVerlSettings(BaseModel):
         return value
 
 
-def _plain(value: object) -> object:
-    """An OmegaConf node (or anything mapping-like) as plain Python containers."""
-    try:
-        from omegaconf import DictConfig, ListConfig, OmegaConf
-    except ImportError:  # no omegaconf: values are plain already
-        return value
-    if isinstance(value, DictConfig | ListConfig):
-        return OmegaConf.to_container(value, resolve=True)
-    return value
-
-
 def read_settings(
     options: OpenJudgeVerlSettings | Mapping[str, object] | object,
     *,
@@ -83,7 +74,7 @@ def read_settings(
     """
     if isinstance(options, OpenJudgeVerlSettings):
         return options
-    raw = _plain(options)
+    raw = plain_options(options)
     data: dict[str, object] = {}
     if isinstance(raw, Mapping):
         data = {str(k): v for k, v in raw.items()}
@@ -99,7 +90,4 @@ def read_settings(
     try:
         return OpenJudgeVerlSettings.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{where}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise SettingsError(problems) from None
+        raise SettingsError(validation_problems(exc, where)) from None
