@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from integrations.verl._verl import DataProto, torch
@@ -23,8 +23,16 @@ from integrations.verl.rows import (
     valid_response_lengths,
 )
 from integrations.verl.scoring import SampleScorer
+from openjudge.runner.sync import SyncPortal
 
-__all__ = ["BatchRewards", "ScorerRewardFunction", "decode_batch", "group_by_prompt", "score_batch"]
+__all__ = [
+    "BatchRewards",
+    "ScorerRewardFunction",
+    "SyncBatchCall",
+    "decode_batch",
+    "group_by_prompt",
+    "score_batch",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -155,3 +163,30 @@ async def score_batch(
             r.score,
         )
     return BatchRewards(reward_tensor(data, [r.score for r in results]), _columns(results))
+
+
+class SyncBatchCall:
+    """The synchronous batch call both managers offer, on one private event-loop thread.
+
+    Works from plain code and from inside a running loop alike (the calling thread
+    blocks until the batch is scored); the thread starts on first use.
+    """
+
+    def __init__(self) -> None:
+        self._portal: SyncPortal | None = None
+
+    def __call__(
+        self, score: Callable[[DataProto], Awaitable[BatchRewards]], data: DataProto, return_dict: bool
+    ) -> torch.Tensor | dict[str, object]:
+        if self._portal is None:
+            self._portal = SyncPortal()
+        out = self._portal.call(score, data)
+        if return_dict:
+            return {"reward_tensor": out.reward_tensor, "reward_extra_info": out.reward_extra_info}
+        return out.reward_tensor
+
+    def close(self) -> None:
+        """Stop the helper thread, if it was started."""
+        if self._portal is not None:
+            self._portal.close()
+            self._portal = None

@@ -20,12 +20,11 @@ from typing import Literal, overload
 
 from integrations.verl._verl import DataProto, torch
 from integrations.verl._verl_legacy import LegacyBase, register_legacy
-from integrations.verl.batch import BatchRewards, ScorerRewardFunction, score_batch
+from integrations.verl.batch import BatchRewards, ScorerRewardFunction, SyncBatchCall, score_batch
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, find_reward_function
 from integrations.verl.rows import Tokenizer
 from integrations.verl.scoring import SampleScorer, shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, read_settings
-from openjudge.runner.sync import SyncPortal
 
 __all__ = ["LEGACY_REGISTERED_NAME", "OpenJudgeLegacyRewardManager"]
 
@@ -76,7 +75,7 @@ class OpenJudgeLegacyRewardManager(LegacyBase):
             )
             function = ScorerRewardFunction(self._scorer)
         self.function: BaseOpenJudgeRewardFunction = function
-        self._portal: SyncPortal | None = None
+        self._sync_call = SyncBatchCall()
 
     async def ascore_batch(self, data: DataProto) -> BatchRewards:
         """Score a batch from async code."""
@@ -107,18 +106,11 @@ class OpenJudgeLegacyRewardManager(LegacyBase):
                 return scores
             keys = data.meta_info.get("reward_extra_keys", [])
             return {"reward_tensor": scores, "reward_extra_info": {k: data.non_tensor_batch[k] for k in keys}}
-        if self._portal is None:
-            self._portal = SyncPortal()
-        out = self._portal.call(self.ascore_batch, data)
-        if return_dict:
-            return {"reward_tensor": out.reward_tensor, "reward_extra_info": out.reward_extra_info}
-        return out.reward_tensor
+        return self._sync_call(self.ascore_batch, data, return_dict)
 
     def close(self) -> None:
         """Stop the helper thread, if it was started."""
-        if self._portal is not None:
-            self._portal.close()
-            self._portal = None
+        self._sync_call.close()
 
 
 register_legacy(LEGACY_REGISTERED_NAME)(OpenJudgeLegacyRewardManager)

@@ -22,12 +22,11 @@ from typing import Literal, TypedDict, overload
 
 from integrations.verl._verl import DataProto, torch
 from integrations.verl._verl_reward_loop import RewardManagerBase, register_reward_loop
-from integrations.verl.batch import BatchRewards, ScorerRewardFunction, score_batch
+from integrations.verl.batch import BatchRewards, ScorerRewardFunction, SyncBatchCall, score_batch
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, find_reward_function
 from integrations.verl.rows import THREAD_DECODE_TOKENS, Tokenizer, decode_row, decode_texts, token_ids
 from integrations.verl.scoring import SampleScorer, shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, read_settings
-from openjudge.runner.sync import SyncPortal
 
 __all__ = ["REGISTERED_NAME", "OpenJudgeRewardManager", "RewardLoopOutput"]
 
@@ -132,7 +131,7 @@ class OpenJudgeRewardManager(RewardManagerBase):
             self._scorer = shared_scorer(read_settings(options))
             function = ScorerRewardFunction(self._scorer)
         self.function: BaseOpenJudgeRewardFunction = function
-        self._portal: SyncPortal | None = None
+        self._sync_call = SyncBatchCall()
 
     @property
     def scorer(self) -> SampleScorer | None:
@@ -188,18 +187,11 @@ class OpenJudgeRewardManager(RewardManagerBase):
             The reward tensor (shaped like ``responses``), or with ``return_dict=True``
             ``{"reward_tensor": ..., "reward_extra_info": {key: [value per row]}}``.
         """
-        if self._portal is None:
-            self._portal = SyncPortal()
-        out = self._portal.call(self.ascore_batch, data)
-        if return_dict:
-            return {"reward_tensor": out.reward_tensor, "reward_extra_info": out.reward_extra_info}
-        return out.reward_tensor
+        return self._sync_call(self.ascore_batch, data, return_dict)
 
     def close(self) -> None:
         """Stop the helper thread of the synchronous ``__call__``, if it was started."""
-        if self._portal is not None:
-            self._portal.close()
-            self._portal = None
+        self._sync_call.close()
 
 
 register_reward_loop(REGISTERED_NAME)(OpenJudgeRewardManager)
