@@ -1,27 +1,45 @@
 #!/usr/bin/env bash
 # The full test suite, from a fresh machine: installs what it needs, then lint, types, tests.
 #
-# First run on a new machine: ~15-20 minutes of installs (torch CPU wheel and a lean VERL,
-# litellm, and llama-cpp-python built from source for the e2e tests; pip caches the wheel),
-# then the suite itself.
+# Every version comes from requirements/test.txt (the lock; `bash scripts/lock.sh` refreshes
+# it), so a fresh machine, a developer's machine and CI run the same tools and libraries.
+# When the environment already matches the lock, installing is skipped (a few seconds).
+# First run in a new virtual environment: ~10 minutes of installs on 2 cores (torch's CPU
+# wheel, a lean VERL, litellm, Ray, and llama-cpp-python built from source for the e2e
+# tests; pip caches that wheel), then ~5 minutes of tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/_pip.sh
 
 export LITELLM_LOCAL_MODEL_COST_MAP=True   # never fetch litellm's cost map from the network
-export PIP_DISABLE_PIP_VERSION_CHECK=1
-export PIP_ROOT_USER_ACTION=ignore
 
-# torch 2.13.0 (CPU) first, then verl 0.9.1's lean set: nothing later may pull a CUDA torch.
-bash scripts/install-verl.sh
-# trl and skyrl-gym for the TRL/SkyRL adapters (torch stays pinned).
-bash scripts/install-rl-extras.sh
-# The package itself (editable: registers the verl.plugins entry point) with every extra the tests use.
-CMAKE_BUILD_PARALLEL_LEVEL=2 python -m pip install --quiet -e ".[dev,litellm,math,e2e,ray]"
+installed_here() {
+  # The project is installed (editable) from this checkout, not from another clone.
+  "$PY" - <<'PYCHECK' 2>/dev/null
+import pathlib, sys
+import openjudge
+sys.exit(pathlib.Path(openjudge.__file__).resolve().parents[1] != pathlib.Path.cwd().resolve())
+PYCHECK
+}
 
+if installed_here && "$PY" scripts/check_env.py "$LOCK" "verl==$VERL_VERSION" >/dev/null 2>&1; then
+  echo "== environment matches $LOCK: nothing to install"
+else
+  echo "== installing from $LOCK"
+  # torch 2.13.0 (CPU) first, then verl 0.9.1's lean set: nothing later may pull a CUDA torch.
+  bash scripts/install-verl.sh
+  # The test-only packages (trl, skyrl-gym) and the project (editable: registers the
+  # verl.plugins entry point) with every extra the tests use.
+  CMAKE_BUILD_PARALLEL_LEVEL=2 pip_install -r requirements/test.in -e ".[$TEST_EXTRAS]"
+fi
+
+echo "== environment check"
+"$PY" scripts/check_env.py "$LOCK" "verl==$VERL_VERSION"
 echo "== ruff"
-python -m ruff check .
-python -m ruff format --check .
+"$PY" -m ruff check .
+"$PY" -m ruff format --check .
 echo "== mypy --strict"
-python -m mypy
+"$PY" -m mypy
+"$PY" -m mypy scripts/check_env.py
 echo "== pytest"
-python -m pytest "$@"
+"$PY" -m pytest "$@"

@@ -11,7 +11,9 @@ from providers.testing.judge_server import JudgeServerProcess
 try:
     import skyrl_gym  # type: ignore[import-untyped]  # noqa: F401  # the tests here use the real skyrl-gym
 except ImportError as exc:  # pragma: no cover
-    raise ImportError("the SkyRL tests need skyrl-gym: run `bash scripts/install-rl-extras.sh`") from exc
+    raise ImportError(
+        "the SkyRL tests need skyrl-gym: run `bash scripts/test.sh` (it installs them)"
+    ) from exc
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,9 @@ from providers.testing.judge_server import JudgeServerProcess
 try:
     import trl  # noqa: F401  # the tests in this folder run against the real TRL
 except ImportError as exc:  # pragma: no cover
-    raise ImportError("the TRL tests need trl and torch: run `bash scripts/install-rl-extras.sh`") from exc
+    raise ImportError(
+        "the TRL tests need trl and torch: run `bash scripts/test.sh` (it installs them)"
+    ) from exc
 
 
 @pytest.fixture(scope="module")

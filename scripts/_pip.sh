@@ -1,0 +1,16 @@
+# Sourced by the install scripts: one pip invocation, constrained by the test lock.
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+export PIP_ROOT_USER_ACTION=ignore
+PY="${PYTHON:-python}"
+LOCK="requirements/test.txt"
+# verl installs with --no-deps, outside the lock's resolution; its pin lives here.
+VERL_VERSION="0.9.1"
+
+# pip, minus the noise of local index directories that hold no entry for a package.
+pip_install() {
+  # pipefail (set by the caller) makes a failing pip fail the script.
+  "$PY" -m pip install --quiet -c "$LOCK" "$@" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+}
+
+# The project's extras the test suite uses (installed by scripts/test.sh, resolved by scripts/lock.sh).
+TEST_EXTRAS="dev,litellm,math,e2e,ray"
