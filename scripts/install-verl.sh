@@ -32,6 +32,8 @@ DEPS=(
   "accelerate"
   "aiohttp"
   "numpy>=2"
+  "pillow"       # VERL's agent loop (openjudge_tool_agent and its tests)
+  "cachetools"   # VERL's agent loop
 )
 
 # Fast path: every requirement already satisfied (checked without importing torch or verl).
