@@ -34,6 +34,8 @@ DEPS=(
   "numpy>=2"
   "pillow"       # VERL's agent loop (openjudge_tool_agent and its tests)
   "cachetools"   # VERL's agent loop
+  "torchdata"    # VERL's V1 trainer package (the V1 agent-loop and replay-buffer tests)
+  "peft"         # VERL's V1 trainer package
 )
 
 # Fast path: every requirement already satisfied (checked without importing torch or verl).
