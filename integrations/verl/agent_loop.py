@@ -22,7 +22,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from integrations.verl.rows import AGENT_MESSAGES_FIELD, Tokenizer, plain
+from integrations.verl.rows import Tokenizer
+from integrations.verl.samples import AGENT_MESSAGES_FIELD, plain
 
 try:
     from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register

@@ -36,11 +36,11 @@ class HostedJudge:
 
     Attributes:
         router_address: ``host:port`` of VERL's reward-model router.
-        model: The model name to send (``reward.reward_model.model_path``).
+        model: The model name to send (``reward.reward_model.model_path``), when known.
     """
 
     router_address: str
-    model: str
+    model: str | None
 
     @property
     def base_url(self) -> str:
@@ -70,12 +70,7 @@ def hosted_judge_from_verl(
     model = _get(config, "reward", "reward_model", "model_path")
     if not isinstance(model, str) or not model:
         model = getattr(reward_model_tokenizer, "name_or_path", None)
-    if not isinstance(model, str) or not model:
-        raise ValueError(
-            "VERL passed reward_router_address but no reward.reward_model.model_path: "
-            "name the model in the graders YAML (providers.<name>.model)"
-        )
-    return HostedJudge(router_address=reward_router_address, model=model)
+    return HostedJudge(reward_router_address, model if isinstance(model, str) and model else None)
 
 
 def _openai_spec(name: str, spec: ProviderSpec, judge: HostedJudge | None, source: str) -> ProviderSpec:
@@ -85,6 +80,12 @@ def _openai_spec(name: str, spec: ProviderSpec, judge: HostedJudge | None, sourc
             "reward.reward_model.enable=True, reward.reward_model.enable_resource_pool=True and "
             "reward.reward_model.model_path=<judge model> (see docs/verl.md, 'The judge VERL hosts')"
         )
+    model = spec.model or judge.model
+    if model is None:
+        raise ValueError(
+            f"{source}: providers.{name}: VERL passed no reward.reward_model.model_path: name the model "
+            "here (model: <served model name>)"
+        )
     if spec.base_url is not None:
         raise ValueError(
             f"{source}: providers.{name}: kind: verl takes its URL from VERL; remove base_url "
@@ -93,7 +94,7 @@ def _openai_spec(name: str, spec: ProviderSpec, judge: HostedJudge | None, sourc
     return spec.model_copy(
         update={
             "kind": "openai",
-            "model": spec.model or judge.model,
+            "model": model,
             "base_url": judge.base_url,
             "api_key": spec.api_key or SecretStr("EMPTY"),
         }

@@ -24,7 +24,7 @@ from pydantic import JsonValue
 
 from integrations.verl.functions import ExtraValue
 from integrations.verl.hosted_judge import hosted_judge_from_verl
-from integrations.verl.rows import build_sample, plain
+from integrations.verl.samples import build_sample, plain
 from integrations.verl.scoring import shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings, read_settings
 

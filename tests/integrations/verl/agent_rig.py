@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from omegaconf import DictConfig
@@ -111,7 +111,7 @@ class ScriptedServer:
         self.prompts: list[str] = []
 
     async def generate(self, *, request_id: str, prompt_ids: list[int], **kwargs: Any) -> TokenOutput:
-        text = self.tokenizer.decode(prompt_ids)
+        text = str(self.tokenizer.decode(prompt_ids))
         self.prompts.append(text)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
@@ -170,3 +170,18 @@ def dataset_batch(questions: Sequence[Question], *, n: int = 1) -> DataProto:
         }
     )
     return data
+
+
+def agent_loop_worker(config: DictConfig, server: ScriptedServer, handles: Sequence[object]) -> Any:
+    """VERL's V0 ``AgentLoopWorker`` with our stand-ins (typed as VERL's client and Ray handles)."""
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+
+    return AgentLoopWorker(config, cast(Any, server), cast(Any, None), cast(Any, list(handles)))
+
+
+def v1_agent_loop_worker(config: DictConfig, server: ScriptedServer, handles: Sequence[object]) -> Any:
+    """VERL's V1 ``AgentLoopWorkerTQ`` (the class behind its ``@ray.remote``), in this process."""
+    from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopWorkerTQ
+
+    cls = cast(Any, AgentLoopWorkerTQ).__ray_actor_class__
+    return cls(config, server, None, list(handles))

@@ -34,7 +34,9 @@ class Store:
     tags: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     values: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
-    def put(self, partition_id: str, key: str, tag: dict[str, Any] | None, fields: dict[str, Any] | None) -> None:
+    def put(
+        self, partition_id: str, key: str, tag: dict[str, Any] | None, fields: dict[str, Any] | None
+    ) -> None:
         self.tags.setdefault(partition_id, {}).setdefault(key, {}).update(tag or {})
         if fields is not None:
             self.values.setdefault(partition_id, {}).setdefault(key, {}).update(fields)
@@ -45,7 +47,7 @@ STORE = Store()
 
 def _row(fields: Any, i: int) -> dict[str, Any]:
     row = {}
-    for name in fields.keys():
+    for name in fields.keys():  # noqa: SIM118  # iterating a TensorDict walks its batch, not its keys
         value = fields.get(name)
         item = value[i]
         row[name] = getattr(item, "data", item)
@@ -56,7 +58,9 @@ def init(*args: Any, **kwargs: Any) -> None:
     return None
 
 
-async def async_kv_put(key: str, partition_id: str, tag: dict[str, Any] | None = None, fields: Any = None) -> None:
+async def async_kv_put(
+    key: str, partition_id: str, tag: dict[str, Any] | None = None, fields: Any = None
+) -> None:
     STORE.put(partition_id, key, tag, fields)
 
 
@@ -64,20 +68,26 @@ def kv_put(key: str, partition_id: str, tag: dict[str, Any] | None = None, field
     STORE.put(partition_id, key, tag, fields)
 
 
-async def async_kv_batch_put(keys: list[str], partition_id: str, fields: Any = None, tags: Any = None) -> None:
+async def async_kv_batch_put(
+    keys: list[str], partition_id: str, fields: Any = None, tags: Any = None
+) -> None:
     kv_batch_put(keys, partition_id, fields, tags)
 
 
 def kv_batch_put(keys: list[str], partition_id: str, fields: Any = None, tags: Any = None) -> None:
     for i, key in enumerate(keys):
-        STORE.put(partition_id, key, tags[i] if tags else None, _row(fields, i) if fields is not None else None)
+        STORE.put(
+            partition_id, key, tags[i] if tags else None, _row(fields, i) if fields is not None else None
+        )
 
 
 def kv_list(partition_id: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
     return {p: dict(items) for p, items in STORE.tags.items() if partition_id in (None, p)}
 
 
-def kv_batch_get(keys: list[str], partition_id: str, select_fields: list[str] | None = None) -> dict[str, list[Any]]:
+def kv_batch_get(
+    keys: list[str], partition_id: str, select_fields: list[str] | None = None
+) -> dict[str, list[Any]]:
     values = STORE.values.get(partition_id, {})
     names = select_fields or sorted({n for k in keys for n in values.get(k, {})})
     return {name: [values[k][name] for k in keys] for name in names}

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pytest
 from verl import DataProto
-from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
 from integrations.verl.guard import SampleFailed
@@ -28,9 +27,10 @@ from tests.integrations.verl.agent_rig import (
     Question,
     ScriptedServer,
     agent_config,
+    agent_loop_worker,
     dataset_batch,
+    v1_agent_loop_worker,
     weather_script,
-    write_model_dir,
 )
 
 AGENT_GRADERS = """\
@@ -67,11 +67,6 @@ aggregators:
 PARIS = Question("Be brief.", "What is the weather in Paris?", "sunny")
 PARIS_TWICE = Question("Be brief.", "Check the weather in Paris twice.", "sunny")
 BROKEN = Question("Be brief.", "Weather in Lyon? #oj:status=503", "sunny")  # the judge fails on it
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_model_dir(tmp_path_factory.mktemp("model"))
 
 
 @pytest.fixture(scope="module")
@@ -112,9 +107,11 @@ def reward_worker(model_dir: Path, graders: Path, *policy: str) -> Recorded:
     return Recorded(RewardLoopWorker(config))
 
 
-def agent_worker(model_dir: Path, reward: Recorded, agent: str, *overrides: str) -> AgentLoopWorker:
-    config = agent_config(model_dir, [f"actor_rollout_ref.rollout.agent.default_agent_loop={agent}", *overrides])
-    return AgentLoopWorker(config, ScriptedServer(weather_script), None, [reward.handle])
+def agent_worker(model_dir: Path, reward: Recorded, agent: str, *overrides: str) -> Any:
+    config = agent_config(
+        model_dir, [f"actor_rollout_ref.rollout.agent.default_agent_loop={agent}", *overrides]
+    )
+    return agent_loop_worker(config, ScriptedServer(weather_script), [reward.handle])
 
 
 @pytest.fixture(scope="module")
@@ -124,13 +121,18 @@ def fallback(model_dir: Path, agent_yaml: Path) -> Recorded:
     )
 
 
-def test_single_turn_rows_give_the_question_not_the_chat_template(model_dir: Path, fallback: Recorded) -> None:
+def test_single_turn_rows_give_the_question_not_the_chat_template(
+    model_dir: Path, fallback: Recorded
+) -> None:
     fallback.samples.clear()
     worker = agent_worker(model_dir, fallback, "single_turn_agent")
     out = asyncio.run(worker.generate_sequences(dataset_batch([PARIS])))
     [sample] = fallback.samples
     assert sample["prompt"] == "What is the weather in Paris?"  # the last user turn, as a judge needs it
-    assert sample["prompt_text"] == "<system>Be brief.</system>\n<user>What is the weather in Paris?</user>\n<assistant>"
+    assert (
+        sample["prompt_text"]
+        == "<system>Be brief.</system>\n<user>What is the weather in Paris?</user>\n<assistant>"
+    )
     assert sample["prompt_messages"] == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "What is the weather in Paris?"},
@@ -197,7 +199,9 @@ def test_drop_aborts_a_v0_step(model_dir: Path, agent_yaml: Path) -> None:
         asyncio.run(worker.generate_sequences(dataset_batch([PARIS, BROKEN])))
 
 
-def test_several_outputs_of_one_trajectory_are_read_by_their_lengths(model_dir: Path, fallback: Recorded) -> None:
+def test_several_outputs_of_one_trajectory_are_read_by_their_lengths(
+    model_dir: Path, fallback: Recorded
+) -> None:
     from verl.experimental.agent_loop.agent_loop import AgentLoopMetrics, AgentLoopOutput
 
     fallback.samples.clear()
@@ -216,7 +220,12 @@ def test_several_outputs_of_one_trajectory_are_read_by_their_lengths(model_dir: 
         metrics=AgentLoopMetrics(),
     )
     raw = [{"role": "user", "content": "hi"}]
-    kwargs = {"raw_prompt": raw, "uid": "u", "data_source": "weather", "reward_model": {"ground_truth": "sunny"}}
+    kwargs = {
+        "raw_prompt": raw,
+        "uid": "u",
+        "data_source": "weather",
+        "reward_model": {"ground_truth": "sunny"},
+    }
     asyncio.run(worker._compute_score([first, last], kwargs=kwargs))  # VERL pads the two rows to one width
     [sample] = fallback.samples
     assert sample["prompt_text"] == "<user>hi</user>" and sample["response"] == "the sunny answer"
@@ -237,17 +246,13 @@ def run_v1_prompt(worker: Any, question: Question, n: int) -> None:
     batch = dataset_batch([question])
     prompt = {k: v[0] for k, v in batch.non_tensor_batch.items()}
     prompt.update({"agent_name": "single_turn_agent", "global_steps": 1, "__rollout_n__": n})
-    [trajectory] = asyncio.run(get_trajectory_info(1, [0], False))
+    [trajectory] = asyncio.run(get_trajectory_info(1, [0], False))  # type: ignore[no-untyped-call]  # VERL leaves it unannotated
     sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": False}
     asyncio.run(worker._run_prompt(prompt, sampling, trajectory=trajectory))
 
 
 def v1_worker(model_dir: Path, reward: Recorded) -> Any:
-    from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopWorkerTQ
-
-    config = agent_config(model_dir)
-    cls = AgentLoopWorkerTQ.__ray_actor_class__  # the class behind VERL's @ray.remote
-    return cls(config, ScriptedServer(weather_script), None, [reward.handle])
+    return v1_agent_loop_worker(agent_config(model_dir), ScriptedServer(weather_script), [reward.handle])
 
 
 def test_v1_stores_scored_trajectories(
@@ -263,7 +268,9 @@ def test_v1_stores_scored_trajectories(
         assert float(value["rm_scores"][-1]) == pytest.approx(0.5)
 
 
-def test_v1_drop_leaves_the_trajectory_out(transfer_queue: fake_tq.Store, model_dir: Path, agent_yaml: Path) -> None:
+def test_v1_drop_leaves_the_trajectory_out(
+    transfer_queue: fake_tq.Store, model_dir: Path, agent_yaml: Path
+) -> None:
     dropping = reward_worker(model_dir, agent_yaml)
     run_v1_prompt(v1_worker(model_dir, dropping), BROKEN, n=2)
     # Both sessions failed to score: the group is marked failed and nothing is stored to train on.
@@ -286,7 +293,10 @@ def test_verl_hands_rows_of_the_v1_colocated_shape(model_dir: Path, fallback: Re
 
     raw = np.empty(2, dtype=object)
     raw[:] = [[{"role": "user", "content": "hi"}], [{"role": "user", "content": "a longer one"}]]
-    mask = [[1] * len(p) + [0] * (width_p - len(p)) + [1] * len(r) + [0] * (width_r - len(r)) for p, r in zip(prompts, responses, strict=True)]
+    mask = [
+        [1] * len(p) + [0] * (width_p - len(p)) + [1] * len(r) + [0] * (width_r - len(r))
+        for p, r in zip(prompts, responses, strict=True)
+    ]
     data = DataProto.from_dict(
         tensors={
             "prompts": torch.tensor([right(p, width_p) for p in prompts]),
