@@ -41,6 +41,7 @@ from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = [
     "DEFAULT_AGGREGATE",
+    "FAILED_KEY",
     "KEY_PREFIX",
     "REWARD_KEY",
     "SampleScorer",

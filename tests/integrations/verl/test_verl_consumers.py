@@ -17,6 +17,7 @@ import anyio
 import numpy as np
 import pytest
 import torch
+from omegaconf import OmegaConf
 from verl.trainer.ppo.core_algos import compute_gdpo_outcome_advantage
 from verl.trainer.ppo.metric_utils import process_validation_metrics
 
@@ -134,3 +135,32 @@ def test_gdpo_advantages(scored: list[ScoredSample]) -> None:
     assert advantages.shape == (n, response_len) and bool(torch.isfinite(advantages).all())
     assert torch.equal(advantages, returns)
     assert float(advantages[0, 0]) > float(advantages[1, 0])  # "good 4" beats "bad 5" on both keys
+
+
+def test_failure_counts_reach_the_v1_training_metrics(
+    transfer_queue: fake_tq.Store, scored: list[ScoredSample]
+) -> None:
+    from integrations.verl.sampler import OpenJudgeReplayBuffer
+
+    transfer_queue.put("train", "a", {"is_prompt": True, "status": "finished", "global_steps": 1}, None)
+    transfer_queue.put("train", "b", {"is_prompt": True, "status": "failure", "global_steps": 1}, None)
+    for i, (uid, s) in enumerate(zip(UIDS, scored, strict=True)):
+        if i == 5:
+            continue  # b's third trajectory was dropped (on_failure=drop): the group is a "failure"
+        fields = {"extra_fields": {"reward_extra_info": s.extra}}
+        transfer_queue.put("train", f"{uid}_{i % 3}_0", {"status": "success", "global_steps": 1}, fields)
+    buffer = OpenJudgeReplayBuffer(  # the arguments VERL's trainer gives a custom sampler
+        trainer_mode="sync",
+        trainer_config=OmegaConf.create({}),
+        max_off_policy_threshold=None,
+        max_off_policy_strategy="drop",
+        sampler_kwargs=OmegaConf.create({}),
+        refill_fn=lambda n: None,
+    )
+    batch, metrics = buffer.sample(global_steps=1, partition_id="train", batch_size=2)
+    assert len(batch.keys) == 5
+    assert metrics["training/openjudge/samples"] == 5.0
+    assert metrics["training/openjudge/failed"] == 3.0  # "good TIMEOUT 4" and b's two kept members
+    assert metrics["training/openjudge/judge/error"] == 3.0
+    assert metrics["training/openjudge/correct/error"] == 0.0
+    assert metrics["training/openjudge/groups_with_dropped"] == 1.0
