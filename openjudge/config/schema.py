@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime
-from typing import Literal, Self
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from openjudge.models.chat_model import StructuredOutputMode
 from openjudge.models.policy import ProviderLimits
@@ -59,7 +60,7 @@ class ProviderSpec(_Spec):
     """
 
     kind: Literal["openai", "vllm", "azure", "litellm", "verl"]
-    model: str | None = Field(default=None, min_length=1)
+    model: str | None = Field(default=None, min_length=1, validate_default=True)
     api_version: str | None = None
     base_url: str | None = Field(default=None, pattern=r"^https?://")
     api_key: SecretStr | None = None
@@ -76,11 +77,13 @@ class ProviderSpec(_Spec):
         # YAML reads an unquoted 2024-10-21 as a date; Azure wants the text.
         return value.isoformat() if isinstance(value, datetime.date) else value
 
-    @model_validator(mode="after")
-    def _model_named(self) -> Self:
-        if self.model is None and self.kind != "verl":
-            raise ValueError(f"model is required for kind {self.kind!r}")
-        return self
+    @field_validator("model")
+    @classmethod
+    def _model_named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Only kind "verl" may omit it: VERL names the model it serves.
+        if value is None and info.data.get("kind") != "verl":
+            raise PydanticCustomError("missing", "Field required")
+        return value
 
 
 class GraderSpec(_Spec):
