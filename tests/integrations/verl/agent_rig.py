@@ -100,20 +100,30 @@ class ScriptedServer:
     """Stands in for VERL's ``LLMServerClient``: answers each request from ``script``.
 
     ``script(prompt_text)`` returns the next assistant text for that conversation;
-    ``delay_s`` is how long each generation takes. (A plain class: Hydra, which builds
-    the agent loop around it, would treat a dataclass as a config.)
+    ``delay_s`` is how long each generation takes, ``capacity`` how many run at once
+    (``None``: unbounded). (A plain class: Hydra, which builds the agent loop around it,
+    would treat a dataclass as a config.)
     """
 
-    def __init__(self, script: Callable[[str], str], *, delay_s: float = 0.0) -> None:
+    def __init__(
+        self, script: Callable[[str], str], *, delay_s: float = 0.0, capacity: int | None = None
+    ) -> None:
         self.script = script
         self.tokenizer = byte_tokenizer()
         self.delay_s = delay_s
+        self.capacity = capacity
+        self._slots: asyncio.Semaphore | None = None  # made inside the running loop
         self.prompts: list[str] = []
 
     async def generate(self, *, request_id: str, prompt_ids: list[int], **kwargs: Any) -> TokenOutput:
         text = str(self.tokenizer.decode(prompt_ids))
         self.prompts.append(text)
-        if self.delay_s:
+        if self.capacity is not None:
+            if self._slots is None:
+                self._slots = asyncio.Semaphore(self.capacity)
+            async with self._slots:
+                await asyncio.sleep(self.delay_s)
+        elif self.delay_s:
             await asyncio.sleep(self.delay_s)
         ids = self.tokenizer.encode(self.script(text), add_special_tokens=False)
         eos = self.tokenizer.eos_token_id
