@@ -1,12 +1,22 @@
-"""VERL reward-manager benchmarks: overhead per trajectory, and a 1,024-trajectory step.
+"""VERL reward-manager benchmarks: overhead per trajectory, a 1,024-trajectory step, the streaming path.
 
-    python -m bench.verl              # both
-    python -m bench.verl overhead     # or: step
+    python -m bench.verl                # all three
+    python -m bench.verl overhead       # or: step, streaming
 
-``overhead``: ``OpenJudgeRewardManager.run_single`` on 1-row batches with one rule grader
-(no judge at all), against the same grader through a bare ``GradingRunner``; the
-difference is what the manager adds (decoding, mapping, extra-info assembly).
-Target: < 1 ms per trajectory.
+``overhead``: ``OpenJudgeRewardManager.run_single`` on the 1-row batches VERL's agent loop
+builds (``AgentLoopWorker._compute_score``, rows captured from real runs), with one rule
+grader (no judge at all), against the same grader through a bare ``GradingRunner``; the
+difference is what the manager adds (row reading, decoding, mapping, failure policy,
+extra-info assembly). Target: < 1 ms per trajectory.
+
+``streaming``: VERL's ``AgentLoopWorker.generate_sequences`` for N trajectories against
+a scripted rollout server that generates C at a time, G seconds each, with every
+finished trajectory judged (latency L, provider limit C) through ``_compute_score`` and
+``run_single``. Generation and judging form a two-stage pipeline of ``W = ceil(N / C)``
+waves, so the ideal step is ``W x max(G, L) + min(G, L)``; scoring after rollout would
+take ``W x (G + L)``. Target: <= 1.15 x the ideal. :func:`streaming_step` takes the
+reward handle as an argument, so other agent-loop managers (group judging) can be
+measured the same way.
 
 ``step``: 1,024 trajectories x 2 LLM graders, judge latency 200 ms, provider limit 256,
 driven as ``RewardLoopWorker`` drives one worker (``gather`` of ``run_single``). The
@@ -18,12 +28,15 @@ client against a local HTTP judge server (adds the client's CPU cost per request
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -33,6 +46,7 @@ from verl import DataProto
 
 from bench.runner import report
 from integrations.verl import OpenJudgeRewardManager, OpenJudgeVerlSettings
+from integrations.verl.reward_loop import RewardLoopOutput
 from integrations.verl.scoring import SampleScorer, shared_scorer
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
@@ -84,9 +98,51 @@ async def gather_run_single(manager: OpenJudgeRewardManager, rows: list[DataProt
     return [o["reward_score"] for o in outs]
 
 
+@functools.cache
+def _model_dir() -> Path:
+    """One per process: VERL registers the rig's function tool once per name and process."""
+    from tests.integrations.verl.agent_rig import write_model_dir
+
+    return write_model_dir(Path(tempfile.mkdtemp(prefix="openjudge-bench-verl-")))
+
+
+class _Recorder:
+    """A reward-worker handle that keeps the rows VERL builds and answers with a fixed score."""
+
+    def __init__(self) -> None:
+        self.rows: list[DataProto] = []
+        self.compute_score = self
+
+    async def _score(self, data: DataProto) -> RewardLoopOutput:
+        self.rows.append(data)
+        return {"reward_score": 0.0, "reward_extra_info": {}}
+
+    def remote(self, data: DataProto) -> Any:
+        return self._score(data)
+
+
+def streaming_rows(n: int) -> tuple[PreTrainedTokenizerFast, list[DataProto]]:
+    """``n`` rows exactly as VERL's agent loop sends them to a reward worker (single-turn)."""
+    from tests.integrations.verl.agent_rig import (
+        Question,
+        ScriptedServer,
+        agent_config,
+        agent_loop_worker,
+        byte_tokenizer,
+        dataset_batch,
+    )
+
+    recorder = _Recorder()
+    worker = agent_loop_worker(
+        agent_config(_model_dir()), ScriptedServer(lambda prompt: "the answer is 4"), [recorder]
+    )
+    question = Question("Answer briefly.", "what is 2+2 ?", "4", data_source="math")
+    asyncio.run(worker.generate_sequences(dataset_batch([question], n=n)))
+    return byte_tokenizer(), recorder.rows
+
+
 def overhead() -> None:
-    tok = tokenizer()
-    rows = batch(tok, 2000)
+    tok, rows = streaming_rows(2000)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "graders.yaml"
         path.write_text(
@@ -98,6 +154,7 @@ def overhead() -> None:
         manager = OpenJudgeRewardManager(tokenizer=tok, openjudge=settings)
         runner = shared_scorer(settings).runner
         sample = {"response": "the answer is 4", "ground_truth": "4"}
+        assert asyncio.run(manager.run_single(rows[0]))["reward_score"] == 1.0
 
         async def sequential_manager() -> float:
             for r in rows[:200]:  # warm-up
@@ -130,6 +187,9 @@ def overhead() -> None:
         f"run_single x 2000 gathered on one loop: {per_concurrent * 1e3:.3g} ms/trajectory (CPU, all included)"
     )
     print("  bound: CPU of one event loop (decode + DataProto indexing + runner task group per sample)")
+    print(
+        f"  rows: built by VERL's AgentLoopWorker._compute_score (unpadded, {rows[0].batch['prompts'].shape[1]} prompt tokens)"
+    )
 
 
 def reply(request: ChatRequest) -> str:
@@ -226,10 +286,112 @@ def step() -> None:
     )
 
 
+class ManagerHandle:
+    """What ``AgentLoopWorker`` calls on a reward worker, served by a manager in this process."""
+
+    def __init__(self, manager: OpenJudgeRewardManager) -> None:
+        self._manager = manager
+        self.compute_score = self
+
+    def remote(self, data: DataProto) -> Any:
+        return self._manager.run_single(data)
+
+
+@dataclass(frozen=True)
+class StreamingStep:
+    """One measured streaming step and the figures it is judged against."""
+
+    seconds: float
+    ideal: float
+    after_rollout: float
+    trajectories: int
+
+
+def streaming_step(
+    handle: object,
+    *,
+    n: int,
+    capacity: int,
+    gen_s: float,
+    judge_s: float,
+    agent_overrides: tuple[str, ...] = (),
+) -> StreamingStep:
+    """Time VERL's ``generate_sequences`` for ``n`` trajectories with rewards from ``handle``.
+
+    The rollout server generates ``capacity`` trajectories at a time, ``gen_s`` each; the
+    judge behind ``handle`` should take ``judge_s`` per call with the same capacity.
+    """
+    from tests.integrations.verl.agent_rig import (
+        Question,
+        ScriptedServer,
+        agent_config,
+        agent_loop_worker,
+        dataset_batch,
+    )
+
+    config = agent_config(_model_dir(), list(agent_overrides))
+    server = ScriptedServer(lambda prompt: "the answer is 4", delay_s=gen_s, capacity=capacity)
+    worker = agent_loop_worker(config, server, [handle])
+    batch = dataset_batch([Question("Answer briefly.", "what is 2+2 ?", "4", data_source="math")], n=n)
+    start = time.perf_counter()
+    out = asyncio.run(worker.generate_sequences(batch))
+    seconds = time.perf_counter() - start
+    assert len(out) == n and "rm_scores" in out.batch.keys()  # noqa: SIM118  # TensorDict keys
+    waves = math.ceil(n / capacity)
+    ideal = waves * max(gen_s, judge_s) + min(gen_s, judge_s)
+    return StreamingStep(seconds, ideal, waves * (gen_s + judge_s), n)
+
+
+def streaming(n: int = 256, capacity: int = 32, gen_s: float = 0.2, judge_s: float = 0.2) -> None:
+    from tests.integrations.verl.agent_rig import byte_tokenizer
+
+    latency = [judge_s]
+
+    async def judge_reply(request: ChatRequest) -> str:
+        await asyncio.sleep(latency[0])
+        return reply(request)
+
+    model = FunctionChatModel(
+        judge_reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=capacity))
+    )
+    graders = {
+        "judge": GraderConfig(
+            LLMGrader(model, name="judge", template="#{index} {question} -> {answer}", score_range=(1, 5)),
+            {"question": "prompt", "answer": "response", "index": "extra_info.index"},
+        )
+    }
+    scorer = SampleScorer(
+        GradingRunner(graders, show_progress=False), OpenJudgeVerlSettings(config="<bench>")
+    )
+    handle = ManagerHandle(OpenJudgeRewardManager(tokenizer=byte_tokenizer(), scorer=scorer))
+    for g, lat in ((gen_s, judge_s), (gen_s, judge_s * 2), (gen_s * 2, judge_s)):
+        # VERL's own agent-loop cost: the same step with a reward worker that answers at once.
+        bare = streaming_step(_Recorder(), n=n, capacity=capacity, gen_s=g, judge_s=0.0)
+        verl_cpu = max(0.0, bare.seconds - math.ceil(n / capacity) * g)
+        latency[0] = lat
+        result = streaming_step(handle, n=n, capacity=capacity, gen_s=g, judge_s=lat)
+        print(
+            f"streaming step, {n} trajectories, {capacity} at a time, G={g}s L={lat}s: {result.seconds:.2f}s; "
+            f"ideal {result.ideal:.2f}s; scoring after rollout would take {result.after_rollout:.2f}s; "
+            f"VERL's agent loop alone (instant reward) adds {verl_cpu:.2f}s to its {math.ceil(n / capacity) * g:.2f}s"
+        )
+        report(
+            "  ratio to ideal + VERL's own agent-loop time",
+            result.seconds / (result.ideal + verl_cpu),
+            "x",
+            1.15,
+        )
+    print(
+        "  bound: the pipeline's slower stage (W x max(G, L)) plus the last wave's other stage, plus the\n"
+        "  agent loop's own CPU per trajectory (VERL instantiates, tokenises and pads each one); the\n"
+        "  remainder is the manager's CPU per trajectory (~1 ms, see 'overhead') on a shared event loop"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
-    which = (argv if argv is not None else sys.argv[1:]) or ["overhead", "step"]
+    which = (argv if argv is not None else sys.argv[1:]) or ["overhead", "step", "streaming"]
     for name in which:
-        {"overhead": overhead, "step": step}[name]()
+        {"overhead": overhead, "step": step, "streaming": streaming}[name]()
 
 
 if __name__ == "__main__":

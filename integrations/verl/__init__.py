@@ -9,7 +9,13 @@ when first used (``from integrations.verl import OpenJudgeRewardManager``).
 - :func:`compute_score`: an async reward function for VERL's own ``naive`` manager.
 - :class:`RewardSample`, :class:`RewardResult`, :class:`BaseOpenJudgeRewardFunction`: the
   seed guide's grouped reward-function API.
-- :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options.
+- :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options, including the
+  failure policy (``on_failure``, breaker, ``max_failure_rate``; :mod:`integrations.verl.guard`).
+
+Also: ``integrations.verl.agent_loop`` (the ``openjudge_tool_agent`` loop that hands tool
+trajectories to the graders), ``integrations.verl.hosted_judge`` (``kind: verl``
+providers: the judge VERL serves), ``integrations.verl.samples`` (what graders see of a
+trajectory) and ``integrations.verl.sampler`` (failure counts in V1 training metrics).
 """
 
 from __future__ import annotations

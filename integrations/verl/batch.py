@@ -7,21 +7,13 @@ back by ``original_index``, and put each reward on the last valid response token
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from integrations.verl._verl import DataProto, torch
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
-from integrations.verl.rows import (
-    THREAD_DECODE_TOKENS,
-    Tokenizer,
-    decode_row,
-    decode_texts,
-    token_ids,
-    valid_response_lengths,
-)
+from integrations.verl.rows import Tokenizer, sample_from_row, valid_response_lengths
 from integrations.verl.scoring import SampleScorer
 from openjudge.runner.sync import SyncPortal
 
@@ -66,17 +58,7 @@ async def decode_batch(
     data: DataProto, tokenizer: Tokenizer, *, reward_fn_key: str = "data_source"
 ) -> list[RewardSample]:
     """Every row as a :class:`RewardSample` (``group_index`` is set by :func:`group_by_prompt`)."""
-    ids = [token_ids(data, i) for i in range(len(data))]
-    total = sum(len(p) + len(r) for p, r in ids)
-
-    def decode_all() -> list[tuple[str, str]]:
-        return [decode_texts(tokenizer, p, r) for p, r in ids]
-
-    texts = await asyncio.to_thread(decode_all) if total >= THREAD_DECODE_TOKENS else decode_all()
-    return [
-        decode_row(data, i, prompt, response, reward_fn_key=reward_fn_key)
-        for i, (prompt, response) in enumerate(texts)
-    ]
+    return [await sample_from_row(data, i, tokenizer, reward_fn_key=reward_fn_key) for i in range(len(data))]
 
 
 def group_by_prompt(samples: Sequence[RewardSample]) -> dict[str, list[RewardSample]]:

@@ -29,19 +29,34 @@ ExtraValue: TypeAlias = float | int | str | bool | None
 
 @dataclass(slots=True)
 class RewardSample:
-    """One response to be scored, as the manager decodes it from VERL's batch.
+    """One response to be scored, as the manager builds it from VERL's row.
+
+    See :mod:`integrations.verl.rows` for the row shapes each field is read from.
 
     Attributes:
         original_index: Row of the sample in the batch.
         group_index: Index of its prompt group in ``prompt_to_samples``.
-        prompt: The decoded prompt (special tokens skipped, as VERL decodes it).
-        response: The decoded response.
-        messages: The row's ``messages``; else its ``raw_prompt`` plus the response as an
-            assistant message; else ``[user: prompt, assistant: response]``.
+        prompt: The question: the last ``user`` turn of ``raw_prompt`` (the decoded
+            prompt when the row has no ``raw_prompt``).
+        response: The decoded response (for tool agents: every assistant turn and tool
+            output after the prompt, as one text).
+        messages: The trajectory: the agent loop's structured messages when it exported
+            them (assistant ``tool_calls``, ``tool`` turns, final answer), else
+            ``prompt_messages`` plus the response as one assistant turn. A dataset
+            column named ``messages`` is never taken as the trajectory.
         extra: The row's ``extra_info`` (``{}`` when absent).
         ground_truth: ``reward_model["ground_truth"]``, when the row has it.
         data_source: The row's data source (``reward_fn_key`` column).
         uid: VERL's prompt uid, when the row has it.
+        prompt_text: The prompt as the policy saw it: the chat template decoded with
+            special tokens skipped (system prompt and role words included).
+        prompt_messages: The row's ``raw_prompt`` (the whole chat given to the policy),
+            else one user turn holding ``prompt_text``.
+        prompt_length, response_length: Token counts (VERL's ``prompt_len`` /
+            ``response_len`` when the row has them).
+        num_turns: Chat turns of the trajectory (VERL's ``__num_turns__``).
+        turn_scores, tool_rewards: What a tool agent loop recorded per turn and per tool call.
+        agent_fields: The agent loop's other extra fields.
     """
 
     original_index: int
@@ -53,21 +68,38 @@ class RewardSample:
     ground_truth: JsonValue = None
     data_source: str | None = None
     uid: str | None = None
+    prompt_text: str = ""
+    prompt_messages: list[dict[str, JsonValue]] = field(default_factory=list)
+    prompt_length: int = 0
+    response_length: int = 0
+    num_turns: int | None = None
+    turn_scores: JsonValue = None
+    tool_rewards: JsonValue = None
+    agent_fields: dict[str, JsonValue] = field(default_factory=dict)
 
     def grader_sample(self) -> dict[str, JsonValue]:
         """The fields graders see (mapper paths start here); absent values are left out."""
         sample: dict[str, JsonValue] = {
             "prompt": self.prompt,
+            "prompt_text": self.prompt_text,
+            "prompt_messages": list(self.prompt_messages),
             "response": self.response,
             "messages": list(self.messages),
             "extra_info": self.extra,
+            "prompt_length": self.prompt_length,
+            "response_length": self.response_length,
         }
-        if self.ground_truth is not None:
-            sample["ground_truth"] = self.ground_truth
-        if self.data_source is not None:
-            sample["data_source"] = self.data_source
-        if self.uid is not None:
-            sample["uid"] = self.uid
+        optional: dict[str, JsonValue] = {
+            "ground_truth": self.ground_truth,
+            "data_source": self.data_source,
+            "uid": self.uid,
+            "num_turns": self.num_turns,
+            "turn_scores": self.turn_scores,
+            "tool_rewards": self.tool_rewards,
+        }
+        sample.update({k: v for k, v in optional.items() if v is not None})
+        if self.agent_fields:
+            sample["agent_fields"] = self.agent_fields
         return sample
 
 

@@ -14,7 +14,6 @@ where ``fn`` is a :class:`~integrations.verl.BaseOpenJudgeRewardFunction`.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Mapping
@@ -24,7 +23,8 @@ from integrations.verl._verl import DataProto, torch
 from integrations.verl._verl_reward_loop import RewardManagerBase, register_reward_loop
 from integrations.verl.batch import BatchRewards, ScorerRewardFunction, SyncBatchCall, score_batch
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, find_reward_function
-from integrations.verl.rows import THREAD_DECODE_TOKENS, Tokenizer, decode_row, decode_texts, token_ids
+from integrations.verl.hosted_judge import hosted_judge_from_verl
+from integrations.verl.rows import Tokenizer, sample_from_row
 from integrations.verl.scoring import SampleScorer, shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, read_settings
 
@@ -54,6 +54,21 @@ def _reward_options(config: object) -> object:
     return options
 
 
+def _check_not_bypassed(config: object) -> None:
+    """VERL never calls a manager when its reward model is on and no custom function is set."""
+    reward = _get(config, "reward")
+    enabled = _get(_get(reward, "reward_model"), "enable")
+    custom = _get(_get(reward, "custom_reward_function"), "path")
+    if enabled is True and not custom:
+        raise SettingsError(
+            "reward.reward_model.enable=True without reward.custom_reward_function.path: VERL's "
+            "RewardLoopWorker then scores with the reward model as a classifier (compute_score_disrm) and "
+            "never calls OpenJudgeRewardManager. To judge with openjudge (the hosted model is then the "
+            "graders' 'kind: verl' provider), add reward.custom_reward_function.path=pkg://integrations.verl "
+            "reward.custom_reward_function.name=compute_score"
+        )
+
+
 def _get(node: object, key: str) -> object:
     if node is None:
         return None
@@ -76,8 +91,11 @@ class OpenJudgeRewardManager(RewardManagerBase):
         tokenizer: The policy tokenizer.
         compute_score: VERL's custom reward function; used when it is (or wraps) a
             ``BaseOpenJudgeRewardFunction``, ignored otherwise.
-        reward_router_address: Passed by ``RewardLoopWorker``; unused.
-        reward_model_tokenizer: Passed by ``RewardLoopWorker``; unused.
+        reward_router_address: Passed by ``RewardLoopWorker`` when VERL hosts a reward
+            model: the graders YAML's ``kind: verl`` providers call it
+            (:mod:`integrations.verl.hosted_judge`).
+        reward_model_tokenizer: Passed by ``RewardLoopWorker``; names the hosted model
+            when the config does not.
         num_examine: Batch calls log this many decoded samples at INFO.
         reward_fn_key: The non-tensor column holding the data source.
         openjudge: Options given directly (overrides ``config.reward.openjudge``).
@@ -86,9 +104,12 @@ class OpenJudgeRewardManager(RewardManagerBase):
         **kwargs: Accepted and ignored, for arguments later VERL versions add.
 
     Raises:
-        SettingsError: Neither a graders config nor a reward function was given, or both.
+        SettingsError: Neither a graders config nor a reward function was given, or both;
+            or VERL's reward-model settings would bypass this manager.
         ConfigError: The graders YAML is invalid.
     """
+
+    _warned: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -117,6 +138,7 @@ class OpenJudgeRewardManager(RewardManagerBase):
         self.reward_fn_key = reward_fn_key
         if kwargs:
             logger.debug("OpenJudgeRewardManager ignores arguments %s", sorted(kwargs))
+        _check_not_bypassed(config)
         options = openjudge if openjudge is not None else _reward_options(config)
         function = find_reward_function(compute_score)
         self._scorer: SampleScorer | None = scorer
@@ -128,7 +150,8 @@ class OpenJudgeRewardManager(RewardManagerBase):
                     "both reward.openjudge options and a BaseOpenJudgeRewardFunction compute_score were given; "
                     "use one (the graders YAML, or your reward function)"
                 )
-            self._scorer = shared_scorer(read_settings(options))
+            hosted = hosted_judge_from_verl(config, reward_router_address, reward_model_tokenizer)
+            self._scorer = shared_scorer(read_settings(options), hosted)
             function = ScorerRewardFunction(self._scorer)
         self.function: BaseOpenJudgeRewardFunction = function
         self._sync_call = SyncBatchCall()
@@ -144,23 +167,39 @@ class OpenJudgeRewardManager(RewardManagerBase):
         Returns:
             ``{"reward_score": float, "reward_extra_info": {...}}``, with the same extra
             keys for every sample.
+
+        Raises:
+            SampleFailed: The sample could not be scored and ``on_failure=drop``.
+            FailureRateExceeded: Too many recent samples failed (the message says which judge).
         """
-        i = len(data) - 1
-        prompt_ids, response_ids = token_ids(data, i)
-        if len(prompt_ids) + len(response_ids) >= THREAD_DECODE_TOKENS:
-            prompt, response = await asyncio.to_thread(
-                decode_texts, self._tokenizer, prompt_ids, response_ids
+        sample = await sample_from_row(data, len(data) - 1, self._tokenizer, reward_fn_key=self.reward_fn_key)
+        if sample.ground_truth is None and sample.data_source is None:
+            self._warn_once(
+                "no_dataset_fields",
+                "openjudge: rows carry no reward_model/data_source/extra_info (VERL's V1 colocated "
+                "reward-model path sends only prompts, responses and raw_prompt); graders mapped to "
+                "ground_truth fail. Give the reward model its own pool (enable_resource_pool=True) to "
+                "score on the streaming path, which has every dataset column.",
             )
-        else:
-            prompt, response = decode_texts(self._tokenizer, prompt_ids, response_ids)
-        sample = decode_row(data, i, prompt, response, reward_fn_key=self.reward_fn_key)
         if self._scorer is not None:
             scored = await self._scorer.score(sample.grader_sample())
             return {"reward_score": scored.reward, "reward_extra_info": scored.extra}
+        self._warn_once(
+            "groups_of_one",
+            f"openjudge: {type(self.function).__name__} (a BaseOpenJudgeRewardFunction) gets one sample per "
+            "call on VERL's reward loop: its prompt groups have one member, so listwise or relative scoring "
+            "inside it sees no siblings (group judging: integrations.verl.group)",
+        )
         results = await self.function.compute_batch_scores({sample.prompt: [sample]})
         if len(results) != 1:
             raise ValueError(f"compute_batch_scores returned {len(results)} results for one sample")
         return {"reward_score": float(results[0].score), "reward_extra_info": dict(results[0].reward_info)}
+
+    @classmethod
+    def _warn_once(cls, key: str, message: str) -> None:
+        if key not in cls._warned:  # once per process: managers are rebuilt, the warning need not be
+            cls._warned = cls._warned | {key}
+            logger.warning(message)
 
     # -- the batch (legacy / seed) call shape -------------------------------------------------
 

@@ -1,27 +1,42 @@
-"""Decode VERL batch rows exactly as VERL's own reward managers do.
+"""VERL rows to samples: the real token ids of every row layout VERL sends.
 
-For row ``i`` of a batch with prompts ``[n, P]`` (left-padded) and responses ``[n, R]``
-(right-padded)::
+VERL hands a reward manager rows in three layouts, and each is read from what it
+really carries (no padding assumption):
 
-    valid_prompt   = attention_mask[i, :P].sum();  prompt   = decode(prompts[i, -valid_prompt:])
-    valid_response = attention_mask[i, P:].sum();  response = decode(responses[i, :valid_response])
+* **Streaming** (the agent loop's ``_compute_score``, V0 and V1): an unpadded row,
+  ``attention_mask`` all ones, with ``prompt_len`` / ``response_len`` columns. Several
+  rows (multi-output trajectories) are right-padded to the longest; the lengths say
+  how much of each is real.
+* **Trainer batch** (V0 colocated reward model, the legacy batch managers): prompts
+  left-padded, responses right-padded, ``attention_mask`` aligned with both.
+* **V1 colocated reward model** (``_compute_reward_colocate``): prompts *right*-padded,
+  ``attention_mask`` rebuilt from the lengths, and only ``raw_prompt`` besides.
 
-both with ``skip_special_tokens=True``. Non-tensor fields (numpy object arrays) are turned
-into plain Python values before any grader sees them.
+Without length columns, the valid tokens are the ones ``attention_mask`` marks, which is
+right for both padded layouts. Text is decoded with ``skip_special_tokens=True``, as
+VERL's own managers decode it. :func:`sample_from_row` then builds the sample with
+:func:`integrations.verl.samples.build_sample` (which documents each field's source).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
 from typing import Protocol
 
-import numpy as np
 from pydantic import JsonValue
 
 from integrations.verl._verl import DataProto, torch
 from integrations.verl.functions import RewardSample
+from integrations.verl.samples import build_sample, plain
 
-__all__ = ["Tokenizer", "decode_row", "plain", "valid_response_lengths"]
+__all__ = [
+    "THREAD_DECODE_TOKENS",
+    "Tokenizer",
+    "row_fields",
+    "row_token_ids",
+    "sample_from_row",
+    "valid_response_lengths",
+]
 
 # Decoding this many tokens or more goes to a worker thread so the event loop stays responsive.
 THREAD_DECODE_TOKENS = 4096
@@ -33,44 +48,31 @@ class Tokenizer(Protocol):
     def decode(self, token_ids: list[int], skip_special_tokens: bool = ...) -> str | list[str]: ...
 
 
-def plain(value: object) -> JsonValue:
-    """A numpy-laden value (object arrays, numpy scalars, nested dicts) as plain JSON-like Python."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, np.generic):
-        return plain(value.item())
-    if isinstance(value, np.ndarray):
-        return [plain(v) for v in value.tolist()]
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, Sequence | set | frozenset) and not isinstance(value, bytes):
-        return [plain(v) for v in value]
-    return str(value)
-
-
-def _messages(value: JsonValue) -> list[dict[str, JsonValue]] | None:
-    if isinstance(value, list) and all(isinstance(m, dict) for m in value):
-        return [m for m in value if isinstance(m, dict)]
-    return None
-
-
 def valid_response_lengths(data: DataProto) -> torch.Tensor:
-    """``attention_mask[:, P:].sum(-1)`` for every row (the reward goes at length - 1)."""
+    """``attention_mask[:, P:].sum(-1)`` for every row of a trainer batch (the reward goes at length - 1)."""
     prompt_length = data.batch["prompts"].shape[-1]
     lengths: torch.Tensor = data.batch["attention_mask"][:, prompt_length:].sum(dim=-1)
     return lengths
 
 
-def token_ids(data: DataProto, i: int) -> tuple[list[int], list[int]]:
-    """The valid prompt and response token ids of row ``i``."""
-    prompts = data.batch["prompts"]
-    prompt_length = prompts.shape[-1]
-    mask = data.batch["attention_mask"][i]
-    valid_prompt = int(mask[:prompt_length].sum())
-    valid_response = int(mask[prompt_length:].sum())
-    prompt_ids: list[int] = prompts[i][-valid_prompt:].tolist()  # as VERL: [-0:] keeps every token
-    response_ids: list[int] = data.batch["responses"][i][:valid_response].tolist()
-    return prompt_ids, response_ids
+def row_token_ids(data: DataProto, i: int) -> tuple[list[int], list[int]]:
+    """The real prompt and response token ids of row ``i``, whatever its layout."""
+    prompts = data.batch["prompts"][i]
+    responses = data.batch["responses"][i]
+    fields = data.non_tensor_batch
+    if "prompt_len" in fields and "response_len" in fields:
+        p, r = int(fields["prompt_len"][i]), int(fields["response_len"][i])
+        prompt_ids: list[int] = prompts[:p].tolist()
+        response_ids: list[int] = responses[:r].tolist()
+        return prompt_ids, response_ids
+    mask = data.batch["attention_mask"][i].bool()
+    width = prompts.shape[-1]
+    return prompts[mask[:width]].tolist(), responses[mask[width:]].tolist()
+
+
+def row_fields(data: DataProto, i: int) -> dict[str, JsonValue]:
+    """Row ``i``'s non-tensor fields as plain Python values."""
+    return {str(key): plain(column[i]) for key, column in data.non_tensor_batch.items()}
 
 
 def _decode(tokenizer: Tokenizer, ids: list[int]) -> str:
@@ -80,55 +82,31 @@ def _decode(tokenizer: Tokenizer, ids: list[int]) -> str:
     return text
 
 
-def decode_texts(tokenizer: Tokenizer, prompt_ids: list[int], response_ids: list[int]) -> tuple[str, str]:
-    """The prompt and response texts, decoded as VERL decodes them."""
-    return _decode(tokenizer, prompt_ids), _decode(tokenizer, response_ids)
-
-
-def decode_row(
+async def sample_from_row(
     data: DataProto,
     i: int,
-    prompt: str,
-    response: str,
+    tokenizer: Tokenizer,
     *,
-    reward_fn_key: str = "data_source",
     group_index: int = 0,
+    reward_fn_key: str = "data_source",
 ) -> RewardSample:
-    """Row ``i`` as a :class:`RewardSample`, given its decoded texts."""
-    fields = data.non_tensor_batch
+    """Row ``i`` of ``data`` as a :class:`~integrations.verl.RewardSample` (long texts decode off the loop)."""
+    prompt_ids, response_ids = row_token_ids(data, i)
 
-    def get(key: str) -> JsonValue:
-        column = fields.get(key)
-        return None if column is None else plain(column[i])
+    def decode() -> tuple[str, str]:
+        return _decode(tokenizer, prompt_ids), _decode(tokenizer, response_ids)
 
-    extra_info = get("extra_info")
-    extra: dict[str, JsonValue] = dict(extra_info) if isinstance(extra_info, dict) else {}
-    tool_fields = get("tool_extra_fields")  # merged as VERL's naive manager does
-    if isinstance(tool_fields, dict):
-        extra.update(tool_fields)
-    num_turns = get("__num_turns__")
-    if num_turns is not None:
-        extra["num_turns"] = num_turns
-    reward_model = get("reward_model")
-    ground_truth = reward_model.get("ground_truth") if isinstance(reward_model, dict) else None
-    data_source = get(reward_fn_key)
-    uid = get("uid")
-
-    messages = _messages(get("messages"))
-    if messages is None:
-        raw_prompt = _messages(get("raw_prompt"))
-        if raw_prompt is not None:
-            messages = [*raw_prompt, {"role": "assistant", "content": response}]
-        else:
-            messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
-    return RewardSample(
-        original_index=i,
-        group_index=group_index,
-        prompt=prompt,
+    if len(prompt_ids) + len(response_ids) >= THREAD_DECODE_TOKENS:
+        prompt_text, response = await asyncio.to_thread(decode)
+    else:
+        prompt_text, response = decode()
+    return build_sample(
+        prompt_ids,
+        response_ids,
+        row_fields(data, i),
+        prompt_text=prompt_text,
         response=response,
-        messages=messages,
-        extra=extra,
-        ground_truth=ground_truth,
-        data_source=None if data_source is None else str(data_source),
-        uid=None if uid is None else str(uid),
+        index=i,
+        group_index=group_index,
+        reward_fn_key=reward_fn_key,
     )

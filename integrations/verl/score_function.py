@@ -7,9 +7,13 @@
     +reward.custom_reward_function.reward_kwargs.openjudge.config=/abs/graders.yaml
 
 VERL passes ``reward_kwargs`` on every call; the graders are built once per process.
-The naive manager does not pass the prompt: graders see ``response``, ``ground_truth``,
-``data_source``, ``extra_info`` and ``messages`` (the response as one assistant message).
-Use :class:`~integrations.verl.OpenJudgeRewardManager` when graders need the prompt.
+The naive manager passes no prompt tokens: graders see ``response``, ``ground_truth``,
+``data_source`` and ``extra_info``. The naive manager merges the agent loop's extra fields
+into ``extra_info``, so ``prompt`` / ``prompt_messages`` (from ``raw_prompt``) and the
+structured ``messages`` of :class:`~integrations.verl.agent_loop.OpenJudgeToolAgentLoop`
+are available when the agent loop exported them; otherwise ``messages`` is the response
+as one assistant message and there is no ``prompt``. Use
+:class:`~integrations.verl.OpenJudgeRewardManager` when graders need the prompt.
 """
 
 from __future__ import annotations
@@ -19,29 +23,14 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from integrations.verl.functions import ExtraValue
+from integrations.verl.hosted_judge import hosted_judge_from_verl
+from integrations.verl.samples import build_sample, plain
 from integrations.verl.scoring import shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings, read_settings
 
 __all__ = ["compute_score"]
 
-
-def _plain(value: object) -> JsonValue:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    item = getattr(value, "item", None)  # numpy scalars
-    if callable(item) and not isinstance(value, Mapping):
-        try:
-            return _plain(item())
-        except (TypeError, ValueError):
-            pass
-    tolist = getattr(value, "tolist", None)  # numpy arrays
-    if callable(tolist):
-        return _plain(tolist())
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return str(value)
+_UNKNOWN_WITHOUT_PROMPT = ("prompt", "prompt_text", "prompt_messages", "prompt_length", "response_length")
 
 
 async def compute_score(
@@ -61,22 +50,41 @@ async def compute_score(
         ground_truth: ``reward_model["ground_truth"]``.
         extra_info: The row's ``extra_info``.
         openjudge: Options (``reward_kwargs.openjudge``); default: ``OPENJUDGE_VERL_CONFIG``.
-        **kwargs: Other arguments VERL passes (``reward_router_address``, ...); ignored.
+        **kwargs: Other arguments VERL passes: ``reward_router_address`` and
+            ``reward_model_tokenizer`` (the judge VERL hosts: ``kind: verl`` providers
+            call it); anything else is ignored.
 
     Returns:
         ``{"score": reward, **reward_extra_info}``: VERL's naive manager takes ``score``
         as the reward and every key as extra info (the same keys for every sample).
     """
-    scorer = shared_scorer(
-        read_settings(openjudge, where="reward.custom_reward_function.reward_kwargs.openjudge")
+    router = kwargs.get("reward_router_address")
+    hosted = hosted_judge_from_verl(
+        None, router if isinstance(router, str) else None, kwargs.get("reward_model_tokenizer")
     )
-    sample: dict[str, JsonValue] = {
-        "response": solution_str,
-        "messages": [{"role": "assistant", "content": solution_str}],
+    scorer = shared_scorer(
+        read_settings(openjudge, where="reward.custom_reward_function.reward_kwargs.openjudge"), hosted
+    )
+    info = plain(extra_info) if extra_info is not None else {}
+    info = info if isinstance(info, dict) else {}
+    fields: dict[str, JsonValue] = {
         "data_source": data_source,
-        "extra_info": _plain(extra_info) if extra_info is not None else {},
+        "reward_model": {"ground_truth": plain(ground_truth)},
+        "extra_info": info,
+        "tool_extra_fields": info,  # naive merged the agent loop's extra fields into extra_info
+        "__num_turns__": info.get("num_turns"),
     }
-    if ground_truth is not None:
-        sample["ground_truth"] = _plain(ground_truth)
+    built = build_sample([], [], fields, prompt_text="", response=solution_str)
+    sample = built.grader_sample()
+    if not any(m.get("role") == "user" for m in built.prompt_messages if m.get("content")):
+        for key in _UNKNOWN_WITHOUT_PROMPT:  # no prompt reached us: leave it absent, never empty
+            sample.pop(key, None)
+        if built.messages[:-1] == built.prompt_messages:
+            sample["messages"] = [{"role": "assistant", "content": solution_str}]
+    else:
+        for key in ("prompt_text", "prompt_length", "response_length"):  # no tokens reached us
+            sample.pop(key, None)
+    if ground_truth is None:
+        sample.pop("ground_truth", None)
     scored = await scorer.score(sample)
     return {"score": scored.reward, **scored.extra}

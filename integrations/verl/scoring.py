@@ -1,15 +1,19 @@
 """Grade one sample (or many) with the configured graders and apply the failure policy.
 
 The result of every sample has the same ``reward_extra_info`` keys, fixed when the
-scorer is built (``K`` is each grader name and the aggregate's name)::
+scorer is built (``K`` is each grader name and the aggregate's name). Every numeric
+value is a float, in every case: VERL's metrics, DAPO's ``filter_groups`` and GDPO call
+``np.mean`` or ``float(...)`` on them::
 
-    openjudge/<K>              raw score, or None when it failed (VERL's metrics skip None)
-    openjudge/<K>/error        0 or 1                  (flag_failures)
-    openjudge/<K>/error_kind   "" or the GraderError kind         (flag_failures)
+    openjudge/<K>              the score, or 0.0 when it failed
+    openjudge/<K>/error        0.0 or 1.0
+    openjudge/<K>/error_kind   "" or the GraderError kind ("circuit_open": not called)
     openjudge/<K>/reason       the grader's reason      (include_reasons; graders only)
-    openjudge/failed           1 when the reward is the fallback   (flag_failures)
+    openjudge/reward           the reward of the sample
+    openjudge/failed           1.0 when the reward is not a judgement (fallback_score)
 
-The reward is the aggregate's score, or ``fallback_score`` when the aggregate failed.
+A sample whose aggregate failed raises :class:`~integrations.verl.guard.SampleFailed`
+under ``on_failure=drop`` (the default), or gets ``fallback_score`` under ``fallback``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import anyio
 
 from integrations._shared import FailureLog
 from integrations.verl.functions import ExtraValue
+from integrations.verl.guard import OUTAGE_KINDS, FailureGuard, SampleFailed
+from integrations.verl.hosted_judge import HostedJudge, resolve_hosted_providers
 from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.config import ConfigError, load_config
 from openjudge.config.build import build_job
@@ -33,21 +39,51 @@ from openjudge.models.loop_local import LoopLocal
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GradingRunner
 
-__all__ = ["DEFAULT_AGGREGATE", "KEY_PREFIX", "SampleScorer", "ScoredSample", "shared_scorer"]
+__all__ = [
+    "DEFAULT_AGGREGATE",
+    "FAILED_KEY",
+    "KEY_PREFIX",
+    "REWARD_KEY",
+    "SampleScorer",
+    "ScoredSample",
+    "shared_scorer",
+]
 
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "openjudge/"
+REWARD_KEY = f"{KEY_PREFIX}reward"
+FAILED_KEY = f"{KEY_PREFIX}failed"
 DEFAULT_AGGREGATE = "mean"
+CIRCUIT_OPEN = "circuit_open"
 
 
 @dataclass(frozen=True, slots=True)
 class ScoredSample:
-    """The reward of one sample and its ``reward_extra_info`` (keys fixed per scorer)."""
+    """The reward of one sample and its ``reward_extra_info`` (keys fixed per scorer).
+
+    Attributes:
+        reward: The aggregate's score, or ``fallback_score`` when it failed.
+        failed: The aggregate failed (``reward`` is the fallback).
+        extra: ``reward_extra_info`` (see the module docstring).
+        errors: The failed graders' errors, by grader name (aggregate excluded).
+    """
 
     reward: float
     failed: bool
     extra: dict[str, ExtraValue]
+    errors: dict[str, GraderError]
+
+
+def _providers_of(runner: GradingRunner) -> dict[str, str]:
+    """Grader -> a name for the chat model it calls (graders built in Python)."""
+    out: dict[str, str] = {}
+    for name, config in runner.grader_configs.items():
+        model = getattr(config.grader, "model", None)
+        model_name = getattr(model, "model", None)
+        if isinstance(model_name, str):
+            out[name] = model_name
+    return out
 
 
 class SampleScorer:
@@ -56,10 +92,21 @@ class SampleScorer:
     Args:
         runner: Graders and aggregators (one runner is safe to share across loops and tasks).
         settings: The failure policy and options.
+        grader_providers: Grader name -> provider name, for the breaker and messages
+            (default: each LLM grader's model name).
+        describe_providers: Provider name -> endpoint and model, for messages.
     """
 
-    def __init__(self, runner: GradingRunner, settings: OpenJudgeVerlSettings) -> None:
+    def __init__(
+        self,
+        runner: GradingRunner,
+        settings: OpenJudgeVerlSettings,
+        *,
+        grader_providers: Mapping[str, str] | None = None,
+        describe_providers: Mapping[str, str] | None = None,
+    ) -> None:
         self.settings = settings
+        self.policy = settings.failure_policy()
         self.grader_names: tuple[str, ...] = tuple(runner.grader_configs)
         aggregators = dict(runner.aggregators)
         if settings.aggregate is not None:
@@ -88,6 +135,11 @@ class SampleScorer:
             timeout=settings.timeout_s if settings.timeout_s is not None else runner.timeout,
             deadline=runner.deadline,
         )
+        self.grader_providers = dict(
+            grader_providers if grader_providers is not None else _providers_of(runner)
+        )
+        self.providers: tuple[str, ...] = tuple(dict.fromkeys(self.grader_providers.values()))
+        self.guard = FailureGuard(self.policy, describe_providers)
         self.keys: tuple[str, ...] = self._keys()
         self._failures = FailureLog(logger)
         limit = settings.max_concurrent_samples
@@ -97,91 +149,183 @@ class SampleScorer:
 
     def _keys(self) -> tuple[str, ...]:
         keys: list[str] = []
-        flag = self.settings.flag_failures
         for name in (*self.grader_names, self.aggregate):
-            keys.append(f"{KEY_PREFIX}{name}")
-            if flag:
-                keys += [f"{KEY_PREFIX}{name}/error", f"{KEY_PREFIX}{name}/error_kind"]
+            keys += [f"{KEY_PREFIX}{name}", f"{KEY_PREFIX}{name}/error", f"{KEY_PREFIX}{name}/error_kind"]
             if self.settings.include_reasons and name != self.aggregate:
                 keys.append(f"{KEY_PREFIX}{name}/reason")
-        if flag:
-            keys.append(f"{KEY_PREFIX}failed")
+        if REWARD_KEY not in keys:
+            keys.append(REWARD_KEY)
+        keys.append(FAILED_KEY)
         return tuple(keys)
 
     async def score(self, sample: Mapping[str, Any]) -> ScoredSample:
-        """Grade one sample (graders concurrently)."""
+        """Grade one sample (graders concurrently) and apply the failure policy.
+
+        Raises:
+            FailureRateExceeded: The guard has tripped (see :mod:`integrations.verl.guard`).
+            SampleFailed: The sample's reward failed and ``on_failure=drop``.
+        """
+        self.guard.check()
+        blocked = self.guard.open_provider(self.providers)
+        if blocked is not None:
+            self.guard.record_blocked(blocked)
+            return self._apply_policy(self._circuit_open(blocked))
         if self._limiter is None:
             results = await self.runner.arun([sample])
         else:
             async with self._limiter.get():
                 results = await self.runner.arun([sample])
-        return self._scored({name: column[0] for name, column in results.items()})
+        scored = self._scored({name: column[0] for name, column in results.items()})
+        self._record(scored)
+        return self._apply_policy(scored)
 
     async def score_many(self, samples: Sequence[Mapping[str, Any]]) -> list[ScoredSample]:
-        """Grade many samples through the runner's bounded pool; results in input order."""
+        """Grade many samples through the runner's bounded pool; results in input order.
+
+        Raises:
+            FailureRateExceeded: The guard has tripped.
+            SampleFailed: Some sample's reward failed and ``on_failure=drop`` (the
+                message counts them); no partial result is returned.
+        """
         if not samples:
             return []
+        self.guard.check()
         results = await self.runner.arun(samples)
-        return [
+        scored = [
             self._scored({name: column[i] for name, column in results.items()}) for i in range(len(samples))
         ]
+        for s in scored:
+            self._record(s)
+        failed = [i for i, s in enumerate(scored) if s.failed]
+        if failed and self.policy.on_failure == "drop":
+            raise SampleFailed(
+                f"openjudge: {len(failed)} of {len(samples)} samples could not be scored (first: "
+                f"{self._describe_errors(scored[failed[0]])}); on_failure=drop: not training on them"
+            )
+        return [self._apply_policy(s) for s in scored]
 
     def _scored(self, results: Mapping[str, GraderResult]) -> ScoredSample:
         extra: dict[str, ExtraValue] = {}
-        flag = self.settings.flag_failures
+        errors: dict[str, GraderError] = {}
         for name in (*self.grader_names, self.aggregate):
             r = results[name]
-            key = f"{KEY_PREFIX}{name}"
-            if isinstance(r, GraderScore):
-                extra[key] = r.score
-                error_kind = ""
-            else:
-                if not isinstance(r, GraderError):  # a rank where a score was expected
-                    r = GraderError(name=name, kind="invalid_input", message="returned a rank, not a score")
-                extra[key] = None
-                error_kind = r.kind
-                if name != self.aggregate:  # the aggregate's failure repeats its input's
-                    self._failures.record(r)
-            if flag:
-                extra[f"{key}/error"] = 1 if error_kind else 0
-                extra[f"{key}/error_kind"] = error_kind
-            if self.settings.include_reasons and name != self.aggregate:
-                extra[f"{key}/reason"] = r.reason
+            if not isinstance(r, GraderScore | GraderError):  # a rank where a score was expected
+                r = GraderError(name=name, kind="invalid_input", message="returned a rank, not a score")
+            self._put(extra, name, r)
+            if isinstance(r, GraderError) and name != self.aggregate:  # the aggregate repeats its inputs
+                errors[name] = r
+                self._failures.record(r)
         aggregate = results[self.aggregate]
         failed = not isinstance(aggregate, GraderScore)
-        reward = aggregate.score if isinstance(aggregate, GraderScore) else self.settings.fallback_score
-        if flag:
-            extra[f"{KEY_PREFIX}failed"] = 1 if failed else 0
-        return ScoredSample(reward=reward, failed=failed, extra=extra)
+        reward = float(aggregate.score) if isinstance(aggregate, GraderScore) else 0.0
+        return ScoredSample(reward=reward, failed=failed, extra=extra, errors=errors)
+
+    def _put(self, extra: dict[str, ExtraValue], name: str, result: GraderScore | GraderError) -> None:
+        key = f"{KEY_PREFIX}{name}"
+        score = isinstance(result, GraderScore)
+        extra[key] = float(result.score) if isinstance(result, GraderScore) else 0.0
+        extra[f"{key}/error"] = 0.0 if score else 1.0
+        extra[f"{key}/error_kind"] = "" if isinstance(result, GraderScore) else result.kind
+        if self.settings.include_reasons and name != self.aggregate:
+            extra[f"{key}/reason"] = result.reason
+
+    def _circuit_open(self, provider: str) -> ScoredSample:
+        extra: dict[str, ExtraValue] = {}
+        errors: dict[str, GraderError] = {}
+        message = (
+            f"not called: the breaker of provider {provider!r} is open after "
+            f"{self.policy.breaker_failures} consecutive failed samples"
+        )
+        for name in (*self.grader_names, self.aggregate):
+            key = f"{KEY_PREFIX}{name}"
+            extra[key], extra[f"{key}/error"], extra[f"{key}/error_kind"] = 0.0, 1.0, CIRCUIT_OPEN
+            if self.settings.include_reasons and name != self.aggregate:
+                extra[f"{key}/reason"] = message
+            if name != self.aggregate:
+                errors[name] = GraderError(name=name, kind="provider_error", message=message)
+        return ScoredSample(reward=0.0, failed=True, extra=extra, errors=errors)
+
+    def _record(self, scored: ScoredSample) -> None:
+        outage = dict.fromkeys(self.providers, False)
+        for name, error in scored.errors.items():
+            provider = self.grader_providers.get(name)
+            if provider is not None and error.kind in OUTAGE_KINDS:
+                outage[provider] = True
+        labels = (
+            [f"{self.grader_providers.get(name, name)}: {e.kind}" for name, e in scored.errors.items()]
+            if scored.failed
+            else []
+        )
+        if scored.failed and not labels:  # the aggregate failed on its own (e.g. a gate's inputs)
+            labels = [f"{self.aggregate}: failed"]
+        self.guard.record(outage, labels)
+
+    def _describe_errors(self, scored: ScoredSample) -> str:
+        return "; ".join(f"{name}: {e.kind}: {e.message[:200]}" for name, e in scored.errors.items()) or (
+            f"aggregate {self.aggregate!r} failed"
+        )
+
+    def _apply_policy(self, scored: ScoredSample) -> ScoredSample:
+        if not scored.failed:
+            extra = {**scored.extra, REWARD_KEY: scored.reward, FAILED_KEY: 0.0}
+            return ScoredSample(scored.reward, False, extra, scored.errors)
+        if self.policy.on_failure == "drop":
+            raise SampleFailed(
+                f"openjudge: this sample could not be scored ({self._describe_errors(scored)}); "
+                "on_failure=drop: VERL drops it instead of training on an invented reward"
+            )
+        reward = self.policy.fallback_score
+        assert reward is not None  # FailurePolicy requires it under fallback
+        extra = {**scored.extra, REWARD_KEY: reward, FAILED_KEY: 1.0}
+        return ScoredSample(reward, True, extra, scored.errors)
 
 
-_SCORERS: dict[tuple[OpenJudgeVerlSettings, str], SampleScorer] = {}
+_SCORERS: dict[tuple[OpenJudgeVerlSettings, str, HostedJudge | None], SampleScorer] = {}
 _SCORERS_LOCK = threading.Lock()
 
 
-def shared_scorer(settings: OpenJudgeVerlSettings) -> SampleScorer:
+def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | None = None) -> SampleScorer:
     """The scorer for these settings in this process, built once.
 
     Every manager instance and every ``compute_score`` call in a worker process shares
     it, and so shares its providers' limits and clients (clients are created lazily,
-    one per running event loop).
+    one per running event loop), its breakers and its failure-rate window.
+
+    Args:
+        settings: The options.
+        hosted_judge: VERL's reward-model router, for ``kind: verl`` providers.
 
     Raises:
         ConfigError: The graders YAML is unreadable or invalid.
     """
     path = os.path.realpath(settings.config)
-    key = (settings, path)
+    key = (settings, path, hosted_judge)
     with _SCORERS_LOCK:
         scorer = _SCORERS.get(key)
         if scorer is None:
-            job = build_job(load_config(path), source=settings.config)
-            scorer = SampleScorer(job.runner, settings)
+            try:
+                config = resolve_hosted_providers(load_config(path), hosted_judge, source=settings.config)
+            except ValueError as exc:
+                if isinstance(exc, ConfigError):
+                    raise
+                raise ConfigError([str(exc)]) from None
+            job = build_job(config, source=settings.config, use_cache=settings.judge_cache)
+            describe = {
+                name: f"{getattr(model, 'base_url', None) or name}, model {model.model!r}"
+                for name, model in job.providers.items()
+            }
+            scorer = SampleScorer(
+                job.runner,
+                settings,
+                grader_providers=job.grader_providers,
+                describe_providers=describe,
+            )
             _SCORERS[key] = scorer
             logger.info(
-                "openjudge: graders %s, reward = %s (fallback %g) from %s",
+                "openjudge: graders %s, reward = %s (on_failure=%s) from %s",
                 ", ".join(scorer.grader_names),
                 scorer.aggregate,
-                settings.fallback_score,
+                settings.on_failure,
                 path,
             )
         return scorer

@@ -1,16 +1,22 @@
-"""What the training command configures: ``+reward.openjudge.<option>=<value>``."""
+"""What the training command configures: ``+reward.openjudge.<option>=<value>``.
+
+The failure-policy options are also available as one object,
+:meth:`OpenJudgeVerlSettings.failure_policy`, for code that scores outside the reward
+manager (the group judging of :mod:`integrations.verl.group`).
+"""
 
 from __future__ import annotations
 
 import math
 import os
 from collections.abc import Mapping
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from integrations._shared import plain_options, validation_problems
 
-__all__ = ["CONFIG_ENV", "OpenJudgeVerlSettings", "SettingsError", "read_settings"]
+__all__ = ["CONFIG_ENV", "FailurePolicy", "OpenJudgeVerlSettings", "SettingsError", "read_settings"]
 
 CONFIG_ENV = "OPENJUDGE_VERL_CONFIG"
 """Environment variable naming the graders YAML when no ``config`` option is given."""
@@ -20,8 +26,63 @@ class SettingsError(ValueError):
     """The ``reward.openjudge`` options are missing or invalid (the message says how to fix them)."""
 
 
-class OpenJudgeVerlSettings(BaseModel):
+def _finite(value: float | None, name: str) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number")
+    return value
+
+
+class FailurePolicy(BaseModel):
+    """What a failed sample becomes, and when judge failures stop the run.
+
+    Attributes:
+        on_failure: ``drop``: raise from ``run_single``, so VERL never trains on the
+            sample (the V1 trainer drops the trajectory; V0 aborts the step).
+            ``fallback``: reward the sample with ``fallback_score``, flagged in
+            ``openjudge/failed``.
+        fallback_score: The reward of a failed sample under ``fallback`` (required there).
+        breaker_failures: After this many consecutive samples failed by one provider
+            (provider error or timeout), that provider's samples fail at once, without a
+            call, for ``breaker_cooldown_s``; then one sample probes it again.
+            ``0`` disables the breaker.
+        breaker_cooldown_s: How long the breaker stays open.
+        max_failure_rate: Stop when more than this share of the last
+            ``failure_window`` samples failed: every later sample raises
+            :class:`~integrations.verl.guard.FailureRateExceeded`. ``None``: no limit.
+        failure_window: Samples the failure rate is measured over (it is checked only
+            once the window is full).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    on_failure: Literal["drop", "fallback"] = "drop"
+    fallback_score: float | None = None
+    breaker_failures: int = Field(default=5, ge=0)
+    breaker_cooldown_s: float = Field(default=30.0, gt=0)
+    max_failure_rate: float | None = Field(default=0.5, ge=0, le=1)
+    failure_window: int = Field(default=100, ge=1)
+
+    @field_validator("fallback_score")
+    @classmethod
+    def _finite_fallback(cls, value: float | None) -> float | None:
+        return _finite(value, "fallback_score")
+
+    @model_validator(mode="after")
+    def _fallback_is_explicit(self) -> Self:
+        if self.on_failure == "fallback" and self.fallback_score is None:
+            raise ValueError("on_failure=fallback needs an explicit fallback_score (e.g. fallback_score=0.0)")
+        if self.on_failure == "drop" and self.fallback_score is not None:
+            raise ValueError(
+                "fallback_score is used only with on_failure=fallback; set on_failure=fallback too, "
+                "or remove fallback_score"
+            )
+        return self
+
+
+class OpenJudgeVerlSettings(FailurePolicy):
     """Options of the VERL integration, read from ``config.reward.openjudge``.
+
+    The failure-policy options are inherited from :class:`FailurePolicy`.
 
     Attributes:
         config: Path of the graders YAML (``openjudge.config`` format). Relative paths
@@ -30,33 +91,26 @@ class OpenJudgeVerlSettings(BaseModel):
         aggregate: Name of the aggregator whose score is the reward. Default: the
             config's first aggregator, or ``mean`` (equal-weight mean of every grader's
             normalised score; any failed grader fails it) when the config has none.
-        fallback_score: The reward of a sample whose aggregate failed. Explicit: a failure
-            is never silently turned into a number anywhere else.
-        flag_failures: Add ``/error`` and ``/error_kind`` keys per grader and aggregator,
-            and ``openjudge/failed``, to ``reward_extra_info`` (for every sample).
         include_reasons: Add each grader's reason as ``openjudge/<name>/reason``.
         timeout_s: Seconds one (sample, grader) pair may take, retries included; ``None``
             keeps the config's ``runner.timeout_s``.
         max_concurrent_samples: Samples graded at once per worker process (``None``: no
             cap; provider limits still bound judge calls).
+        judge_cache: Keep the YAML's on-disk judge cache. Off by default under VERL: RL
+            samples rarely repeat, and every worker would write its own SQLite file.
+            Identical judge calls in flight at once are still made only once.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     config: str = Field(min_length=1)
     aggregate: str | None = None
-    fallback_score: float = 0.0
-    flag_failures: bool = True
     include_reasons: bool = False
     timeout_s: float | None = Field(default=None, gt=0)
     max_concurrent_samples: int | None = Field(default=None, ge=1)
+    judge_cache: bool = False
 
-    @field_validator("fallback_score")
-    @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("fallback_score must be a finite number")
-        return value
+    def failure_policy(self) -> FailurePolicy:
+        """The failure-policy options alone."""
+        return FailurePolicy.model_validate(self.model_dump(include=set(FailurePolicy.model_fields)))
 
 
 def read_settings(

@@ -40,6 +40,11 @@ class BuiltJob:
 
 def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
     """Instantiate one provider from its spec."""
+    if spec.kind == "verl" or spec.model is None:
+        raise ValueError(
+            "kind 'verl' is the judge VERL serves during training (integrations.verl builds it); "
+            "elsewhere use kind: openai with the server's base_url and model"
+        )
     factory: Callable[..., BaseChatModel] = load_factory(spec.kind)
     extra: dict[str, Any] = {}
     if spec.api_version is not None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from openjudge.models.chat_model import StructuredOutputMode
 from openjudge.models.policy import ProviderLimits
@@ -43,8 +44,10 @@ class ProviderSpec(_Spec):
         kind: ``openai`` (OpenAI or any OpenAI-compatible server), ``vllm`` (adds vLLM's
             structured outputs and discovery), ``azure`` (Azure OpenAI; ``model`` is the
             deployment, ``base_url`` the resource endpoint) or ``litellm`` (any litellm
-            route; ``model`` carries the route, e.g. ``hosted_vllm/qwen3-8b``).
-        model: Model name on the server.
+            route; ``model`` carries the route, e.g. ``hosted_vllm/qwen3-8b``) or ``verl``
+            (the judge VERL serves under ``reward.reward_model``; built by
+            ``integrations.verl``, which supplies ``base_url`` and ``model``).
+        model: Model name on the server (required, except for ``verl``).
         api_version: Azure API version (``azure`` and ``litellm`` only).
         base_url: Server URL ending in ``/v1`` (default: the kind's own, or ``OPENAI_BASE_URL``).
         api_key: Key; write ``${ENV_VAR}`` rather than the key itself.
@@ -56,8 +59,8 @@ class ProviderSpec(_Spec):
         price: Dollars per 1,000 tokens, for cost estimates.
     """
 
-    kind: Literal["openai", "vllm", "azure", "litellm"]
-    model: str = Field(min_length=1)
+    kind: Literal["openai", "vllm", "azure", "litellm", "verl"]
+    model: str | None = Field(default=None, min_length=1, validate_default=True)
     api_version: str | None = None
     base_url: str | None = Field(default=None, pattern=r"^https?://")
     api_key: SecretStr | None = None
@@ -73,6 +76,14 @@ class ProviderSpec(_Spec):
     def _date_as_text(cls, value: object) -> object:
         # YAML reads an unquoted 2024-10-21 as a date; Azure wants the text.
         return value.isoformat() if isinstance(value, datetime.date) else value
+
+    @field_validator("model")
+    @classmethod
+    def _model_named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Only kind "verl" may omit it: VERL names the model it serves.
+        if value is None and info.data.get("kind") != "verl":
+            raise PydanticCustomError("missing", "Field required")
+        return value
 
 
 class GraderSpec(_Spec):

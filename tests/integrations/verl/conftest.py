@@ -26,3 +26,11 @@ def graders_yaml(judge_server: JudgeServerProcess, tmp_path_factory: pytest.Temp
     from tests.integrations.verl.helpers import write_graders_yaml
 
     return write_graders_yaml(tmp_path_factory.mktemp("graders"), judge_server.base_url, timeout_s=1.0)
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One model directory per session: VERL registers its function tools process-wide, once per name."""
+    from tests.integrations.verl.agent_rig import write_model_dir
+
+    return write_model_dir(tmp_path_factory.mktemp("model"))

@@ -14,11 +14,12 @@ def main(graders: str) -> None:
     import verl  # noqa: F401  # loads the verl.plugins entry points, as in every VERL process
 
     registered = "integrations.verl.reward_loop" in sys.modules  # imported by the plugin, not by us
+    from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
     from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
     from verl.trainer.ppo.reward import load_reward_manager
 
     from tests.integrations.verl.helpers import (
-        FALLBACK,
+        FALLBACK_OPTIONS,
         FAULT_PROMPTS,
         make_batch,
         make_tokenizer,
@@ -31,7 +32,7 @@ def main(graders: str) -> None:
         [
             "reward.reward_manager.name=openjudge",  # source=register (the default)
             f"+reward.openjudge.config={graders}",
-            f"+reward.openjudge.fallback_score={FALLBACK}",
+            *FALLBACK_OPTIONS,
         ]
     )
     manager = load_reward_manager(cfg, tokenizer, reward_router_address=None, reward_model_tokenizer=None)
@@ -45,6 +46,7 @@ def main(graders: str) -> None:
         json.dumps(
             {
                 "registered_on_import_verl": registered,
+                "agent_loop": _agent_loop_registry.get("openjudge_tool_agent"),
                 "class": f"{type(manager).__module__}.{type(manager).__qualname__}",
                 "registry": get_reward_manager_cls("openjudge").__qualname__,
                 "rewards": [o["reward_score"] for o in outs],

@@ -206,6 +206,7 @@ FAULT_PROMPTS = [
     Prompt("what is 3+3 ?", "6", ["answer 6 #oj:reply=prose", "answer 7 [EOS]", "6 #oj:hang"]),
 ]
 FALLBACK = -1.0
+FALLBACK_OPTIONS = ["+reward.openjudge.on_failure=fallback", f"+reward.openjudge.fallback_score={FALLBACK}"]
 # correct (contains the ground truth) and quality 3 of 1..5 (normalised 0.5), averaged; or the fallback.
 FAULT_REWARDS = [0.75, 0.25, FALLBACK, FALLBACK, 0.25, FALLBACK]
 FAULT_KINDS = ["", "", "provider_error", "parse_error", "", "timeout"]

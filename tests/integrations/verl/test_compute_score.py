@@ -11,6 +11,7 @@ from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManage
 from verl.trainer.ppo.reward import load_reward_manager
 
 from integrations.verl import compute_score
+from integrations.verl.guard import SampleFailed
 from integrations.verl.reward_loop import RewardLoopOutput
 from tests.integrations.verl.helpers import (
     FAULT_PROMPTS,
@@ -39,6 +40,7 @@ def test_naive_manager_with_our_compute_score(no_prompt_yaml: Path) -> None:
             "reward.custom_reward_function.path=pkg://integrations.verl",
             "reward.custom_reward_function.name=compute_score",
             f"+reward.custom_reward_function.reward_kwargs.openjudge.config={no_prompt_yaml}",
+            "+reward.custom_reward_function.reward_kwargs.openjudge.on_failure=fallback",
             "+reward.custom_reward_function.reward_kwargs.openjudge.fallback_score=-5",
         ]
     )
@@ -58,7 +60,7 @@ def test_naive_manager_with_our_compute_score(no_prompt_yaml: Path) -> None:
     extras = [o["reward_extra_info"] for o in outs]
     assert all(list(e) == list(extras[0]) for e in extras)
     first = extras[2]
-    assert first["score"] == -5.0 and first["openjudge/failed"] == 1
+    assert first["score"] == -5.0 and first["openjudge/failed"] == 1.0
     assert first["openjudge/quality/error_kind"] == "provider_error"
 
 
@@ -72,6 +74,31 @@ def test_called_directly(no_prompt_yaml: Path) -> None:
 
 
 def test_a_grader_that_needs_the_prompt_fails_visibly(graders_yaml: Path) -> None:
-    out = asyncio.run(compute_score("demo", "4", "4", {}, openjudge={"config": str(graders_yaml)}))
-    assert out["score"] == 0.0 and out["openjudge/failed"] == 1
-    assert out["openjudge/quality"] is None and out["openjudge/quality/error_kind"] == "invalid_input"
+    options = {"config": str(graders_yaml), "on_failure": "fallback", "fallback_score": 0.0}
+    out = asyncio.run(compute_score("demo", "4", "4", {}, openjudge=options))
+    assert out["score"] == 0.0 and out["openjudge/failed"] == 1.0
+    assert out["openjudge/quality"] == 0.0 and out["openjudge/quality/error_kind"] == "invalid_input"
+    with pytest.raises(SampleFailed, match="quality: invalid_input"):  # on_failure=drop, the default
+        asyncio.run(compute_score("demo", "4", "4", {}, openjudge={"config": str(graders_yaml)}))
+
+
+def test_the_prompt_and_trajectory_the_naive_manager_merges_into_extra_info(graders_yaml: Path) -> None:
+    trajectory = [
+        {"role": "user", "content": "what is 2+2 ?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": "calc", "arguments": {"x": "2+2"}}}],
+        },
+        {"role": "tool", "content": "4"},
+        {"role": "assistant", "content": "answer 4"},
+    ]
+    extra_info = {  # what NaiveRewardManager passes after merging tool_extra_fields
+        "raw_prompt": trajectory[:1],
+        "openjudge/messages": trajectory,
+        "num_turns": 4,
+    }
+    options = {"config": str(graders_yaml), "include_reasons": True}
+    out = asyncio.run(compute_score("demo", "answer 4", "4", extra_info, openjudge=options))
+    assert out["openjudge/quality"] == 3.0 and out["openjudge/quality/error"] == 0.0  # it had a prompt
+    assert out["score"] == 0.75

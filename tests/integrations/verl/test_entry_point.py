@@ -34,6 +34,7 @@ def test_fresh_process_finds_openjudge_by_name(graders_yaml: Path) -> None:
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out == {
         "registered_on_import_verl": True,
+        "agent_loop": {"_target_": "integrations.verl.agent_loop.OpenJudgeToolAgentLoop"},
         "class": "integrations.verl.reward_loop.OpenJudgeRewardManager",
         "registry": "OpenJudgeRewardManager",
         "rewards": [0.75, 0.25, -1.0],

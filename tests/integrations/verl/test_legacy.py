@@ -11,6 +11,7 @@ from verl.workers.reward_manager import get_reward_manager_cls
 
 import integrations.verl.legacy
 from integrations.verl import OpenJudgeLegacyRewardManager, OpenJudgeRewardManager
+from integrations.verl.guard import SampleFailed
 from tests.integrations.verl.helpers import (
     FALLBACK,
     FAULT_KINDS,
@@ -52,7 +53,9 @@ def test_registered_in_the_legacy_registry() -> None:
 
 
 def test_return_dict_with_failing_judge_calls(graders_yaml: Path) -> None:
-    manager = legacy_manager(openjudge={"config": str(graders_yaml), "fallback_score": FALLBACK})
+    manager = legacy_manager(
+        openjudge={"config": str(graders_yaml), "on_failure": "fallback", "fallback_score": FALLBACK}
+    )
     data = make_batch(TOKENIZER, FAULT_PROMPTS)
     tensor, extra = unpack(manager(data, return_dict=True))
     assert tensor.shape == data.batch["responses"].shape
@@ -60,7 +63,7 @@ def test_return_dict_with_failing_judge_calls(graders_yaml: Path) -> None:
     assert [score for _, score in last_token_rewards(tensor, data)] == FAULT_REWARDS
     assert all(len(column) == len(data) for column in extra.values())  # lists in batch order
     assert extra["openjudge/quality/error_kind"] == FAULT_KINDS
-    assert extra["openjudge/failed"] == [0, 0, 1, 1, 0, 1]
+    assert extra["openjudge/failed"] == [0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
     assert extra["openjudge/correct"] == [1.0, 0.0, 1.0, 1.0, 0.0, 1.0]
     plain = manager(data)  # return_dict=False: the tensor alone
     assert torch.equal(plain, tensor)
@@ -98,7 +101,9 @@ def test_groups_by_uid_and_returns_batch_order_even_when_rows_are_shuffled() -> 
 
 
 def test_works_inside_a_running_event_loop(graders_yaml: Path) -> None:
-    manager = legacy_manager(openjudge={"config": str(graders_yaml), "fallback_score": FALLBACK})
+    manager = legacy_manager(
+        openjudge={"config": str(graders_yaml), "on_failure": "fallback", "fallback_score": FALLBACK}
+    )
     data = make_batch(TOKENIZER, [FAULT_PROMPTS[0]])
 
     async def from_async_code() -> list[float]:
@@ -113,14 +118,20 @@ def test_works_inside_a_running_event_loop(graders_yaml: Path) -> None:
 
 
 def test_reward_loop_manager_offers_the_same_batch_call(graders_yaml: Path) -> None:
-    manager = OpenJudgeRewardManager(
-        tokenizer=TOKENIZER, num_examine=5, openjudge={"config": str(graders_yaml)}
-    )
+    options = {"config": str(graders_yaml), "on_failure": "fallback", "fallback_score": 0.0}
+    manager = OpenJudgeRewardManager(tokenizer=TOKENIZER, num_examine=5, openjudge=options)
     data = make_batch(TOKENIZER, FAULT_PROMPTS)
     tensor, _ = unpack(manager(data, return_dict=True))
     assert [s for _, s in last_token_rewards(tensor, data)] == [
         r if r != FALLBACK else 0.0 for r in FAULT_REWARDS
     ]
+    manager.close()
+
+
+def test_drop_fails_the_whole_legacy_batch(graders_yaml: Path) -> None:
+    manager = legacy_manager(openjudge={"config": str(graders_yaml)})
+    with pytest.raises(SampleFailed, match="3 of 6 samples could not be scored"):
+        manager(make_batch(TOKENIZER, FAULT_PROMPTS), return_dict=True)
     manager.close()
 
 

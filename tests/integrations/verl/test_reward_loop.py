@@ -10,11 +10,12 @@ from verl import DataProto
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 from verl.trainer.ppo.reward import load_reward_manager
 
-from integrations.verl import OpenJudgeRewardManager
+from integrations.verl import OpenJudgeRewardManager, RewardSample
 from integrations.verl.reward_loop import RewardLoopOutput
 from integrations.verl.settings import SettingsError
 from tests.integrations.verl.helpers import (
     FALLBACK,
+    FALLBACK_OPTIONS,
     FAULT_KINDS,
     FAULT_PROMPTS,
     FAULT_REWARDS,
@@ -38,7 +39,7 @@ async def run_all(manager: OpenJudgeRewardManager, data: DataProto) -> list[Rewa
 
 @pytest.fixture(scope="module")
 def manager(graders_yaml: Path) -> OpenJudgeRewardManager:
-    cfg = trainer_config(importlib_overrides(graders_yaml, f"+reward.openjudge.fallback_score={FALLBACK}"))
+    cfg = trainer_config(importlib_overrides(graders_yaml, *FALLBACK_OPTIONS))
     loaded = load_reward_manager(cfg, TOKENIZER, reward_router_address=None, reward_model_tokenizer=None)
     assert isinstance(loaded, OpenJudgeRewardManager)
     return loaded
@@ -62,13 +63,15 @@ def test_scores_through_verls_loader_with_failing_judge_calls(manager: OpenJudge
         "openjudge/reward/error",
         "openjudge/reward/error_kind",
         "openjudge/failed",
-    ]
+    ]  # the aggregate is named "reward": its key is the reward
     kinds = [e["openjudge/quality/error_kind"] for e in extras]
     assert kinds == FAULT_KINDS
     failed = [e["openjudge/failed"] for e in extras]
-    assert failed == [0, 0, 1, 1, 0, 1]
+    assert failed == [0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
     quality = [e["openjudge/quality"] for e in extras]
-    assert quality == [3.0, 3.0, None, None, 3.0, None]
+    assert quality == [3.0, 3.0, 0.0, 0.0, 3.0, 0.0]  # a failure is 0.0 and flagged, never None
+    assert [e["openjudge/quality/error"] for e in extras] == failed
+    assert [e["openjudge/reward"] for e in extras] == FAULT_REWARDS
 
     rm = OpenJudgeRewardManager.assemble_rm_scores(data, [o["reward_score"] for o in outs])
     assert rm.shape == data.batch["responses"].shape
@@ -133,16 +136,38 @@ def test_maps_prompt_messages_uid_and_extra_info() -> None:
     assert captured == [
         {
             "prompt": "what is 2+2 ?",
+            "prompt_text": "what is 2+2 ?",
+            "prompt_messages": [{"role": "user", "content": "what is 2+2 ?"}],
             "response": "answer 4",
             "messages": [
                 {"role": "user", "content": "what is 2+2 ?"},
                 {"role": "assistant", "content": "answer 4"},
             ],
             "extra_info": {"level": 2},
+            "prompt_length": 4,
+            "response_length": 2,
             "ground_truth": "4",
             "data_source": "math",
             "uid": str(data.non_tensor_batch["uid"][0]),
         }
+    ]
+
+
+def test_a_dataset_messages_column_is_not_the_trajectory() -> None:
+    prompt = Prompt("what is 2+2 ?", "4", ["answer 4"])
+    dataset_messages: list[list[dict[str, object]]] = [[{"role": "user", "content": "an unrelated column"}]]
+    data = make_batch(TOKENIZER, [prompt], messages=dataset_messages)
+    captured: list[RewardSample] = []
+
+    class Capture(LengthRank):
+        async def compute_batch_scores(self, prompt_to_samples):  # type: ignore[no-untyped-def]  # override for the test
+            captured.extend(s for group in prompt_to_samples.values() for s in group)
+            return await super().compute_batch_scores(prompt_to_samples)
+
+    asyncio.run(OpenJudgeRewardManager(None, TOKENIZER, Capture()).run_single(data))
+    assert captured[0].messages == [
+        {"role": "user", "content": "what is 2+2 ?"},
+        {"role": "assistant", "content": "answer 4"},
     ]
 
 
@@ -159,7 +184,7 @@ def test_accepts_what_verl_passes_positionally_and_future_keywords(graders_yaml:
         config=cfg,
         tokenizer=TOKENIZER,
         compute_score=None,
-        reward_router_address="127.0.0.1:1",
+        reward_router_address=None,
         reward_model_tokenizer=None,
         something_new=1,
     )

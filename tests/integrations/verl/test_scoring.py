@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import anyio
 import pytest
 
+from integrations.verl.guard import SampleFailed
 from integrations.verl.scoring import SampleScorer, shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.config import ConfigError
@@ -15,6 +17,7 @@ from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.base_chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
+from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.aggregators import MinAggregator, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from providers.testing.function_model import FunctionChatModel
@@ -28,7 +31,9 @@ def judge_reply(request: ChatRequest) -> str:
 
 
 def make_runner(aggregators: list[WeightedMeanAggregator | MinAggregator] | None = None) -> GradingRunner:
-    judge = FunctionChatModel(judge_reply)
+    judge = FunctionChatModel(
+        judge_reply, model="judge-model", policy=ProviderPolicy(retry=RetryPolicy(max_attempts=1))
+    )
     return GradingRunner(
         {
             "exact": GraderConfig(
@@ -46,48 +51,70 @@ def make_runner(aggregators: list[WeightedMeanAggregator | MinAggregator] | None
 
 GOOD = {"response": "4", "ground_truth": "4"}
 BROKEN = {"response": "BROKEN", "ground_truth": "4"}
+FALLBACK = OpenJudgeVerlSettings(config="x", on_failure="fallback", fallback_score=-2)
 
 
-def test_same_keys_whether_or_not_a_grader_fails() -> None:
-    scorer = SampleScorer(
-        make_runner([WeightedMeanAggregator("reward")]), OpenJudgeVerlSettings(config="x", fallback_score=-2)
-    )
+def test_same_keys_and_only_floats_whether_or_not_a_grader_fails() -> None:
+    scorer = SampleScorer(make_runner([WeightedMeanAggregator("total")]), FALLBACK)
     good, bad = anyio.run(scorer.score_many, [GOOD, BROKEN])
     assert list(good.extra) == list(bad.extra) == list(scorer.keys)
-    assert good.reward == (1.0 + 0.75) / 2 and not good.failed
-    assert good.extra["openjudge/judge"] == 4.0 and good.extra["openjudge/judge/error"] == 0
-    assert bad.reward == -2.0 and bad.failed
-    assert bad.extra["openjudge/judge"] is None  # a failure is never a number
-    assert bad.extra["openjudge/judge/error"] == 1
-    assert bad.extra["openjudge/judge/error_kind"] == "provider_error"
-    assert bad.extra["openjudge/exact"] == 0.0 and bad.extra["openjudge/exact/error"] == 0
-    assert bad.extra["openjudge/reward"] is None and bad.extra["openjudge/failed"] == 1
-
-
-def test_one_sample_at_a_time_matches_the_batch() -> None:
-    scorer = SampleScorer(make_runner([WeightedMeanAggregator("reward")]), OpenJudgeVerlSettings(config="x"))
-    one = anyio.run(scorer.score, BROKEN)
-    assert one.reward == 0.0 and one.extra["openjudge/judge/error_kind"] == "provider_error"
-
-
-def test_without_flags_only_scores_are_reported() -> None:
-    settings = OpenJudgeVerlSettings(config="x", flag_failures=False, include_reasons=True)
-    scorer = SampleScorer(make_runner([WeightedMeanAggregator("reward")]), settings)
     assert scorer.keys == (
         "openjudge/exact",
-        "openjudge/exact/reason",
+        "openjudge/exact/error",
+        "openjudge/exact/error_kind",
         "openjudge/judge",
-        "openjudge/judge/reason",
+        "openjudge/judge/error",
+        "openjudge/judge/error_kind",
+        "openjudge/total",
+        "openjudge/total/error",
+        "openjudge/total/error_kind",
         "openjudge/reward",
+        "openjudge/failed",
     )
+    for extra in (good.extra, bad.extra):  # VERL's metrics, DAPO and GDPO cast these with float()
+        numeric = {k: v for k, v in extra.items() if not k.endswith("/error_kind")}
+        assert all(type(v) is float and math.isfinite(v) for v in numeric.values()), numeric
+    assert good.reward == (1.0 + 0.75) / 2 and not good.failed
+    assert good.extra["openjudge/reward"] == good.reward and good.extra["openjudge/failed"] == 0.0
+    assert good.extra["openjudge/judge"] == 4.0 and good.extra["openjudge/judge/error"] == 0.0
+    assert bad.reward == -2.0 and bad.failed
+    assert bad.extra["openjudge/judge"] == 0.0 and bad.extra["openjudge/judge/error"] == 1.0
+    assert bad.extra["openjudge/judge/error_kind"] == "provider_error"
+    assert bad.extra["openjudge/exact"] == 0.0 and bad.extra["openjudge/exact/error"] == 0.0
+    assert bad.extra["openjudge/total/error"] == 1.0
+    assert bad.extra["openjudge/reward"] == -2.0 and bad.extra["openjudge/failed"] == 1.0
+    assert set(bad.errors) == {"judge"}
+
+
+def test_drop_raises_so_verl_never_trains_on_the_sample() -> None:
+    scorer = SampleScorer(make_runner([WeightedMeanAggregator("total")]), OpenJudgeVerlSettings(config="x"))
+    assert anyio.run(scorer.score, GOOD).reward == 0.875
+    with pytest.raises(SampleFailed, match=r"judge: provider_error: .*server said no.*on_failure=drop"):
+        anyio.run(scorer.score, BROKEN)
+    with pytest.raises(SampleFailed, match=r"1 of 2 samples could not be scored"):
+        anyio.run(scorer.score_many, [GOOD, BROKEN])
+
+
+def test_an_aggregate_named_reward_holds_the_reward() -> None:
+    scorer = SampleScorer(make_runner([WeightedMeanAggregator("reward")]), FALLBACK)
+    assert scorer.keys.count("openjudge/reward") == 1
+    bad = anyio.run(scorer.score, BROKEN)
+    assert bad.extra["openjudge/reward"] == -2.0 and bad.extra["openjudge/reward/error"] == 1.0
+
+
+def test_reasons_on_request() -> None:
+    settings = OpenJudgeVerlSettings(
+        config="x", include_reasons=True, on_failure="fallback", fallback_score=0.0
+    )
+    scorer = SampleScorer(make_runner([WeightedMeanAggregator("total")]), settings)
+    assert "openjudge/judge/reason" in scorer.keys and "openjudge/total/reason" not in scorer.keys
     bad = anyio.run(scorer.score, BROKEN)
     assert bad.extra["openjudge/judge/reason"] == "server said no"
-    assert bad.extra["openjudge/judge"] is None and bad.reward == 0.0
 
 
 def test_the_aggregate_is_the_first_aggregator_or_the_named_one() -> None:
-    runner = make_runner([WeightedMeanAggregator("reward"), MinAggregator("worst")])
-    assert SampleScorer(runner, OpenJudgeVerlSettings(config="x")).aggregate == "reward"
+    runner = make_runner([WeightedMeanAggregator("total"), MinAggregator("worst")])
+    assert SampleScorer(runner, OpenJudgeVerlSettings(config="x")).aggregate == "total"
     worst = SampleScorer(runner, OpenJudgeVerlSettings(config="x", aggregate="worst"))
     assert anyio.run(worst.score, GOOD).reward == 0.75
     with pytest.raises(ConfigError, match="no aggregator named 'best'"):
@@ -133,9 +160,30 @@ def test_shared_scorer_is_built_once_per_process(tmp_path: Path) -> None:
     settings = OpenJudgeVerlSettings(config=str(path))
     assert shared_scorer(settings) is shared_scorer(OpenJudgeVerlSettings(config=str(path)))
     assert shared_scorer(settings) is not shared_scorer(
-        OpenJudgeVerlSettings(config=str(path), fallback_score=1)
+        OpenJudgeVerlSettings(config=str(path), on_failure="fallback", fallback_score=1)
     )
     bad = tmp_path / "bad.yaml"
     bad.write_text("graders:\n  exact:\n    type: string_matc\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="did you mean 'string_match'"):
         shared_scorer(OpenJudgeVerlSettings(config=str(bad)))
+
+
+def test_the_judge_cache_is_off_under_verl(tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    path = tmp_path / "graders.yaml"
+    path.write_text(
+        "providers:\n  judge: {kind: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key: k}\n"
+        "graders:\n  q:\n    type: llm\n    provider: judge\n    params: {template: '{answer}', score_range: [1, 5]}\n"
+        f"    mapper: {{answer: response}}\ncache: {{path: {cache}}}\n",
+        encoding="utf-8",
+    )
+
+    def judge_of(scorer: SampleScorer) -> object:
+        grader = scorer.runner.grader_configs["q"].grader
+        assert isinstance(grader, LLMGrader)
+        return grader.model
+
+    off = judge_of(shared_scorer(OpenJudgeVerlSettings(config=str(path))))
+    assert getattr(off, "cache", "missing") is None  # no SQLite file per worker; in-flight dedupe stays on
+    on = judge_of(shared_scorer(OpenJudgeVerlSettings(config=str(path), judge_cache=True)))
+    assert getattr(on, "cache", None) is not None

@@ -5,16 +5,45 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from integrations.verl.settings import CONFIG_ENV, OpenJudgeVerlSettings, SettingsError, read_settings
+from integrations.verl.settings import (
+    CONFIG_ENV,
+    FailurePolicy,
+    OpenJudgeVerlSettings,
+    SettingsError,
+    read_settings,
+)
 
 
 def test_reads_an_omegaconf_node_as_hydra_gives_it() -> None:
-    node = OmegaConf.create({"config": "/abs/graders.yaml", "fallback_score": -1, "flag_failures": False})
+    node = OmegaConf.create(
+        {"config": "/abs/graders.yaml", "on_failure": "fallback", "fallback_score": -1, "breaker_failures": 3}
+    )
     settings = read_settings(node)
     assert settings == OpenJudgeVerlSettings(
-        config="/abs/graders.yaml", fallback_score=-1.0, flag_failures=False
+        config="/abs/graders.yaml", on_failure="fallback", fallback_score=-1.0, breaker_failures=3
     )
-    assert settings.aggregate is None and settings.timeout_s is None
+    assert settings.aggregate is None and settings.timeout_s is None and settings.judge_cache is False
+
+
+def test_defaults_drop_failures_and_stop_above_half_failed() -> None:
+    policy = read_settings({"config": "x.yaml"}).failure_policy()
+    assert policy == FailurePolicy(
+        on_failure="drop",
+        fallback_score=None,
+        breaker_failures=5,
+        breaker_cooldown_s=30.0,
+        max_failure_rate=0.5,
+        failure_window=100,
+    )
+
+
+def test_a_fallback_value_is_explicit() -> None:
+    with pytest.raises(SettingsError, match=r"on_failure=fallback needs an explicit fallback_score"):
+        read_settings({"config": "x.yaml", "on_failure": "fallback"})
+    with pytest.raises(SettingsError, match=r"fallback_score is used only with on_failure=fallback"):
+        read_settings({"config": "x.yaml", "fallback_score": 0})
+    with pytest.raises(SettingsError, match=r"reward\.openjudge\.on_failure"):
+        read_settings({"config": "x.yaml", "on_failure": "zero"})
 
 
 def test_missing_config_says_what_to_pass(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,9 +61,11 @@ def test_config_from_the_environment_when_no_options(monkeypatch: pytest.MonkeyP
 def test_an_unknown_or_invalid_option_is_named() -> None:
     with pytest.raises(SettingsError, match=r"reward\.openjudge\.fallback"):
         read_settings({"config": "x.yaml", "fallback": 0})
-    with pytest.raises(SettingsError, match=r"reward\.openjudge\.fallback_score: .*finite"):
-        read_settings({"config": "x.yaml", "fallback_score": float("nan")})
+    with pytest.raises(SettingsError, match=r"finite"):
+        read_settings({"config": "x.yaml", "on_failure": "fallback", "fallback_score": float("nan")})
     with pytest.raises(SettingsError, match=r"reward\.openjudge\.timeout_s"):
         read_settings({"config": "x.yaml", "timeout_s": 0})
+    with pytest.raises(SettingsError, match=r"reward\.openjudge\.max_failure_rate"):
+        read_settings({"config": "x.yaml", "max_failure_rate": 1.5})
     with pytest.raises(SettingsError, match="must be a mapping"):
         read_settings("x.yaml")

@@ -1,0 +1,128 @@
+"""An in-memory ``transfer_queue`` so VERL's V1 code (``agent_loop_tq``, ``ReplayBuffer``) runs on CPU.
+
+TransferQueue (a distributed key-value store) is not installed here. VERL's V1 modules
+call only a handful of its functions; this module provides them over a dict, keeping
+the tag-merging semantics the replay buffer relies on. Everything else is VERL's code.
+Install it with :func:`installed` before importing ``verl.trainer.ppo.v1``.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class KVBatchMeta:
+    partition_id: str
+    keys: list[str]
+    tags: list[dict[str, Any]]
+    extra_info: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+@dataclass
+class Store:
+    """partition -> key -> (tag, fields)."""
+
+    tags: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    values: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def put(
+        self, partition_id: str, key: str, tag: dict[str, Any] | None, fields: dict[str, Any] | None
+    ) -> None:
+        self.tags.setdefault(partition_id, {}).setdefault(key, {}).update(tag or {})
+        if fields is not None:
+            self.values.setdefault(partition_id, {}).setdefault(key, {}).update(fields)
+
+
+STORE = Store()
+
+
+def _row(fields: Any, i: int) -> dict[str, Any]:
+    row = {}
+    for name in fields.keys():  # noqa: SIM118  # iterating a TensorDict walks its batch, not its keys
+        value = fields.get(name)
+        item = value[i]
+        row[name] = getattr(item, "data", item)
+    return row
+
+
+def init(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+async def async_kv_put(
+    key: str, partition_id: str, tag: dict[str, Any] | None = None, fields: Any = None
+) -> None:
+    STORE.put(partition_id, key, tag, fields)
+
+
+def kv_put(key: str, partition_id: str, tag: dict[str, Any] | None = None, fields: Any = None) -> None:
+    STORE.put(partition_id, key, tag, fields)
+
+
+async def async_kv_batch_put(
+    keys: list[str], partition_id: str, fields: Any = None, tags: Any = None
+) -> None:
+    kv_batch_put(keys, partition_id, fields, tags)
+
+
+def kv_batch_put(keys: list[str], partition_id: str, fields: Any = None, tags: Any = None) -> None:
+    for i, key in enumerate(keys):
+        STORE.put(
+            partition_id, key, tags[i] if tags else None, _row(fields, i) if fields is not None else None
+        )
+
+
+def kv_list(partition_id: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    return {p: dict(items) for p, items in STORE.tags.items() if partition_id in (None, p)}
+
+
+def kv_batch_get(
+    keys: list[str], partition_id: str, select_fields: list[str] | None = None
+) -> dict[str, list[Any]]:
+    values = STORE.values.get(partition_id, {})
+    names = select_fields or sorted({n for k in keys for n in values.get(k, {})})
+    return {name: [values[k][name] for k in keys] for name in names}
+
+
+def kv_clear(partition_id: str, keys: list[str]) -> None:
+    for key in keys:
+        STORE.tags.get(partition_id, {}).pop(key, None)
+        STORE.values.get(partition_id, {}).pop(key, None)
+
+
+@contextmanager
+def installed() -> Iterator[Store]:
+    """``import transfer_queue`` gives this module (and a fresh store) while active."""
+    global STORE
+    STORE = Store()
+    module = types.ModuleType("transfer_queue")
+    for name in (
+        "KVBatchMeta",
+        "init",
+        "async_kv_put",
+        "kv_put",
+        "async_kv_batch_put",
+        "kv_batch_put",
+        "kv_list",
+        "kv_batch_get",
+        "kv_clear",
+    ):
+        setattr(module, name, globals()[name])
+    previous = sys.modules.get("transfer_queue")
+    sys.modules["transfer_queue"] = module
+    try:
+        yield STORE
+    finally:
+        if previous is None:
+            sys.modules.pop("transfer_queue", None)
+        else:
+            sys.modules["transfer_queue"] = previous
