@@ -8,7 +8,7 @@
     print(render_report(report))
 
 * :mod:`.loaders`: our formats and JudgeBench, LLMBar, PandaLM, MT-Bench human files.
-* :mod:`.collect`: run the graders (:func:`collect`; :func:`collect_config` for a config file).
+* :mod:`.runs`: run the graders (:func:`collect`; :func:`collect_config` for a config file).
 * :mod:`.metrics` and :mod:`.stats`: the metrics, with bootstrap 95 % intervals over items.
 * :mod:`.compare`: two configs on the same items, paired-bootstrap differences.
 * :mod:`.console`, :mod:`.html`: the text table and the HTML report.
@@ -23,9 +23,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from openjudge.metaeval.collect import GraderRun as GraderRun
-    from openjudge.metaeval.collect import MetaEvalRun as MetaEvalRun
-    from openjudge.metaeval.collect import collect as collect
     from openjudge.metaeval.compare import ComparisonReport as ComparisonReport
     from openjudge.metaeval.compare import compare_runs as compare_runs
     from openjudge.metaeval.configured import collect_config as collect_config
@@ -42,11 +39,14 @@ if TYPE_CHECKING:
     from openjudge.metaeval.metrics import summarize as summarize
     from openjudge.metaeval.report import Estimate as Estimate
     from openjudge.metaeval.report import MetaEvalReport as MetaEvalReport
+    from openjudge.metaeval.runs import GraderRun as GraderRun
+    from openjudge.metaeval.runs import MetaEvalRun as MetaEvalRun
+    from openjudge.metaeval.runs import collect as collect
 
 _EXPORTS = {
-    "GraderRun": "collect",
-    "MetaEvalRun": "collect",
-    "collect": "collect",
+    "GraderRun": "runs",
+    "MetaEvalRun": "runs",
+    "collect": "runs",
     "ComparisonReport": "compare",
     "compare_runs": "compare",
     "collect_config": "configured",

@@ -16,7 +16,7 @@ from openjudge.jobs.summary import format_number
 __all__ = ["IntervalRow", "interval_chart_svg", "scatter_svg"]
 
 _LABEL_W = 190
-_RIGHT = 16
+_RIGHT = 24
 _TOP = 10
 _ROW_H = 24
 _AXIS_H = 34
@@ -101,12 +101,13 @@ def interval_chart_svg(
     return "".join(parts)
 
 
-def _span(values: Sequence[float]) -> tuple[float, float]:
+def _span(values: Sequence[float]) -> tuple[float, float, float, float]:
+    """The data's range, and the plotted range around it (a little wider, never empty)."""
     low, high = min(values), max(values)
     if low == high:
-        return low - 0.5, high + 0.5
+        return low, high, low - 0.5, high + 0.5
     pad = (high - low) * 0.04
-    return low - pad, high + pad
+    return low, high, low - pad, high + pad
 
 
 def scatter_svg(
@@ -126,21 +127,22 @@ def scatter_svg(
     ]
     finite = [(x, y) for x, y in points if math.isfinite(x) and math.isfinite(y)]
     if finite:
-        x_low, x_high = _span([x for x, _ in finite])
-        y_low, y_high = _span([y for _, y in finite])
-        for fraction in (0.0, 0.5, 1.0):
-            y = _TOP + plot_h * (1 - fraction)
+        x_min, x_max, x_low, x_high = _span([x for x, _ in finite])
+        y_min, y_max, y_low, y_high = _span([y for _, y in finite])
+        for value, anchor in ((x_min, "start"), ((x_min + x_max) / 2, "middle"), (x_max, "end")):
+            x = left + (value - x_low) / (x_high - x_low) * plot_w
+            parts.append(
+                f'<text class="tick" x="{x:.1f}" y="{_TOP + plot_h + 16}" text-anchor="{anchor}">'
+                f"{escape(format_number(value))}</text>"
+            )
+        for value in (y_min, (y_min + y_max) / 2, y_max):
+            y = _TOP + plot_h * (1 - (value - y_low) / (y_high - y_low))
             parts.append(
                 f'<line class="gridline" x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}"/>'
             )
             parts.append(
                 f'<text class="tick" x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
-                f"{escape(format_number(y_low + (y_high - y_low) * fraction))}</text>"
-            )
-            x = left + plot_w * fraction
-            parts.append(
-                f'<text class="tick" x="{x:.1f}" y="{_TOP + plot_h + 16}" text-anchor="middle">'
-                f"{escape(format_number(x_low + (x_high - x_low) * fraction))}</text>"
+                f"{escape(format_number(value))}</text>"
             )
         for x, y in finite:
             cx = left + (x - x_low) / (x_high - x_low) * plot_w

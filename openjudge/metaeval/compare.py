@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from openjudge.metaeval.collect import GraderRun, MetaEvalRun
 from openjudge.metaeval.metrics import statistics
 from openjudge.metaeval.report import Estimate
+from openjudge.metaeval.runs import GraderRun, MetaEvalRun
 from openjudge.metaeval.stats import Interval, difference_interval
 
 __all__ = ["COMPARED_METRICS", "ComparisonReport", "GraderComparison", "MetricDifference", "compare_runs"]

@@ -9,8 +9,8 @@ from openjudge.config.build import build_job
 from openjudge.config.loader import ConfigError, load_config
 from openjudge.config.schema import JobConfig
 from openjudge.jobs.summary import Price
-from openjudge.metaeval.collect import MetaEvalRun, collect
 from openjudge.metaeval.items import LabelledSet
+from openjudge.metaeval.runs import MetaEvalRun, collect
 from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = ["collect_config"]

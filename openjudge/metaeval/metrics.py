@@ -12,7 +12,6 @@ from collections import Counter
 
 import numpy as np
 
-from openjudge.metaeval.collect import GraderRun, MetaEvalRun
 from openjudge.metaeval.items import PairwiseSet, PointwiseSet
 from openjudge.metaeval.report import (
     Agreement,
@@ -25,6 +24,7 @@ from openjudge.metaeval.report import (
     MetaEvalReport,
     PositionBias,
 )
+from openjudge.metaeval.runs import GraderRun, MetaEvalRun
 from openjudge.metaeval.stats import Correlation, Floats, Ints, Ratio, Statistic, interval
 from openjudge.metaeval.verdicts import NONE, TIE, A, B
 
