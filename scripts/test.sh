@@ -16,7 +16,7 @@ bash scripts/install-verl.sh
 # trl and skyrl-gym for the TRL/SkyRL adapters (torch stays pinned).
 bash scripts/install-rl-extras.sh
 # The package itself (editable: registers the verl.plugins entry point) with every extra the tests use.
-CMAKE_BUILD_PARALLEL_LEVEL=2 python -m pip install --quiet -e ".[dev,litellm,math,e2e,ray]"
+CMAKE_BUILD_PARALLEL_LEVEL=2 python -m pip install --quiet -e ".[dev,litellm,math,metaeval,e2e,ray]"
 
 echo "== ruff"
 python -m ruff check .

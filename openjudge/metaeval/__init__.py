@@ -72,6 +72,12 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'openjudge.metaeval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"openjudge.metaeval.{module}"), name)
+    try:
+        imported = importlib.import_module(f"openjudge.metaeval.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name != "numpy":
+            raise
+        raise ImportError("openjudge.metaeval needs numpy: pip install 'openjudge[metaeval]'") from exc
+    value = getattr(imported, name)
     globals()[name] = value
     return value

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "run_command"]
+__all__ = ["add_parser", "needs_numpy", "run_command"]
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -22,6 +22,13 @@ position bias (flip rate when the order is swapped, first-position win rate), le
 self-consistency over --repeats, failures, tokens, cost and time per 1,000 judgements.
 Every figure comes with a bootstrap 95% interval over the labelled items. With --compare,
 a second config judges the same data and the differences get paired-bootstrap intervals."""
+
+
+def needs_numpy(exc: ImportError) -> str:
+    """The message for a failed import of the statistics: name the extra when numpy is missing."""
+    if exc.name == "numpy" or (exc.name or "").startswith("numpy."):
+        return f"openjudge meta-eval needs numpy: pip install 'openjudge[metaeval]' ({exc})"
+    return str(exc)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -94,8 +101,8 @@ def run_command(args: argparse.Namespace) -> int:
         from openjudge.metaeval.html import write_html
         from openjudge.metaeval.loaders import load_labelled
         from openjudge.metaeval.metrics import summarize
-    except ImportError as exc:  # numpy missing: the message names the extra
-        print(f"error: {exc}", file=sys.stderr)
+    except ImportError as exc:
+        print(f"error: {needs_numpy(exc)}", file=sys.stderr)
         return EXIT_USAGE
 
     data = load_labelled(args.data, format=args.format, skip_bad=args.skip_bad, limit=args.limit)

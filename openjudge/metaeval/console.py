@@ -65,12 +65,15 @@ def format_estimate(estimate: Estimate | None, *, signed: bool = False) -> str:
     return f"{_fixed(estimate.value, signed=signed)} {bounds}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], *, left: frozenset[int] = frozenset({0})
+) -> list[str]:
+    """Aligned lines: the columns in ``left`` left-aligned, the others right-aligned."""
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
-            cell.ljust(w) if i == 0 else cell.rjust(w)
+            cell.ljust(w) if i in left else cell.rjust(w)
             for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 
@@ -148,4 +151,4 @@ def render_comparison(comparison: ComparisonReport) -> str:
     if not rows:
         return head + "\nno grader to compare: give graders the same name in both configs\n"
     header = ["grader", "metric", "baseline", "candidate", "difference", "n", "verdict"]
-    return "\n".join([head, "", *_table(header, rows)]) + "\n"
+    return "\n".join([head, "", *_table(header, rows, left=frozenset({0, 1, 6}))]) + "\n"
