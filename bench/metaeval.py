@@ -35,7 +35,7 @@ from openjudge.graders.comparison.prompts import pairwise_template
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.metaeval.console import render_report
 from openjudge.metaeval.html import render_html
-from openjudge.metaeval.items import LabelledSet, PairItem, PairwiseSet, PointItem, PointwiseSet
+from openjudge.metaeval.items import LabelledSet, PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 from openjudge.metaeval.metrics import summarize
 from openjudge.metaeval.runs import collect
 from openjudge.models.base_chat_model import ChatRequest
@@ -44,6 +44,7 @@ from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from providers.testing.function_model import FunctionChatModel
 
 TARGET_MS = 2.0
+WINNERS: tuple[PairLabel, PairLabel] = ("A", "B")
 _ITEM = re.compile(r"item (\d+)")
 
 
@@ -78,7 +79,7 @@ def pairs(n: int) -> PairwiseSet:
                 prompt=f"item {k}: which is better?",
                 response_a=f"answer {k} " + "word " * (k % 9),
                 response_b=f"reply {k} " + "word " * (k % 5),
-                label="AB"[k % 2] if k % 5 else "tie",
+                label=WINNERS[k % 2] if k % 5 else "tie",
             )
             for k in range(n)
         )
