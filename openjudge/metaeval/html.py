@@ -258,11 +258,11 @@ def render_html(
     data = first.data
     labels = " vs ".join(r.label for r in items if r.label)
     title = title or f"openjudge meta-eval{f': {labels}' if labels else ''}"
+    label_counts = " · labels " + ", ".join(f"{k} {v}" for k, v in data.labels.items()) if data.labels else ""
     meta = (
         f"{format_number(data.items)} {'pairs' if data.kind == 'pairwise' else 'scored responses'} from "
-        f"{data.source} ({data.format}) · labels "
-        + ", ".join(f"{k} {v}" for k, v in data.labels.items())
-        + f" · {first.confidence:.0%} bootstrap intervals over items, {first.bootstrap} resamples"
+        f"{data.source} ({data.format}){label_counts}"
+        f" · {first.confidence:.0%} bootstrap intervals over items, {first.bootstrap} resamples"
     )
     body = []
     for report in items:

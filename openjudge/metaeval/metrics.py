@@ -33,6 +33,7 @@ __all__ = ["statistics", "summarize"]
 _CODES = {"A": A, "B": B, "tie": TIE}
 _NAMES = {A: "A", B: "B", TIE: "tie"}
 _MAX_POINTS = 400
+_MAX_LABEL_VALUES = 20
 
 
 def _pair_labels(data: PairwiseSet) -> Ints:
@@ -206,7 +207,9 @@ def _data_summary(run: MetaEvalRun) -> DataSummary:
         labels = {label: counts.get(label, 0) for label in ("A", "B", "tie")}
     else:
         values = Counter(item.label for item in data.items)
-        labels = {f"{value:g}": count for value, count in sorted(values.items())}
+        # Scores on a scale (1-5, 1-10) are counted per value; continuous labels are not.
+        shown = sorted(values.items()) if len(values) <= _MAX_LABEL_VALUES else []
+        labels = {f"{value:g}": count for value, count in shown}
     return DataSummary(
         source=data.source,
         format=data.format,

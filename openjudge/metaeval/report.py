@@ -193,7 +193,8 @@ class DataSummary(_Model):
         kind: ``pairwise`` or ``pointwise``.
         items: Items used.
         skipped: Records left out as unusable (with ``--skip-bad``).
-        labels: Pairs per label (``A``, ``B``, ``tie``); for scored responses, count per label value.
+        labels: Pairs per label (``A``, ``B``, ``tie``); for scored responses, the count per
+            label value when there are at most 20 distinct values (else empty).
     """
 
     source: str

@@ -245,13 +245,18 @@ async def collect(
         raise ValueError(f"repeats must be at least 1, got {repeats}")
     runner = graders if isinstance(graders, GradingRunner) else GradingRunner(graders, show_progress=False)
     configs = runner.grader_configs
-    kinds = dict(kinds or {})
+    given = dict(kinds or {})
+    unknown = sorted(set(given) - set(configs))
+    if unknown:
+        raise ValueError(f"kinds names no grader {unknown[0]!r} (graders: {', '.join(configs)})")
+    # Every kind is settled before any judge is called, so a bad one costs nothing.
+    resolved = {name: given.get(name) or grader_kind(name, config) for name, config in configs.items()}
     n = len(data.items)
     runs: list[GraderRun] = []
     skipped: dict[str, str] = {}
     with _independent_calls(iter(configs.values())) if repeats > 1 else contextlib.nullcontext():
         for name, config in configs.items():
-            kind = kinds.get(name) or grader_kind(name, config)
+            kind = resolved[name]
             orders = 2 if kind == "pair" and swap else 1
             if kind == "single":
                 samples = _single_samples(data, repeats)

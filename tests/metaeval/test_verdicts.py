@@ -91,3 +91,29 @@ def test_single_readings() -> None:
     assert read_single(GraderRank(name="r", rank=[1, 2])).failure == "no_verdict"
     failed = read_single(GraderError(name="s", kind="parse_error", message="bad"))
     assert failed.failure == "parse_error" and math.isnan(failed.score)
+
+
+@pytest.mark.anyio
+async def test_kinds_are_settled_before_any_judge_is_called() -> None:
+    from openjudge.metaeval.items import PairItem, PairwiseSet
+    from openjudge.metaeval.runs import collect
+
+    calls: list[object] = []
+
+    def reply(request: object) -> str:
+        calls.append(request)
+        return '{"reason": "r", "score": 3}'
+
+    def mapper(sample: Any) -> dict[str, Any]:
+        return {"response": sample["response"]}
+
+    rated = LLMGrader(FunctionChatModel(reply), name="rated", template="{response}", score_range=(1, 5))
+    item = PairItem(id="1", line=1, prompt="q", response_a="a", response_b="b", label="A")
+    graders = {"rated": GraderConfig(rated), "custom": GraderConfig(StringMatchGrader(), mapper)}
+    with pytest.raises(ValueError, match="function mapper"):
+        await collect(graders, PairwiseSet((item,)))
+    assert calls == []
+    with pytest.raises(ValueError, match="kinds names no grader 'nope'"):
+        await collect(graders, PairwiseSet((item,)), kinds={"nope": "pair"})
+    run = await collect(graders, PairwiseSet((item,)), kinds={"custom": "single"})
+    assert [g.kind for g in run.graders] == ["single", "single"] and len(calls) == 2
