@@ -25,7 +25,7 @@ from openjudge.metaeval.report import (
     PositionBias,
 )
 from openjudge.metaeval.runs import GraderRun, MetaEvalRun
-from openjudge.metaeval.stats import Correlation, Floats, Ints, Ratio, Statistic, interval
+from openjudge.metaeval.stats import Correlation, Floats, Ints, Ratio, Statistic, intervals
 from openjudge.metaeval.verdicts import NONE, TIE, A, B
 
 __all__ = ["statistics", "summarize"]
@@ -224,12 +224,8 @@ def summarize(run: MetaEvalRun, *, bootstrap: int = 1000, seed: int = 0) -> Meta
     """The report of a run: every metric with its bootstrap interval (``bootstrap`` resamples)."""
     graders: list[GraderReport] = []
     for grader in run.graders:
-        found = {
-            name: Estimate.model_validate(
-                interval(stat, resamples=bootstrap, seed=seed), from_attributes=True
-            )
-            for name, stat in statistics(run, grader).items()
-        }
+        estimates = intervals(statistics(run, grader), resamples=bootstrap, seed=seed)
+        found = {name: Estimate.model_validate(e, from_attributes=True) for name, e in estimates.items()}
         graders.append(
             GraderReport(
                 name=grader.name,

@@ -8,7 +8,8 @@ are its own. The samples of a pass are, for ``K`` repeats (repeat-major):
 * a single grader on pairs: every item's ``response_a``, then every ``response_b``;
 * a single grader on scored responses: every item.
 
-Results are reduced to arrays at once (verdicts, preferences, scores), so memory is a few
+Results are streamed (:meth:`~openjudge.runner.grading_runner.GradingRunner.astream`) and
+reduced to arrays as they arrive (verdicts, preferences, scores), so memory is a few
 numbers per judgement, not the judges' replies.
 
 Repeats must be independent judge calls: while a run with ``repeats > 1`` is going, the
@@ -22,7 +23,7 @@ import contextlib
 import math
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -95,18 +96,16 @@ class GraderRun:
     provider: str | None = None
     price: Price | None = None
 
-    def _fail(self, kind: str | None, message: str) -> None:
-        if kind is not None:
-            self.failures[kind] += 1
-            self.failure_examples.setdefault(kind, message)
-
-    def _account(self, results: Sequence[GraderResult]) -> None:
-        self.judgements += len(results)
-        for r in results:
-            if r.usage is not None:
-                self.usage = self.usage + r.usage
-            if r.latency_s is not None:
-                self.judge_s += r.latency_s
+    def note(self, result: GraderResult, failure: str | None, message: str) -> None:
+        """Count one judgement: its usage and latency, and its failure if it has one."""
+        self.judgements += 1
+        if result.usage is not None:
+            self.usage = self.usage + result.usage
+        if result.latency_s is not None:
+            self.judge_s += result.latency_s
+        if failure is not None:
+            self.failures[failure] += 1
+            self.failure_examples.setdefault(failure, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,20 +146,25 @@ def _single_samples(data: LabelledSet, repeats: int) -> list[dict[str, JsonValue
     return [item.single_sample() for _ in range(repeats) for item in data.items]
 
 
-def _read_pairs(run: GraderRun, results: Sequence[GraderResult], n: int, orders: int) -> None:
+_Add = Callable[[int, GraderResult], None]
+
+
+def _pair_reader(run: GraderRun, n: int, orders: int) -> tuple[_Add, Callable[[], None]]:
+    """Fill a pair grader's arrays one result at a time (by sample index)."""
     shape = (run.repeats, orders, n)
-    verdict = np.full(shape, NONE, dtype=np.int64)
-    preference = np.full(shape, math.nan)
-    run.judge_flip = np.full(n, math.nan)
-    run.judge_first_wins = np.zeros(n)
-    run.judge_decisive = np.zeros(n)
-    for index, result in enumerate(results):
+    verdict = run.verdict = np.full(shape, NONE, dtype=np.int64)
+    preference = run.preference = np.full(shape, math.nan)
+    judge_flip = run.judge_flip = np.full(n, math.nan)
+    first_wins = run.judge_first_wins = np.zeros(n)
+    decisive = run.judge_decisive = np.zeros(n)
+
+    def add(index: int, result: GraderResult) -> None:
         reading = read_pair(result)
-        run._fail(reading.failure, reading.message)
+        run.note(result, reading.failure, reading.message)
+        if reading.verdict == NONE:
+            return
         r, rest = divmod(index, orders * n)
         order, i = divmod(rest, n)
-        if reading.verdict == NONE:
-            continue
         if order == 1:  # shown as (B, A): the judge's "A" is response_b
             verdict[r, order, i] = _SWAP[reading.verdict]
             preference[r, order, i] = 1.0 - reading.first_preference
@@ -168,32 +172,39 @@ def _read_pairs(run: GraderRun, results: Sequence[GraderResult], n: int, orders:
             verdict[r, order, i] = reading.verdict
             preference[r, order, i] = reading.first_preference
         if r == 0 and order == 0:
-            run.judge_flip[i] = reading.judge_flip
-            run.judge_first_wins[i] = reading.judge_first_wins
-            run.judge_decisive[i] = reading.judge_decisive
-    run.verdict, run.preference = verdict, preference
+            judge_flip[i] = reading.judge_flip
+            first_wins[i] = reading.judge_first_wins
+            decisive[i] = reading.judge_decisive
+
+    return add, lambda: None
 
 
-def _read_singles(run: GraderRun, results: Sequence[GraderResult], n: int, sides: int) -> None:
+def _single_reader(run: GraderRun, n: int, sides: int) -> tuple[_Add, Callable[[], None]]:
+    """Fill a single grader's arrays one result at a time; on pairs, derive verdicts at the end."""
     shape = (run.repeats, sides, n)
-    score = np.full(shape, math.nan)
-    oriented = np.full(shape, math.nan)
-    for index, result in enumerate(results):
+    score = run.score = np.full(shape, math.nan)
+    oriented = run.oriented = np.full(shape, math.nan)
+
+    def add(index: int, result: GraderResult) -> None:
         reading = read_single(result)
-        run._fail(reading.failure, reading.message)
+        run.note(result, reading.failure, reading.message)
         r, rest = divmod(index, sides * n)
         side, i = divmod(rest, n)
         score[r, side, i] = reading.score
         oriented[r, side, i] = reading.oriented
-    run.score, run.oriented = score, oriented
-    if sides == 2:  # a pair: the response with the higher (normalised) score wins
+
+    def finish() -> None:
+        if sides != 2:
+            return
+        # A pair: the response with the higher (normalised) score wins; equal scores tie.
         first, second = oriented[:, 0, :], oriented[:, 1, :]
         both = ~(np.isnan(first) | np.isnan(second))
         codes = np.where(np.abs(first - second) <= 1e-9, TIE, np.where(first > second, A, B))
         run.verdict = np.where(both, codes, NONE)[:, None, :]
-        run.preference = np.where(both, np.select([codes == A, codes == B], [1.0, 0.0], 0.5), math.nan)[
-            :, None, :
-        ]
+        preference = np.select([codes == A, codes == B], [1.0, 0.0], 0.5)
+        run.preference = np.where(both, preference, math.nan)[:, None, :]
+
+    return add, finish
 
 
 @contextlib.contextmanager
@@ -272,22 +283,22 @@ async def collect(
                 timeout=runner.timeout,
                 deadline=runner.deadline,
             )
-            started = time.monotonic()
-            results = (await single.arun(samples))[name]
             run = GraderRun(
                 name=name,
                 kind=kind,
                 repeats=repeats,
                 swapped=orders == 2,
-                wall_s=time.monotonic() - started,
                 provider=(providers or {}).get(name),
                 price=(prices or {}).get(name),
             )
-            run._account(results)
-            if kind == "pair":
-                _read_pairs(run, results, n, orders)
-            else:
-                _read_singles(run, results, n, 2 if isinstance(data, PairwiseSet) else 1)
+            sides = 2 if isinstance(data, PairwiseSet) else 1
+            add, finish = _pair_reader(run, n, orders) if kind == "pair" else _single_reader(run, n, sides)
+            started = time.monotonic()
+            async with single.astream(samples) as stream:  # results are read as they come
+                async for done in stream:
+                    add(done.index, done.results[name])
+            run.wall_s = time.monotonic() - started
+            finish()
             runs.append(run)
     return MetaEvalRun(
         data=data, graders=tuple(runs), skipped=skipped, repeats=repeats, swap=swap, label=label

@@ -24,7 +24,7 @@ install for them; numpy is what the ``metaeval`` extra installs.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias
 
@@ -39,6 +39,7 @@ __all__ = [
     "Statistic",
     "difference_interval",
     "interval",
+    "intervals",
 ]
 
 Floats: TypeAlias = NDArray[np.float64]
@@ -288,23 +289,41 @@ def _bounds(draws: Floats) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
-def _draws(statistic: Statistic, resamples: Resamples) -> Floats:
-    return np.concatenate([statistic(w) for w in resamples])
+def intervals(
+    statistics: Mapping[str, Statistic], *, resamples: int = 1000, seed: int = 0
+) -> dict[str, Interval]:
+    """Each statistic on the data, with its bootstrap 95 % interval, from one set of resamples.
+
+    All statistics must be over the same units (a grader's labelled items). Every unit is
+    resampled, so how many units a statistic covers (e.g. the items a judge answered)
+    varies across resamples as it would with new data; ``n`` is the count on the data.
+
+    Raises:
+        ValueError: The statistics are over different numbers of units.
+    """
+    sizes = {stat.n for stat in statistics.values()}
+    if len(sizes) > 1:
+        raise ValueError(f"statistics over different numbers of units: {sorted(sizes)}")
+    n = sizes.pop() if sizes else 0
+    covered = {name: int(stat.covered().sum()) for name, stat in statistics.items()}
+    live = {name: stat for name, stat in statistics.items() if covered[name]}
+    ones = np.ones((1, n))
+    values = {name: _finite(float(stat(ones)[0])) for name, stat in live.items()}
+    draws: dict[str, list[Floats]] = {name: [] for name in live}
+    if live:
+        for weights in Resamples(n, count=resamples, seed=seed):
+            for name, stat in live.items():
+                draws[name].append(stat(weights))
+    found = {name: Interval(None, None, None, 0) for name in statistics}
+    for name in live:
+        low, high = _bounds(np.concatenate(draws[name]))
+        found[name] = Interval(values[name], low, high, covered[name])
+    return found
 
 
 def interval(statistic: Statistic, *, resamples: int = 1000, seed: int = 0) -> Interval:
-    """The statistic on the covered units, with its bootstrap 95 % interval.
-
-    Units the statistic does not cover are dropped before resampling, so the interval
-    is for the covered population (e.g. the items a judge answered).
-    """
-    kept = statistic.restrict(statistic.covered())
-    n = kept.n
-    if n == 0:
-        return Interval(None, None, None, 0)
-    value = _finite(float(kept(np.ones((1, n)))[0]))
-    low, high = _bounds(_draws(kept, Resamples(n, count=resamples, seed=seed)))
-    return Interval(value, low, high, n)
+    """One statistic with its bootstrap 95 % interval (see :func:`intervals`)."""
+    return intervals({"statistic": statistic}, resamples=resamples, seed=seed)["statistic"]
 
 
 def difference_interval(
