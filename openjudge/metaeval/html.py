@@ -207,7 +207,9 @@ def metaeval_section(report: MetaEvalReport) -> str:
     graders = report.graders
     pairs = report.data.kind == "pairwise"
     if pairs:
-        agreement = _interval_cards(graders, _AGREEMENT_PAIRS, low=0.0, high=1.0, reference=0.5)
+        # 0.5 is a coin's pairwise accuracy; three classes have no such line.
+        agreement = _interval_cards(graders, _AGREEMENT_PAIRS[:1], low=0.0, high=1.0, reference=0.5)
+        agreement += _interval_cards(graders, _AGREEMENT_PAIRS[1:], low=0.0, high=1.0)
     else:
         agreement = _interval_cards(graders, _CORRELATIONS, low=-1.0, high=1.0, reference=0.0)
         agreement += _interval_cards(graders, _AGREEMENT_POINTS, low=0.0, high=1.0)

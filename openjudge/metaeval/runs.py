@@ -260,6 +260,9 @@ async def collect(
     unknown = sorted(set(given) - set(configs))
     if unknown:
         raise ValueError(f"kinds names no grader {unknown[0]!r} (graders: {', '.join(configs)})")
+    wrong = sorted(name for name, kind in given.items() if kind not in ("pair", "single"))
+    if wrong:
+        raise ValueError(f"kinds[{wrong[0]!r}] must be 'pair' or 'single', got {given[wrong[0]]!r}")
     # Every kind is settled before any judge is called, so a bad one costs nothing.
     resolved = {name: given.get(name) or grader_kind(name, config) for name, config in configs.items()}
     n = len(data.items)
@@ -276,7 +279,7 @@ async def collect(
             else:
                 skipped[name] = "judges pairs, and the labelled data are scored responses"
                 continue
-            single = GradingRunner(
+            one_grader = GradingRunner(
                 {name: config},
                 max_concurrency=runner.max_concurrency,
                 show_progress=show_progress,
@@ -294,7 +297,7 @@ async def collect(
             sides = 2 if isinstance(data, PairwiseSet) else 1
             add, finish = _pair_reader(run, n, orders) if kind == "pair" else _single_reader(run, n, sides)
             started = time.monotonic()
-            async with single.astream(samples) as stream:  # results are read as they come
+            async with one_grader.astream(samples) as stream:  # results are read as they come
                 async for done in stream:
                     add(done.index, done.results[name])
             run.wall_s = time.monotonic() - started
