@@ -22,6 +22,7 @@ from openjudge.jobs.datasets import DatasetError
 from openjudge.jobs.report import write_report
 from openjudge.jobs.results import ResultsFileError, read_results
 from openjudge.jobs.summary import Price, SummaryBuilder, render_table
+from openjudge.metaeval import cli as metaeval_cli
 
 __all__ = ["main"]
 
@@ -88,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     graders.add_argument("--json", action="store_true", help="machine-readable output")
 
     sub.add_parser("schema", help="print the JSON Schema of job config files (for editors)")
+    metaeval_cli.add_parser(sub)
     return parser
 
 
@@ -238,6 +240,7 @@ COMMANDS = {
     "estimate": _cmd_estimate,
     "graders": _cmd_graders,
     "schema": _cmd_schema,
+    "meta-eval": metaeval_cli.run_command,
 }
 
 

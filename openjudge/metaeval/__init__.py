@@ -1,0 +1,83 @@
+"""Judge meta-evaluation: how far a judge config agrees with labels, and how it is biased.
+
+::
+
+    data = load_labelled("pairs.jsonl")                      # labelled pairs or scored responses
+    run = await collect(runner, data, repeats=3)             # every grader judges every item
+    report = summarize(run)                                  # agreement, biases, consistency, cost
+    print(render_report(report))
+
+* :mod:`.loaders`: our formats and JudgeBench, LLMBar, PandaLM, MT-Bench human files.
+* :mod:`.runs`: run the graders (:func:`collect`; :func:`collect_config` for a config file).
+* :mod:`.metrics` and :mod:`.stats`: the metrics, with bootstrap 95 % intervals over items.
+* :mod:`.compare`: two configs on the same items, paired-bootstrap differences.
+* :mod:`.console`, :mod:`.html`: the text table and the HTML report.
+
+Needs numpy (``pip install 'openjudge[metaeval]'``). Names are imported on first use, so
+importing this package (as the ``openjudge`` command does) costs nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from openjudge.metaeval.compare import ComparisonReport as ComparisonReport
+    from openjudge.metaeval.compare import compare_runs as compare_runs
+    from openjudge.metaeval.configured import collect_config as collect_config
+    from openjudge.metaeval.console import render_comparison as render_comparison
+    from openjudge.metaeval.console import render_report as render_report
+    from openjudge.metaeval.html import render_html as render_html
+    from openjudge.metaeval.html import write_html as write_html
+    from openjudge.metaeval.items import PairItem as PairItem
+    from openjudge.metaeval.items import PairwiseSet as PairwiseSet
+    from openjudge.metaeval.items import PointItem as PointItem
+    from openjudge.metaeval.items import PointwiseSet as PointwiseSet
+    from openjudge.metaeval.loaders import LabelledDataError as LabelledDataError
+    from openjudge.metaeval.loaders import load_labelled as load_labelled
+    from openjudge.metaeval.metrics import summarize as summarize
+    from openjudge.metaeval.report import Estimate as Estimate
+    from openjudge.metaeval.report import MetaEvalReport as MetaEvalReport
+    from openjudge.metaeval.runs import GraderRun as GraderRun
+    from openjudge.metaeval.runs import MetaEvalRun as MetaEvalRun
+    from openjudge.metaeval.runs import collect as collect
+
+_EXPORTS = {
+    "GraderRun": "runs",
+    "MetaEvalRun": "runs",
+    "collect": "runs",
+    "ComparisonReport": "compare",
+    "compare_runs": "compare",
+    "collect_config": "configured",
+    "render_comparison": "console",
+    "render_report": "console",
+    "render_html": "html",
+    "write_html": "html",
+    "PairItem": "items",
+    "PairwiseSet": "items",
+    "PointItem": "items",
+    "PointwiseSet": "items",
+    "LabelledDataError": "loaders",
+    "load_labelled": "loaders",
+    "summarize": "metrics",
+    "Estimate": "report",
+    "MetaEvalReport": "report",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'openjudge.metaeval' has no attribute {name!r}")
+    try:
+        imported = importlib.import_module(f"openjudge.metaeval.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name != "numpy":
+            raise
+        raise ImportError("openjudge.metaeval needs numpy: pip install 'openjudge[metaeval]'") from exc
+    value = getattr(imported, name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,143 @@
+"""``openjudge meta-eval``: how far to trust a judge config, measured on labelled data.
+
+Registered by :mod:`openjudge.cli` with :func:`add_parser`; this module imports nothing
+heavy until the command runs (numpy comes with the statistics).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_parser", "needs_numpy", "run_command"]
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+DESCRIPTION = """Run a judge config's graders on labelled data and report, per grader: agreement with
+the labels (pairwise accuracy; Spearman, Kendall, exact and within-1 agreement for scores),
+position bias (flip rate when the order is swapped, first-position win rate), length bias,
+self-consistency over --repeats, failures, tokens, cost and time per 1,000 judgements.
+Every figure comes with a bootstrap 95% interval over the labelled items. With --compare,
+a second config judges the same data and the differences get paired-bootstrap intervals."""
+
+
+def needs_numpy(exc: ImportError) -> str:
+    """The message for a failed import of the statistics: name the extra when numpy is missing."""
+    if exc.name == "numpy" or (exc.name or "").startswith("numpy."):
+        return f"openjudge meta-eval needs numpy: pip install 'openjudge[metaeval]' ({exc})"
+    return str(exc)
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``meta-eval`` subcommand to an argparse subparsers object."""
+    from openjudge.metaeval.loaders import FORMATS
+
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "meta-eval",
+        help="measure a judge config against labelled data (agreement, biases, consistency, cost)",
+        description=DESCRIPTION,
+    )
+    parser.add_argument("config", type=Path, help="judge config (YAML), as for 'openjudge run'")
+    parser.add_argument("--data", type=Path, required=True, help="labelled data (JSONL, JSON array or CSV)")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="auto",
+        help="labelled data format (default: told from the first record; see docs/meta-eval.md)",
+    )
+    parser.add_argument("--compare", type=Path, metavar="CONFIG", help="a second config to compare against")
+    parser.add_argument(
+        "--grader", action="append", metavar="NAME", help="evaluate only this grader (repeatable)"
+    )
+    parser.add_argument("--repeats", type=int, default=1, metavar="K", help="judgements per item (default 1)")
+    parser.add_argument(
+        "--no-swap", action="store_true", help="judge pairs in the stored order only (no position bias)"
+    )
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="resamples (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    parser.add_argument("--limit", type=int, metavar="N", help="use only the first N labelled items")
+    parser.add_argument(
+        "--skip-bad", action="store_true", help="leave out unusable records instead of failing"
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the report (and comparison) as JSON")
+    parser.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="let temperature-0 judges use the judge cache (cached replies make cost and time figures low)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="do not draw progress lines")
+    return parser
+
+
+def _usage_error(args: argparse.Namespace) -> str | None:
+    for flag, value, low in (("--repeats", args.repeats, 1), ("--bootstrap", args.bootstrap, 1)):
+        if value < low:
+            return f"{flag} must be at least {low}, got {value}"
+    if args.limit is not None and args.limit < 1:
+        return f"--limit must be at least 1, got {args.limit}"
+    return None
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run ``openjudge meta-eval`` with parsed arguments; returns the exit code.
+
+    Invalid configs and data raise :class:`~openjudge.config.ConfigError` or
+    :class:`~openjudge.jobs.DatasetError`, which the ``openjudge`` entry point reports.
+    """
+    problem = _usage_error(args)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        import anyio
+
+        from openjudge.metaeval.compare import compare_runs
+        from openjudge.metaeval.configured import collect_config
+        from openjudge.metaeval.console import render_comparison, render_report
+        from openjudge.metaeval.html import write_html
+        from openjudge.metaeval.loaders import load_labelled
+        from openjudge.metaeval.metrics import summarize
+    except ImportError as exc:
+        print(f"error: {needs_numpy(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+
+    data = load_labelled(args.data, format=args.format, skip_bad=args.skip_bad, limit=args.limit)
+    configs = [args.config] if args.compare is None else [args.config, args.compare]
+
+    async def collect_all() -> list[Any]:
+        return [
+            await collect_config(
+                path,
+                data,
+                graders=args.grader,
+                repeats=args.repeats,
+                swap=not args.no_swap,
+                use_cache=args.cache,
+                show_progress=not args.no_progress,
+            )
+            for path in configs
+        ]
+
+    runs = anyio.run(collect_all)
+    reports = [summarize(run, bootstrap=args.bootstrap, seed=args.seed) for run in runs]
+    for report in reports:
+        print(render_report(report))
+    comparison = None
+    if len(runs) == 2:
+        comparison = compare_runs(runs[0], runs[1], bootstrap=args.bootstrap, seed=args.seed)
+        print(render_comparison(comparison))
+    if args.json is not None:
+        payload: dict[str, Any] = {"reports": [r.model_dump(mode="json") for r in reports]}
+        if comparison is not None:
+            payload["comparison"] = comparison.model_dump(mode="json")
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+        print(f"json: {args.json}")
+    if args.report is not None:
+        write_html(args.report, reports, comparison)
+        print(f"report: {args.report}")
+    return EXIT_OK
