@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from integrations.verl.group import Fallback, GroupSettings
+from integrations.verl.group.members import build_sample, group_sample
+from integrations.verl.group.settings import read_group_settings
+from integrations.verl.group.stage import build_stage
+from integrations.verl.settings import SettingsError
+from tests.integrations.verl.group.scripted import member
+
+
+def test_defaults_and_the_two_on_failure_forms() -> None:
+    assert read_group_settings(None) == GroupSettings()
+    assert GroupSettings().on_member_failure == "neutral" and GroupSettings().wait_timeout_s == 600.0
+    node = OmegaConf.create({"config": "/g.yaml", "on_failure": {"fallback": -1}, "pointwise_range": [0, 1]})
+    settings = read_group_settings(node)
+    assert settings.on_failure == Fallback(fallback=-1.0) and settings.pointwise_range == (0.0, 1.0)
+    assert read_group_settings({"on_failure": 0.5}).on_failure == Fallback(fallback=0.5)
+    assert read_group_settings({"on_failure": "drop"}).on_failure == "drop"
+
+
+def test_on_failure_inherits_the_per_sample_policy() -> None:
+    assert read_group_settings({}, "drop").on_failure == "drop"
+    assert read_group_settings({}, {"fallback": 0.0}).on_failure == Fallback(fallback=0.0)
+    assert read_group_settings({"on_failure": "drop"}, {"fallback": 0.0}).on_failure == "drop"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"wait_timeout_s": 0}, "reward.openjudge_group.wait_timeout_s: Input should be greater than 0"),
+        ({"on_member_failure": "zero"}, "reward.openjudge_group.on_member_failure"),
+        ({"on_failure": "skip"}, "on_failure takes drop or {fallback: <value>}"),
+        ({"colour": "red"}, "reward.openjudge_group.colour: Extra inputs are not permitted"),
+        ({"pointwise_range": [1, 0]}, "pointwise_range needs finite low < high"),
+        ("config.yaml", "must be a mapping of options, got str"),
+    ],
+)
+def test_invalid_options_name_the_key(options: object, message: str) -> None:
+    with pytest.raises(SettingsError, match=message.replace("{", r"\{").replace("}", r"\}")):
+        read_group_settings(options)
+
+
+def test_stage_needs_something_to_judge_with() -> None:
+    with pytest.raises(SettingsError, match=r"pass \+reward.openjudge_group.config=/abs/path/group.yaml"):
+        build_stage(OmegaConf.create({"reward": {}}))
+
+
+def test_build_sample_from_what_the_agent_loop_produced() -> None:
+    class Words:
+        def decode(self, token_ids: list[int], skip_special_tokens: bool = True) -> str:
+            return " ".join(f"w{t}" for t in token_ids)
+
+    raw_prompt = np.array([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}])
+    fields = {
+        "raw_prompt": raw_prompt,
+        "reward_model": {"ground_truth": "4"},
+        "data_source": np.str_("gsm8k"),
+        "extra_info": {"split": "train"},
+        "uid": "u7",
+    }
+    sample = build_sample(Words(), [1, 2], [3], fields, {"turn_scores": []}, 2)
+    assert sample["prompt"] == "2+2?" and sample["prompt_text"] == "w1 w2" and sample["response"] == "w3"
+    assert sample["messages"] == [*raw_prompt.tolist(), {"role": "assistant", "content": "w3"}]
+    assert (sample["ground_truth"], sample["data_source"], sample["uid"]) == ("4", "gsm8k", "u7")
+    assert sample["num_turns"] == 2 and sample["extra_info"] == {"split": "train"}
+    tools = [{"role": "user", "content": "2+2?"}, {"role": "tool", "content": "4"}]
+    assert build_sample(Words(), [1], [3], fields, {"messages": tools}, 3)["messages"] == tools
+
+
+def test_group_sample_shares_the_prompt_and_lists_responses() -> None:
+    shared = group_sample([member(0, "a"), member(1, "b")])
+    assert shared["query"] == "what is 2+2 ?" and shared["responses"] == ["a", "b"]
+    assert shared["ground_truth"] == "4" and "response" not in shared and len(shared["members"]) == 2  # type: ignore[arg-type]
