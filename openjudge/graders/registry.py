@@ -189,6 +189,12 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "Penalty for repeated n-grams",
     ),
     (
+        "provided_score",
+        f"{_G}.provided_score:ProvidedScoreGrader",
+        "rule",
+        "A score computed upstream (a data column, VERL's reward) as a result, in its declared range",
+    ),
+    (
         "pairwise_preference",
         f"{_G}.comparison.pairwise:PairwisePreferenceGrader",
         "llm",

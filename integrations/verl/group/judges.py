@@ -1,20 +1,21 @@
-"""The group judgement: group graders from a YAML, or the seed guide's reward function.
+"""The group judgement: graders from a group YAML, or the seed guide's reward function.
 
-:class:`GraderGroupJudge` runs the group graders of a graders YAML once per group
-(concurrently), splits each into one score per member
-(:func:`~openjudge.graders.comparison.member_results`), adds the member's ``pointwise``
-reward from the reward loop, and combines them per member with the YAML's aggregator.
-It writes these ``reward_extra_info`` keys next to the reward loop's own:
+:class:`GraderGroupJudge` runs the graders of a group YAML once per group: each *group
+grader* (listwise, tournaments, anchor) once over the members' responses, split into one
+score per member (:func:`~openjudge.graders.comparison.member_results`), and each
+*pointwise* grader once per member, all concurrently. Each member's results are combined
+by the YAML's aggregator. Members' samples carry ``pointwise``, the reward VERL's reward
+loop gave them (absent when it was a flagged fallback), so a ``provided_score`` grader
+mapped to it brings that reward into the aggregate. It writes these
+``reward_extra_info`` keys next to the reward loop's own:
 
-=================================  =============================================
-``openjudge/<group grader>``       the member's score in [0, 1]
-``openjudge/<group grader>/error`` 1.0 if it failed (the score is then neutral)
-``openjudge/pointwise``            the reward loop's reward (``pointwise: true``)
-``openjudge/pointwise/error``      1.0 if that reward was a fallback or missing
-``openjudge/reward``               the reward the member trains on
-``openjudge/group/failed``         1.0 if that reward is neutral or a fallback
-``openjudge/group/size``           members judged together
-=================================  =============================================
+===========================  ==================================================
+``openjudge/<grader>``       the member's score (group graders: in [0, 1])
+``openjudge/<grader>/error`` 1.0 if it failed (the score is then neutral)
+``openjudge/reward``         the reward the member trains on
+``openjudge/group/failed``   1.0 if that reward is neutral or a fallback
+``openjudge/group/size``     members judged together
+===========================  ==================================================
 
 :class:`FunctionGroupJudge` hands the whole group to a seed-style
 :class:`~integrations.verl.BaseOpenJudgeRewardFunction` as one ``prompt_to_samples``
@@ -27,24 +28,26 @@ import logging
 from collections.abc import Mapping
 from typing import Protocol
 
+import anyio
+
 from integrations._shared import FailureLog
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, RewardResult
 from integrations.verl.group.members import Member, group_sample, reward_sample
 from integrations.verl.group.settings import GroupSettings
 from integrations.verl.group.verdict import GroupVerdict, MemberDropped, MemberReward, Outcome, settle
 from openjudge.config import ConfigError
-from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.comparison import member_results
-from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
+from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore
 from openjudge.runner.aggregators import AggregatorLike, WeightedMeanAggregator
-from openjudge.runner.grading_runner import GradingRunner
+from openjudge.runner.grader_config import GraderConfig
+from openjudge.runner.grading_runner import GradingRunner, RunnerResult
 
-__all__ = ["POINTWISE", "FunctionGroupJudge", "GraderGroupJudge", "GroupJudge"]
+__all__ = ["POINTWISE_FIELD", "FunctionGroupJudge", "GraderGroupJudge", "GroupJudge"]
 
 logger = logging.getLogger(__name__)
 
-POINTWISE = "pointwise"
-"""The name under which aggregators see the reward loop's reward of each member."""
+POINTWISE_FIELD = "pointwise"
+"""The member sample field holding the reward loop's reward."""
 
 DEFAULT_AGGREGATE = "mean"
 _PREFIX = "openjudge/"
@@ -56,58 +59,36 @@ class GroupJudge(Protocol):
     async def judge(self, members: Mapping[int, Member], expected: int) -> GroupVerdict: ...
 
 
-def _pointwise_result(member: Member, score_range: ScoreRange | None) -> GraderResult:
-    if member.pointwise is None:
-        return GraderError(name=POINTWISE, kind="internal", message="the reward loop gave no reward")
-    if member.pointwise_failed:
-        return GraderError(
-            name=POINTWISE, kind="provider_error", message="the reward loop's reward is a fallback"
-        )
-    if score_range is not None and not score_range.contains(member.pointwise):
-        return GraderError(
-            name=POINTWISE,
-            kind="invalid_input",
-            message=f"pointwise reward {member.pointwise:g} is outside pointwise_range "
-            f"[{score_range.low:g}, {score_range.high:g}]",
-        )
-    return GraderScore(name=POINTWISE, score=member.pointwise, score_range=score_range)
+def member_sample(member: Member) -> dict[str, object]:
+    """The member's grader sample plus ``pointwise`` (unless the reward loop failed it)."""
+    sample: dict[str, object] = dict(member.sample)
+    if member.pointwise is not None and not member.pointwise_failed:
+        sample[POINTWISE_FIELD] = member.pointwise
+    return sample
 
 
 class GraderGroupJudge:
-    """Group graders and an aggregator from a graders YAML (see the module docstring).
+    """Graders and an aggregator from a group YAML (see the module docstring).
 
     Args:
-        runner: The YAML's runner (its graders must all be group graders).
+        runner: The YAML's runner.
         settings: The group options.
         source: Where the YAML came from (for messages).
-        pointwise_range: The declared range of the reward loop's reward, so aggregators
-            normalise it; ``None`` keeps it raw.
 
     Raises:
-        ConfigError: A grader judges single responses, a grader is named ``pointwise``,
-            or the aggregate is unknown.
+        ConfigError: No group grader, or an unknown aggregate.
     """
 
-    def __init__(
-        self,
-        runner: GradingRunner,
-        settings: GroupSettings,
-        *,
-        source: str,
-        pointwise_range: ScoreRange | None = None,
-    ) -> None:
+    def __init__(self, runner: GradingRunner, settings: GroupSettings, *, source: str) -> None:
+        configs = dict(runner.grader_configs)
+        group = {n: c for n, c in configs.items() if c.grader.mode is GraderMode.LISTWISE}
+        single = {n: c for n, c in configs.items() if n not in group}
         problems: list[str] = []
-        for name, cfg in runner.grader_configs.items():
-            grader: BaseGrader = cfg.grader
-            if name == POINTWISE:
-                problems.append(
-                    f"{source}: graders.{name}: the name {POINTWISE!r} is the reward loop's reward"
-                )
-            elif grader.mode is not GraderMode.LISTWISE:
-                problems.append(
-                    f"{source}: graders.{name}: {type(grader).__name__} judges one response at a time; "
-                    "put it in the pointwise config (reward.openjudge.config) and use its reward as 'pointwise'"
-                )
+        if not group:
+            problems.append(
+                f"{source}: graders: no group grader (listwise_ranking, group_tournament, knockout_tournament, "
+                "anchor_comparison); pointwise graders belong in reward.openjudge.config"
+            )
         aggregators = dict(runner.aggregators)
         if settings.aggregate is not None and settings.aggregate not in aggregators:
             known = ", ".join(aggregators) or "none"
@@ -118,41 +99,58 @@ class GraderGroupJudge:
         if problems:
             raise ConfigError(problems)
         self.settings = settings
-        self.grader_names = tuple(runner.grader_configs)
-        self.pointwise_range = pointwise_range
+        self.grader_names = tuple(configs)
         self.aggregator: AggregatorLike = (
             aggregators[settings.aggregate or next(iter(aggregators))]
             if aggregators
             else WeightedMeanAggregator(DEFAULT_AGGREGATE)
         )
-        self.runner = GradingRunner(
-            runner.grader_configs,
-            max_concurrency=max(runner.max_concurrency, len(runner.grader_configs)),
-            show_progress=False,
-            timeout=settings.judge_timeout_s if settings.judge_timeout_s is not None else runner.timeout,
-        )
+        timeout = settings.judge_timeout_s if settings.judge_timeout_s is not None else runner.timeout
+        self.group_runner = self._runner(group, runner.max_concurrency, timeout)
+        self.member_runner = self._runner(single, runner.max_concurrency, timeout) if single else None
         self._failures = FailureLog(logger)
+
+    @staticmethod
+    def _runner(
+        configs: Mapping[str, GraderConfig], concurrency: int, timeout: float | None
+    ) -> GradingRunner:
+        return GradingRunner(
+            configs, max_concurrency=max(concurrency, len(configs)), show_progress=False, timeout=timeout
+        )
 
     async def judge(self, members: Mapping[int, Member], expected: int) -> GroupVerdict:
         sessions = sorted(members)
         ordered = [members[s] for s in sessions]
-        use_pointwise = self.settings.pointwise
-        if expected == 1 and len(ordered) == 1 and use_pointwise:
+        if expected == 1 and len(ordered) == 1 and self.settings.pointwise:
             return self._alone(sessions[0], ordered[0])
-        columns = await self.runner.arun([group_sample(ordered)])
-        per_grader = {name: member_results(column[0], len(ordered)) for name, column in columns.items()}
+        group_out: list[RunnerResult] = []
+        member_out: list[RunnerResult] = []
+
+        async def run_group() -> None:
+            group_out.append(await self.group_runner.arun([group_sample(ordered)]))
+
+        async def run_members() -> None:
+            if self.member_runner is not None:
+                member_out.append(await self.member_runner.arun([member_sample(m) for m in ordered]))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run_group)
+            tg.start_soon(run_members)
+        per_grader: dict[str, list[GraderResult]] = {
+            name: list(member_results(column[0], len(ordered))) for name, column in group_out[0].items()
+        }
+        if member_out:
+            per_grader.update({name: list(column) for name, column in member_out[0].items()})
         rewards: dict[int, float | None] = {}
         extras: dict[int, dict[str, ExtraValue]] = {}
         why: dict[int, str] = {}
         for k, (session, member) in enumerate(zip(sessions, ordered, strict=True)):
-            results: dict[str, GraderResult] = {name: column[k] for name, column in per_grader.items()}
+            results: dict[str, GraderResult] = {name: per_grader[name][k] for name in self.grader_names}
             extra = self._base_extra(member)
-            if use_pointwise:
-                results[POINTWISE] = _pointwise_result(member, self.pointwise_range)
             for name, result in results.items():
                 extra[f"{_PREFIX}{name}"] = result.score if isinstance(result, GraderScore) else None
                 extra[f"{_PREFIX}{name}/error"] = 0.0 if isinstance(result, GraderScore) else 1.0
-                if isinstance(result, GraderError) and name != POINTWISE:
+                if isinstance(result, GraderError):
                     self._failures.record(result)
             extra["openjudge/group/size"] = float(len(ordered))
             aggregate = self.aggregator(results)
@@ -170,18 +168,16 @@ class GraderGroupJudge:
             if f"{_PREFIX}{name}" in extra:
                 raise ValueError(
                     f"group grader {name!r} writes {_PREFIX}{name}, which the reward loop's reward_extra_info "
-                    "already has: rename the group grader"
+                    "already has: rename it in the group YAML"
                 )
         return extra
 
     def _alone(self, session: int, member: Member) -> GroupVerdict:
-        """A group of one (``val_kwargs.n=1``): nothing to compare; the pointwise reward stands."""
+        """A group of one (``val_kwargs.n=1``): nothing to compare; the reward loop's reward stands."""
         extra = self._base_extra(member)
         for name in self.grader_names:
             extra[f"{_PREFIX}{name}"] = 0.0
             extra[f"{_PREFIX}{name}/error"] = 0.0
-        extra[f"{_PREFIX}{POINTWISE}"] = member.pointwise
-        extra[f"{_PREFIX}{POINTWISE}/error"] = 1.0 if member.pointwise_failed else 0.0
         extra["openjudge/group/size"] = 1.0
         reward = member.pointwise if not member.pointwise_failed else None
         return settle(

@@ -35,16 +35,15 @@ class GroupSettings(BaseModel):
     """Options of the group stage, read from ``config.reward.openjudge_group``.
 
     Attributes:
-        config: The group graders YAML (group graders and aggregators; the aggregators may
-            use ``pointwise``, the reward the reward loop gave each member). Not needed
-            when ``reward.custom_reward_function`` is a ``BaseOpenJudgeRewardFunction``.
+        config: The group graders YAML: group graders, optionally pointwise graders (run
+            per member, e.g. ``provided_score`` on the ``pointwise`` field), aggregators.
+            Not needed when ``reward.custom_reward_function`` is a
+            ``BaseOpenJudgeRewardFunction``.
         aggregate: The aggregator whose score is the reward (default: the YAML's first,
-            else ``mean``: the equal-weight mean of ``pointwise`` and every group grader).
+            else ``mean``: the equal-weight mean of every grader).
         pointwise: Score each trajectory through VERL's reward loop first, as without
-            group judging (``reward.reward_manager``), and pass that reward on as
-            ``pointwise``. ``false``: only the group graders score.
-        pointwise_range: ``[low, high]`` of the reward loop's reward, so aggregators
-            normalise it like a grader's score (default: used raw).
+            group judging (``reward.reward_manager``); its reward is the member sample's
+            ``pointwise`` field. ``false``: only the group YAML's graders score.
         wait_timeout_s: Seconds a group waits for its members after the first one
             finished; then it is judged with the members that are there, and later ones
             are failed members.
@@ -63,20 +62,10 @@ class GroupSettings(BaseModel):
     config: str | None = Field(default=None, min_length=1)
     aggregate: str | None = None
     pointwise: bool = True
-    pointwise_range: tuple[float, float] | None = None
     wait_timeout_s: float = Field(default=600.0, gt=0)
     judge_timeout_s: float | None = Field(default=None, gt=0)
     on_member_failure: Literal["neutral", "drop"] = "neutral"
     on_failure: Literal["drop"] | Fallback | None = None
-
-    @field_validator("pointwise_range")
-    @classmethod
-    def _ordered(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
-        if value is not None and not (
-            math.isfinite(value[0]) and math.isfinite(value[1]) and value[0] < value[1]
-        ):
-            raise ValueError(f"pointwise_range needs finite low < high, got {list(value)}")
-        return value
 
 
 def _on_failure(value: object) -> object:

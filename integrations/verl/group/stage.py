@@ -12,7 +12,6 @@ from integrations.verl.group.settings import WHERE, GroupSettings, read_group_se
 from integrations.verl.settings import SettingsError
 from openjudge.config import load_config
 from openjudge.config.build import build_job
-from openjudge.graders.schema import ScoreRange
 
 __all__ = ["GroupStage", "build_stage", "option"]
 
@@ -76,13 +75,7 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         )
     path = os.path.realpath(settings.config)
     job = build_job(load_config(path), source=settings.config, use_cache=False)
-    low_high = settings.pointwise_range
-    judge = GraderGroupJudge(
-        job.runner,
-        settings,
-        source=settings.config,
-        pointwise_range=None if low_high is None else ScoreRange(low=low_high[0], high=low_high[1]),
-    )
+    judge = GraderGroupJudge(job.runner, settings, source=settings.config)
     logger.info(
         "openjudge: group graders %s, reward = %s, from %s",
         ", ".join(judge.grader_names),

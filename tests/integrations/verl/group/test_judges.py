@@ -13,7 +13,7 @@ from integrations.verl.group.verdict import GroupVerdict, MemberDropped, MemberR
 from openjudge.config import ConfigError
 from openjudge.graders.common.relevance import RelevanceGrader
 from openjudge.graders.comparison import GroupTournamentGrader, ListwiseRankingGrader
-from openjudge.graders.schema import ScoreRange
+from openjudge.graders.provided_score import ProvidedScoreGrader
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from providers.testing.function_model import FunctionChatModel
@@ -25,10 +25,13 @@ MAPPER = {"query": "query", "responses": "responses"}
 def grader_judge(settings: GroupSettings, *, model: FunctionChatModel | None = None) -> GraderGroupJudge:
     judge_model = model if model is not None else listwise_judge()[0]
     runner = GradingRunner(
-        {"rank": GraderConfig(ListwiseRankingGrader(judge_model), MAPPER)},
+        {
+            "rank": GraderConfig(ListwiseRankingGrader(judge_model), MAPPER),
+            "pointwise": GraderConfig(ProvidedScoreGrader(score_range=(0, 1)), {"score": "pointwise"}),
+        },
         aggregators=[WeightedMeanAggregator("reward", {"pointwise": 1.0, "rank": 1.0})],
     )
-    return GraderGroupJudge(runner, settings, source="group.yaml", pointwise_range=ScoreRange(low=0, high=1))
+    return GraderGroupJudge(runner, settings, source="group.yaml")
 
 
 def rewards(verdict: GroupVerdict) -> dict[int, float | str]:
@@ -45,7 +48,9 @@ def test_listwise_group_gets_borda_plus_pointwise_and_float_keys() -> None:
     assert len(seen) == 1  # one call for the whole group
     extra = verdict.outcomes[1].extra  # type: ignore[union-attr]  # a MemberReward, checked above
     assert extra["openjudge/rank"] == 1.0 and extra["openjudge/rank/error"] == 0.0
-    assert extra["openjudge/pointwise"] == 1.0 and extra["openjudge/reward"] == 1.0
+    assert (
+        extra["openjudge/pointwise"] == 1.0 and extra["openjudge/reward"] == 1.0
+    )  # the provided_score grader
     assert extra["openjudge/group/failed"] == 0.0 and extra["openjudge/group/size"] == 4.0
     assert extra["openjudge/correct"] == 1.0  # the reward loop's keys pass through
     keys = [set(o.extra) for o in verdict.outcomes.values() if isinstance(o, MemberReward)]
@@ -124,15 +129,16 @@ def test_all_pairs_with_a_failing_pair_neutralises_only_those_members() -> None:
 
 def test_config_mistakes_are_reported() -> None:
     model = listwise_judge()[0]
-    pointwise = GradingRunner(
-        {"relevance": RelevanceGrader(model), "pointwise": ListwiseRankingGrader(model)}
-    )
+    pointwise_only = GradingRunner({"relevance": RelevanceGrader(model)})
     with pytest.raises(ConfigError) as caught:
-        GraderGroupJudge(pointwise, GroupSettings(aggregate="nope"), source="g.yaml")
+        GraderGroupJudge(pointwise_only, GroupSettings(aggregate="nope"), source="g.yaml")
     text = str(caught.value)
-    assert "graders.relevance: RelevanceGrader judges one response at a time" in text
-    assert "graders.pointwise: the name 'pointwise' is the reward loop's reward" in text
+    assert "g.yaml: graders: no group grader" in text
     assert "no aggregator named 'nope' in g.yaml" in text
+    clash = GradingRunner({"correct": GraderConfig(ListwiseRankingGrader(model), MAPPER)})
+    judge = GraderGroupJudge(clash, GroupSettings(), source="g.yaml")
+    with pytest.raises(ValueError, match="group grader 'correct' writes openjudge/correct"):
+        asyncio.run(judge.judge({0: member(0, "a"), 1: member(1, "b")}, 2))
 
 
 def test_neutralise_makes_floats_and_means() -> None:

@@ -15,9 +15,9 @@ from tests.integrations.verl.group.scripted import member
 def test_defaults_and_the_two_on_failure_forms() -> None:
     assert read_group_settings(None) == GroupSettings()
     assert GroupSettings().on_member_failure == "neutral" and GroupSettings().wait_timeout_s == 600.0
-    node = OmegaConf.create({"config": "/g.yaml", "on_failure": {"fallback": -1}, "pointwise_range": [0, 1]})
+    node = OmegaConf.create({"config": "/g.yaml", "on_failure": {"fallback": -1}, "pointwise": False})
     settings = read_group_settings(node)
-    assert settings.on_failure == Fallback(fallback=-1.0) and settings.pointwise_range == (0.0, 1.0)
+    assert settings.on_failure == Fallback(fallback=-1.0) and settings.pointwise is False
     assert read_group_settings({"on_failure": 0.5}).on_failure == Fallback(fallback=0.5)
     assert read_group_settings({"on_failure": "drop"}).on_failure == "drop"
 
@@ -35,7 +35,7 @@ def test_on_failure_inherits_the_per_sample_policy() -> None:
         ({"on_member_failure": "zero"}, "reward.openjudge_group.on_member_failure"),
         ({"on_failure": "skip"}, "on_failure takes drop or {fallback: <value>}"),
         ({"colour": "red"}, "reward.openjudge_group.colour: Extra inputs are not permitted"),
-        ({"pointwise_range": [1, 0]}, "pointwise_range needs finite low < high"),
+        ({"on_failure": {"fallback": float("nan")}}, "fallback must be a finite number"),
         ("config.yaml", "must be a mapping of options, got str"),
     ],
 )
