@@ -30,7 +30,6 @@ from typing import Protocol
 from pydantic import JsonValue
 
 from integrations.verl.functions import ExtraValue, RewardSample
-from integrations.verl.rows import plain
 
 __all__ = ["Member", "TextDecoder", "build_sample", "group_sample", "reward_sample"]
 
@@ -44,6 +43,23 @@ SHARED_FIELDS = (
     "extra_info",
     "uid",
 )
+
+
+def plain(value: object) -> JsonValue:
+    """A numpy-laden value (object arrays, numpy scalars, nested dicts) as plain JSON-like Python."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item) and getattr(value, "shape", None) == ():
+        return plain(item())
+    tolist = getattr(value, "tolist", None)  # numpy arrays
+    if callable(tolist):
+        return plain(tolist())
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return str(value)
 
 
 class TextDecoder(Protocol):

@@ -32,6 +32,7 @@ class ScriptedJudge:
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
+        self._stopping: asyncio.Event | None = None
         self.port = 0
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
 
@@ -47,7 +48,9 @@ class ScriptedJudge:
         with self._lock:
             self.calls[query] += 1
         if "#hang" in query:
-            await asyncio.sleep(3600)
+            assert self._stopping is not None
+            await self._stopping.wait()  # until the server stops: the client's timeout ends it first
+            return web.Response(status=503)
         ranked = sorted(_CANDIDATE.findall(user), key=lambda c: (-quality(c[1]), c[0]))
         content = json.dumps({"reason": "by quality tag", "ranking": [cid for cid, _ in ranked]})
         return web.json_response(
@@ -68,6 +71,7 @@ class ScriptedJudge:
         )
 
     async def _start(self) -> None:
+        self._stopping = asyncio.Event()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._reply)
         self._runner = web.AppRunner(app, access_log=None)
@@ -78,6 +82,8 @@ class ScriptedJudge:
         await web.SockSite(self._runner, sock).start()
 
     async def _stop(self) -> None:
+        if self._stopping is not None:
+            self._stopping.set()
         if self._runner is not None:
             await self._runner.cleanup()
 

@@ -6,7 +6,7 @@ reports the size of the group it received, so the test can see whole groups arri
 
 from __future__ import annotations
 
-from integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
+from integrations.verl import BaseOpenJudgeRewardFunction, ExtraValue, RewardResult, RewardSample
 from tests.integrations.verl.group.scripted import quality
 
 
@@ -18,7 +18,10 @@ class RelativeQuality(BaseOpenJudgeRewardFunction):
         for samples in prompt_to_samples.values():
             best = max(quality(s.response) for s in samples) or 1
             for s in samples:
-                info = {"group_size": float(len(samples)), "quality": float(quality(s.response))}
+                info: dict[str, ExtraValue] = {
+                    "group_size": float(len(samples)),
+                    "quality": float(quality(s.response)),
+                }
                 results.append(
                     RewardResult(s.original_index, s.group_index, quality(s.response) / best, info)
                 )
