@@ -5,7 +5,10 @@
 # Order matters: torch==2.13.0 first, from the local CPU wheel, so that nothing later makes
 # pip resolve "torch" from the registry (its newest build drags in several GB of CUDA packages).
 # verl itself is installed with --no-deps: its full requirements pull wandb, datasets, pandas,
-# pyarrow, peft, ... that the reward path never imports (see shared/research/verl.md §3).
+# pyarrow, ... that the reward path never imports (see shared/research/verl.md §3). The V1
+# agent loop that integrations.verl.group subclasses imports TransferQueue, torchdata, peft,
+# pillow, cachetools and matplotlib: those are installed too, TransferQueue/torchdata/peft
+# with --no-deps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,10 +35,24 @@ DEPS=(
   "accelerate"
   "aiohttp"
   "numpy>=2"
+  # VERL's agent loop and V1 trainer modules (integrations.verl.group runs them on CPU):
+  "pillow"
+  "cachetools"
+  "matplotlib"
+  "pyzmq"
+  "msgspec"
+  "prometheus_client"
+)
+# Imported by VERL's V1 trainer modules; --no-deps, as their requirements (torch, ray[default])
+# would reach for packages the CPU check does not use.
+NODEPS=(
+  "transferqueue==0.1.11"
+  "torchdata==0.11.0"
+  "peft>=0.17,<1"
 )
 
 # Fast path: every requirement already satisfied (checked without importing torch or verl).
-if "$PY" - "$TORCH" "$VERL" "${DEPS[@]}" <<'PYCHECK' 2>/dev/null; then
+if "$PY" - "$TORCH" "$VERL" "${DEPS[@]}" "${NODEPS[@]}" <<'PYCHECK' 2>/dev/null; then
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
@@ -60,7 +77,7 @@ fi
 echo "install-verl: installing $TORCH (local CPU wheel)"
 pip_install "$TORCH"
 echo "install-verl: installing $VERL (--no-deps) and its lean dependency set"
-pip_install --no-deps "$VERL"
+pip_install --no-deps "$VERL" "${NODEPS[@]}"
 # torch is named again, pinned, so the resolver can never pick another build for a dependency.
 pip_install "$TORCH" "${DEPS[@]}"
 "$PY" -c "import torch, verl; print('install-verl: torch', torch.__version__, '| verl', verl.__version__)"
