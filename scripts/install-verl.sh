@@ -7,7 +7,7 @@
 # verl itself is installed with --no-deps: its full requirements pull wandb, datasets, pandas,
 # pyarrow, ... that the reward path never imports (see shared/research/verl.md §3). The V1
 # agent loop that integrations.verl.group subclasses imports TransferQueue, torchdata, peft,
-# pillow, cachetools and matplotlib: those are installed too, TransferQueue/torchdata/peft
+# pillow and cachetools: those are installed too, TransferQueue/torchdata/peft
 # with --no-deps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +38,6 @@ DEPS=(
   # VERL's agent loop and V1 trainer modules (integrations.verl.group runs them on CPU):
   "pillow"
   "cachetools"
-  "matplotlib"
   "pyzmq"
   "msgspec"
   "prometheus_client"

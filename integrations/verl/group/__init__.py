@@ -19,14 +19,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from integrations.verl.group.settings import Fallback as Fallback
 from integrations.verl.group.settings import GroupSettings as GroupSettings
 
 if TYPE_CHECKING:
     from integrations.verl.group.manager import OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager
     from integrations.verl.group.worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
 
-__all__ = ["Fallback", "GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
+__all__ = ["GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
 
 _LAZY = {
     "OpenJudgeAgentLoopManager": "integrations.verl.group.manager",

@@ -4,31 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from integrations._shared import plain_options, validation_problems
 from integrations.verl.settings import SettingsError
 
-__all__ = ["WHERE", "Fallback", "GroupSettings", "read_group_settings"]
+__all__ = ["WHERE", "GroupSettings", "read_group_settings"]
 
 WHERE = "reward.openjudge_group"
-
-
-class Fallback(BaseModel):
-    """``on_failure: {fallback: <value>}``: a failed group's members get this reward, flagged."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    fallback: float
-
-    @field_validator("fallback")
-    @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("fallback must be a finite number")
-        return value
 
 
 class GroupSettings(BaseModel):
@@ -53,8 +38,10 @@ class GroupSettings(BaseModel):
             of the group's other members, so its GRPO advantage is zero; flagged) or
             ``drop`` (its trajectory is dropped).
         on_failure: A group where no member could be scored: ``drop`` (every trajectory
-            is dropped) or ``{fallback: <value>}`` (that reward, flagged). Default: the
-            per-sample ``reward.openjudge.on_failure`` when set, else ``drop``.
+            is dropped) or ``fallback`` (``fallback_score``, flagged), as the per-sample
+            ``reward.openjudge.on_failure``, which it inherits when not set here
+            (default ``drop``).
+        fallback_score: The reward under ``on_failure=fallback`` (required there).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,23 +52,34 @@ class GroupSettings(BaseModel):
     wait_timeout_s: float = Field(default=600.0, gt=0)
     judge_timeout_s: float | None = Field(default=None, gt=0)
     on_member_failure: Literal["neutral", "drop"] = "neutral"
-    on_failure: Literal["drop"] | Fallback | None = None
+    on_failure: Literal["drop", "fallback"] = "drop"
+    fallback_score: float | None = None
+
+    @field_validator("fallback_score")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("fallback_score must be a finite number")
+        return value
+
+    @model_validator(mode="after")
+    def _fallback_is_explicit(self) -> Self:
+        if self.on_failure == "fallback" and self.fallback_score is None:
+            raise ValueError("on_failure=fallback needs an explicit fallback_score (e.g. fallback_score=0.0)")
+        if self.on_failure == "drop" and self.fallback_score is not None:
+            raise ValueError(
+                "fallback_score is used only with on_failure=fallback; set on_failure=fallback too"
+            )
+        return self
 
 
-def _on_failure(value: object) -> object:
-    """``fallback: 0.0`` also written as ``{fallback: 0.0}``; a bare number means a fallback."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return {"fallback": value}
-    return value
-
-
-def read_group_settings(options: object, per_sample_on_failure: object = None) -> GroupSettings:
+def read_group_settings(options: object, per_sample: object = None) -> GroupSettings:
     """Validate the group options (a mapping or an OmegaConf node; ``None``: all defaults).
 
     Args:
         options: ``config.reward.openjudge_group``.
-        per_sample_on_failure: ``config.reward.openjudge.on_failure``, inherited when the
-            group options do not set ``on_failure``.
+        per_sample: ``config.reward.openjudge``; its ``on_failure`` and ``fallback_score``
+            apply when the group options do not set ``on_failure``.
 
     Raises:
         SettingsError: An invalid option (the message names it and the fix).
@@ -92,16 +90,16 @@ def read_group_settings(options: object, per_sample_on_failure: object = None) -
         data = {str(k): v for k, v in raw.items()}
     elif raw is not None:
         raise SettingsError(f"{WHERE} must be a mapping of options, got {type(raw).__name__}")
-    if data.get("on_failure") is None and per_sample_on_failure is not None:
-        inherited = _on_failure(plain_options(per_sample_on_failure))
-        if inherited == "drop" or (isinstance(inherited, Mapping) and set(inherited) == {"fallback"}):
-            data["on_failure"] = inherited
-    if "on_failure" in data:
-        data["on_failure"] = _on_failure(data["on_failure"])
+    inherited = plain_options(per_sample)
+    if (
+        "on_failure" not in data
+        and isinstance(inherited, Mapping)
+        and inherited.get("on_failure") is not None
+    ):
+        data["on_failure"] = inherited["on_failure"]
+        if inherited.get("fallback_score") is not None and "fallback_score" not in data:
+            data["fallback_score"] = inherited["fallback_score"]
     try:
         return GroupSettings.model_validate(data)
     except ValidationError as exc:
-        raise SettingsError(
-            validation_problems(exc, WHERE)
-            + " (on_failure takes drop or {fallback: <value>}; on_member_failure takes neutral or drop)"
-        ) from None
+        raise SettingsError(validation_problems(exc, WHERE)) from None

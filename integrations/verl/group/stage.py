@@ -57,7 +57,7 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         ConfigError: The group graders YAML is invalid.
     """
     settings = read_group_settings(
-        option(config, "reward", "openjudge_group"), option(config, "reward", "openjudge", "on_failure")
+        option(config, "reward", "openjudge_group"), option(config, "reward", "openjudge")
     )
     function = find_reward_function(custom_reward_fn)
     if function is not None:

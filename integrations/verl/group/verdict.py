@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from integrations.verl.functions import ExtraValue
-from integrations.verl.group.settings import Fallback, GroupSettings
+from integrations.verl.group.settings import GroupSettings
 
 __all__ = ["GroupVerdict", "MemberDropped", "MemberReward", "Outcome", "neutralise", "settle"]
 
@@ -122,17 +122,14 @@ def settle(
     by_session = dict(zip(sessions, tables, strict=True))
     if not scored:  # nothing to be relative to: the per-sample policy decides
         reason = "; ".join(f"session {s}: {why.get(s, 'failed')}" for s in sessions[:3])
-        policy = settings.on_failure
-        if isinstance(policy, Fallback):
+        if settings.on_failure == "fallback":
+            assert settings.fallback_score is not None  # checked by GroupSettings
+            fallback = settings.fallback_score
             outcomes: dict[int, Outcome] = {
-                s: MemberReward(
-                    policy.fallback, {**by_session[s], REWARD_KEY: policy.fallback, FAILED_KEY: 1.0}
-                )
+                s: MemberReward(fallback, {**by_session[s], REWARD_KEY: fallback, FAILED_KEY: 1.0})
                 for s in sessions
             }
-            flagged = MemberReward(
-                policy.fallback, {**tables[0], REWARD_KEY: policy.fallback, FAILED_KEY: 1.0}
-            )
+            flagged = MemberReward(fallback, {**tables[0], REWARD_KEY: fallback, FAILED_KEY: 1.0})
             return GroupVerdict(outcomes, flagged)
         dropped = MemberDropped(f"no member of the group could be scored ({reason}); on_failure=drop")
         return GroupVerdict(dict.fromkeys(sessions, dropped), dropped)

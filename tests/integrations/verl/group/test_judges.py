@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
-from integrations.verl.group import Fallback, GroupSettings
+from integrations.verl.group import GroupSettings
 from integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge
 from integrations.verl.group.verdict import GroupVerdict, MemberDropped, MemberReward, neutralise
 from openjudge.config import ConfigError
@@ -87,7 +87,9 @@ def test_judge_down_follows_on_failure() -> None:
         raise ConnectionError("judge unreachable")
 
     members = {k: member(k, f"q{k}") for k in range(3)}
-    fallback = grader_judge(GroupSettings(on_failure=Fallback(fallback=-1.0)), model=FunctionChatModel(down))
+    fallback = grader_judge(
+        GroupSettings(on_failure="fallback", fallback_score=-1.0), model=FunctionChatModel(down)
+    )
     verdict = asyncio.run(fallback.judge(members, 3))
     assert rewards(verdict) == {0: -1.0, 1: -1.0, 2: -1.0}
     assert all(o.extra["openjudge/group/failed"] == 1.0 for o in verdict.outcomes.values())  # type: ignore[union-attr]

@@ -8,7 +8,6 @@ import integrations.verl.group as group
 
 def test_public_names() -> None:
     assert group.__all__ == [
-        "Fallback",
         "GroupSettings",
         "OpenJudgeAgentLoopManager",
         "OpenJudgeAgentLoopWorker",

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from integrations.verl.group import Fallback, GroupSettings
+from integrations.verl.group import GroupSettings
 from integrations.verl.group.members import build_sample, group_sample
 from integrations.verl.group.settings import read_group_settings
 from integrations.verl.group.stage import build_stage
@@ -12,20 +14,23 @@ from integrations.verl.settings import SettingsError
 from tests.integrations.verl.group.scripted import member
 
 
-def test_defaults_and_the_two_on_failure_forms() -> None:
+def test_defaults_and_the_fallback_policy() -> None:
     assert read_group_settings(None) == GroupSettings()
     assert GroupSettings().on_member_failure == "neutral" and GroupSettings().wait_timeout_s == 600.0
-    node = OmegaConf.create({"config": "/g.yaml", "on_failure": {"fallback": -1}, "pointwise": False})
+    assert GroupSettings().on_failure == "drop"
+    node = OmegaConf.create(
+        {"config": "/g.yaml", "on_failure": "fallback", "fallback_score": -1, "pointwise": False}
+    )
     settings = read_group_settings(node)
-    assert settings.on_failure == Fallback(fallback=-1.0) and settings.pointwise is False
-    assert read_group_settings({"on_failure": 0.5}).on_failure == Fallback(fallback=0.5)
-    assert read_group_settings({"on_failure": "drop"}).on_failure == "drop"
+    assert (settings.on_failure, settings.fallback_score, settings.pointwise) == ("fallback", -1.0, False)
 
 
 def test_on_failure_inherits_the_per_sample_policy() -> None:
-    assert read_group_settings({}, "drop").on_failure == "drop"
-    assert read_group_settings({}, {"fallback": 0.0}).on_failure == Fallback(fallback=0.0)
-    assert read_group_settings({"on_failure": "drop"}, {"fallback": 0.0}).on_failure == "drop"
+    per_sample = {"config": "/p.yaml", "on_failure": "fallback", "fallback_score": 0.0}
+    inherited = read_group_settings({}, per_sample)
+    assert (inherited.on_failure, inherited.fallback_score) == ("fallback", 0.0)
+    assert read_group_settings({"on_failure": "drop"}, per_sample).on_failure == "drop"
+    assert read_group_settings({}, OmegaConf.create({"config": "/p.yaml"})).on_failure == "drop"
 
 
 @pytest.mark.parametrize(
@@ -33,14 +38,19 @@ def test_on_failure_inherits_the_per_sample_policy() -> None:
     [
         ({"wait_timeout_s": 0}, "reward.openjudge_group.wait_timeout_s: Input should be greater than 0"),
         ({"on_member_failure": "zero"}, "reward.openjudge_group.on_member_failure"),
-        ({"on_failure": "skip"}, "on_failure takes drop or {fallback: <value>}"),
+        ({"on_failure": "skip"}, "reward.openjudge_group.on_failure: Input should be 'drop' or 'fallback'"),
+        ({"on_failure": "fallback"}, "on_failure=fallback needs an explicit fallback_score"),
+        ({"fallback_score": 0.0}, "fallback_score is used only with on_failure=fallback"),
         ({"colour": "red"}, "reward.openjudge_group.colour: Extra inputs are not permitted"),
-        ({"on_failure": {"fallback": float("nan")}}, "fallback must be a finite number"),
+        (
+            {"on_failure": "fallback", "fallback_score": float("nan")},
+            "fallback_score must be a finite number",
+        ),
         ("config.yaml", "must be a mapping of options, got str"),
     ],
 )
 def test_invalid_options_name_the_key(options: object, message: str) -> None:
-    with pytest.raises(SettingsError, match=message.replace("{", r"\{").replace("}", r"\}")):
+    with pytest.raises(SettingsError, match=re.escape(message)):
         read_group_settings(options)
 
 

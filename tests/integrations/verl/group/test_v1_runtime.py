@@ -93,7 +93,8 @@ class Runtime:
             f"+reward.openjudge.config={pointwise}",
             "reward.num_workers=1",
             f"+reward.openjudge_group.config={group}",
-            "+reward.openjudge_group.on_failure.fallback=-1.0",
+            "+reward.openjudge_group.on_failure=fallback",
+            "+reward.openjudge_group.fallback_score=-1.0",
             "+reward.openjudge_group.judge_timeout_s=3",
         )
         self.reward_loop = RewardLoopManager(config=self.config, rm_resource_pool=None)  # type: ignore[arg-type]  # None: no reward model
