@@ -3,8 +3,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 export PIP_ROOT_USER_ACTION=ignore
 PY="${PYTHON:-python}"
 LOCK="requirements/test.txt"
-# verl installs with --no-deps, outside the lock's resolution; its pin lives here.
+# These install with --no-deps, outside the lock's resolution; their pins live here.
 VERL_VERSION="0.9.1"
+TRANSFERQUEUE_VERSION="0.1.11"
+NODEPS_PINS=("verl==$VERL_VERSION" "transferqueue==$TRANSFERQUEUE_VERSION")
 
 # pip, minus the noise of local index directories that hold no entry for a package.
 pip_install() {

@@ -22,7 +22,7 @@ sys.exit(pathlib.Path(openjudge.__file__).resolve().parents[1] != pathlib.Path.c
 PYCHECK
 }
 
-if installed_here && "$PY" scripts/check_env.py "$LOCK" "verl==$VERL_VERSION" >/dev/null 2>&1; then
+if installed_here && "$PY" scripts/check_env.py "$LOCK" "${NODEPS_PINS[@]}" >/dev/null 2>&1; then
   echo "== environment matches $LOCK: nothing to install"
 else
   echo "== installing from $LOCK"
@@ -34,7 +34,7 @@ else
 fi
 
 echo "== environment check"
-"$PY" scripts/check_env.py "$LOCK" "verl==$VERL_VERSION"
+"$PY" scripts/check_env.py "$LOCK" "${NODEPS_PINS[@]}"
 echo "== ruff"
 "$PY" -m ruff check .
 "$PY" -m ruff format --check .

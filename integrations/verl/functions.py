@@ -4,6 +4,11 @@ A :class:`BaseOpenJudgeRewardFunction` receives every sample of a batch grouped 
 prompt (by VERL ``uid``) and returns one :class:`RewardResult` per sample, matched back
 by ``original_index``. Pass an instance as ``compute_score`` to
 :class:`~integrations.verl.OpenJudgeRewardManager` (or to the legacy manager).
+
+On VERL's reward loop (0.7.1+) each call gets one trajectory; whole ``rollout.n`` groups
+arrive on the legacy batch path, and on VERL 0.9's V1 trainer with
+``integrations.verl.group.OpenJudgeAgentLoopManager``, which calls
+``compute_batch_scores`` once per group from the agent-loop worker.
 """
 
 from __future__ import annotations

@@ -189,6 +189,12 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "Penalty for repeated n-grams",
     ),
     (
+        "provided_score",
+        f"{_G}.provided_score:ProvidedScoreGrader",
+        "rule",
+        "A score computed upstream (a data column, VERL's reward) as a result, in its declared range",
+    ),
+    (
         "pairwise_preference",
         f"{_G}.comparison.pairwise:PairwisePreferenceGrader",
         "llm",
@@ -198,13 +204,25 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "listwise_ranking",
         f"{_G}.comparison.listwise:ListwiseRankingGrader",
         "llm",
-        "Rank 2..N responses to one query in a single judge call (a rank, 1 best)",
+        "Rank a group of 2..N responses in one judge call; Borda or Bradley-Terry scores",
     ),
     (
         "group_tournament",
         f"{_G}.comparison.group_tournament:GroupTournamentGrader",
         "llm",
-        "GRPO group rewards (wins - losses) / (N - 1) from a debiased all-pairs tournament",
+        "All pairs of a group in both orders, N(N-1) calls; Borda or Bradley-Terry scores",
+    ),
+    (
+        "knockout_tournament",
+        f"{_G}.comparison.knockout:KnockoutTournamentGrader",
+        "llm",
+        "Single-elimination bracket over a group, N - 1 calls; rounds survived or Bradley-Terry",
+    ),
+    (
+        "anchor_comparison",
+        f"{_G}.comparison.anchor:AnchorComparisonGrader",
+        "llm",
+        "Each response of a group against an anchor response, N calls; P(better than anchor)",
     ),
 )
 

@@ -1,17 +1,31 @@
-"""LLM comparison graders: pairwise preference, listwise ranking, group tournament.
+"""LLM comparison graders: pairwise preference, and group graders for GRPO groups.
 
 * :class:`PairwisePreferenceGrader`: P(A better) in [0, 1], judged in both orders.
-* :class:`ListwiseRankingGrader`: one call ranks 2..N responses (a ``GraderRank``).
-* :class:`GroupTournamentGrader`: GRPO group rewards ``(wins - losses) / (N - 1)`` from a
-  debiased all-pairs tournament, in ``metadata["rewards"]`` of a ``GraderRank``.
+* Group graders judge the N responses to one query together and give each a score in
+  [0, 1] (``metadata["scores"]``; :func:`member_results` splits them per response):
+
+  - :class:`ListwiseRankingGrader`: one call ranks the group;
+  - :class:`GroupTournamentGrader`: all pairs in both orders, N(N-1) calls;
+  - :class:`KnockoutTournamentGrader`: a single-elimination bracket, N - 1 calls;
+  - :class:`AnchorComparisonGrader`: each response against an anchor, N calls.
+
+  Rankings and matches become scores by Borda count or Bradley–Terry
+  (:mod:`~openjudge.graders.comparison.ratings`).
 """
 
+from openjudge.graders.comparison.anchor import AnchorComparisonGrader as AnchorComparisonGrader
+from openjudge.graders.comparison.group import member_results as member_results
 from openjudge.graders.comparison.group_tournament import GroupTournamentGrader as GroupTournamentGrader
+from openjudge.graders.comparison.knockout import KnockoutTournamentGrader as KnockoutTournamentGrader
 from openjudge.graders.comparison.listwise import ListwiseRankingGrader as ListwiseRankingGrader
 from openjudge.graders.comparison.orders import OrderAgreement as OrderAgreement
 from openjudge.graders.comparison.orders import combine_orders as combine_orders
 from openjudge.graders.comparison.pairwise import PairwisePreferenceGrader as PairwisePreferenceGrader
 from openjudge.graders.comparison.pairwise_judge import PairwiseJudge as PairwiseJudge
+from openjudge.graders.comparison.ratings import GroupScoring as GroupScoring
+from openjudge.graders.comparison.ratings import borda_from_ranks as borda_from_ranks
+from openjudge.graders.comparison.ratings import borda_scores as borda_scores
+from openjudge.graders.comparison.ratings import bradley_terry_scores as bradley_terry_scores
 from openjudge.graders.comparison.tournament import PairOutcome as PairOutcome
 from openjudge.graders.comparison.tournament import tournament_rewards as tournament_rewards
 from openjudge.graders.comparison.verdicts import ListwiseVerdict as ListwiseVerdict
@@ -19,7 +33,10 @@ from openjudge.graders.comparison.verdicts import PairwiseVerdict as PairwiseVer
 from openjudge.graders.comparison.verdicts import Winner as Winner
 
 __all__ = [
+    "AnchorComparisonGrader",
+    "GroupScoring",
     "GroupTournamentGrader",
+    "KnockoutTournamentGrader",
     "ListwiseRankingGrader",
     "ListwiseVerdict",
     "OrderAgreement",
@@ -28,6 +45,10 @@ __all__ = [
     "PairwisePreferenceGrader",
     "PairwiseVerdict",
     "Winner",
+    "borda_from_ranks",
+    "borda_scores",
+    "bradley_terry_scores",
     "combine_orders",
+    "member_results",
     "tournament_rewards",
 ]

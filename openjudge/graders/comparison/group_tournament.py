@@ -1,4 +1,4 @@
-"""GroupTournamentGrader: a debiased round-robin tournament rewarding each response of a group.
+"""GroupTournamentGrader: a debiased all-pairs tournament scoring each response of a group.
 
 For a GRPO group of N responses to one query, every pair (i, j) is judged in both
 orders, (i, j) and (j, i): N(N-1) judge calls, run concurrently (at most
@@ -8,9 +8,14 @@ neither. Then (see :mod:`~openjudge.graders.comparison.tournament`)::
 
     reward_i = (wins_i - losses_i) / (N - 1)        in [-1, 1]
 
-The grader returns one :class:`GraderRank` per group (rank by reward, ties by
-position) with the per-response rewards in ``metadata["rewards"]``; adapters that
-need one number per response (such as the VERL reward manager) read that list.
+and ``scores`` (in [0, 1]) by Borda, ``(wins_i + ties_i / 2) / (N - 1)``, or by
+Bradley–Terry (:mod:`~openjudge.graders.comparison.ratings`).
+
+A pair with a failed call is left out, and both its responses are *failed members*
+(their record is incomplete): ``scores`` and ``rewards`` are ``null`` for them. Every
+other response met every other, so its score is exact. The result is one
+:class:`GraderRank` per group (see :mod:`~openjudge.graders.comparison.group`), or a
+:class:`GraderError` when no response is left.
 """
 
 from __future__ import annotations
@@ -20,19 +25,17 @@ import time
 from collections.abc import Sequence
 
 import anyio
+from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.comparison._calls import compare_into, first_failure, total_usage
+from openjudge.graders.comparison._calls import compare_into, total_usage
 from openjudge.graders.comparison._inputs import check_responses, check_text
+from openjudge.graders.comparison.group import MemberError, finish_group
 from openjudge.graders.comparison.orders import combine_orders
 from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudges
 from openjudge.graders.comparison.prompts import TemplateLike
-from openjudge.graders.comparison.tournament import (
-    PairOutcome,
-    ranks_from_rewards,
-    tournament_rewards,
-    tournament_tally,
-)
+from openjudge.graders.comparison.ratings import GroupScoring, check_scoring, scores_from_outcomes
+from openjudge.graders.comparison.tournament import PairOutcome, tournament_tally
 from openjudge.graders.schema import GraderError, GraderMode, GraderRank
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
@@ -40,15 +43,24 @@ from openjudge.models.schema.prompt_template import LanguageEnum
 __all__ = ["GroupTournamentGrader"]
 
 
-class GroupTournamentGrader(BaseGrader):
-    """Reward each response of a group by a position-debiased all-pairs tournament.
+def _failure(verdict: OrderVerdict | GraderError | None) -> GraderError | None:
+    if isinstance(verdict, OrderVerdict):
+        return None
+    if isinstance(verdict, GraderError):
+        return verdict
+    return GraderError(name="", kind="internal", message="no verdict")
 
-    Metadata: ``rewards`` (one per response, in input order), ``wins``, ``losses``,
-    ``flips`` (pairs whose two orders disagreed), ``flip_rate`` (flips / pairs) and
-    ``matches`` (``[i, j, winner]`` per pair; ``winner`` is ``null`` for no decision).
-    Any failed judge call makes the whole result a :class:`GraderError`, with the usage
-    of every call: a partial tournament would bias the rewards. ``usage`` sums every
-    call; ``latency_s`` is the wall time of the whole tournament.
+
+class GroupTournamentGrader(BaseGrader):
+    """Score each response of a group by a position-debiased all-pairs tournament.
+
+    Metadata, besides ``scores``, ``member_errors`` and ``scoring`` (see
+    :mod:`~openjudge.graders.comparison.group`): ``rewards`` ((wins - losses) / (N - 1)
+    per response, ``null`` for a failed member), ``wins``, ``losses``, ``flips`` (pairs
+    whose two orders disagreed), ``flip_rate`` (flips / decided pairs), ``matches``
+    (``[i, j, winner]`` per decided pair; ``winner`` is ``null`` for no decision) and
+    ``failed_pairs`` (``[i, j]`` per pair with a failed call). ``usage`` sums every call;
+    ``latency_s`` is the wall time of the whole tournament.
 
     Args:
         model: The judge.
@@ -58,6 +70,7 @@ class GroupTournamentGrader(BaseGrader):
         language: Prompt language.
         sampling: Sampling overrides for the judge calls.
         max_concurrency: Judge calls of one group in flight at once.
+        scoring: ``"borda"`` or ``"bradley_terry"`` for ``scores``.
         name: Result name.
     """
 
@@ -72,18 +85,20 @@ class GroupTournamentGrader(BaseGrader):
         language: LanguageEnum | str = LanguageEnum.EN,
         sampling: Sampling | None = None,
         max_concurrency: int = 16,
+        scoring: GroupScoring = "borda",
         name: str = "",
     ) -> None:
         super().__init__(
             name=name,
             mode=GraderMode.LISTWISE,
-            description="Debiased all-pairs tournament reward for a group of responses",
+            description="Debiased all-pairs tournament scores for a group of responses",
         )
         if max_concurrency < 1:
             raise ValueError(f"{self.name}: max_concurrency must be >= 1, got {max_concurrency}")
         self.model = model
         self.language = LanguageEnum(language)
         self.max_concurrency = max_concurrency
+        self.scoring = check_scoring(self.name, scoring)
         self.judges = PairwiseJudges(
             model,
             name=self.name,
@@ -118,35 +133,49 @@ class GroupTournamentGrader(BaseGrader):
                 values = {**base, "response_a": texts[first], "response_b": texts[second]}
                 tg.start_soon(compare_into, judge, values, verdicts, k, limiter)
         latency = time.monotonic() - started
-        labels = [f"responses {first},{second}" for first, second in calls]
-        failure = first_failure(self.name, labels, verdicts, latency_s=latency)
-        if failure is not None:
-            return failure
+        errors: list[MemberError | None] = [None] * n
         outcomes: list[PairOutcome] = []
+        failed_pairs: list[JsonValue] = []
         flips = 0
         for p, (i, j) in enumerate(pairs):
             forward, swapped = verdicts[2 * p], verdicts[2 * p + 1]
+            failure = _failure(forward) or _failure(swapped)
+            if failure is not None:
+                failed_pairs.append([i, j])
+                for member, other in ((i, j), (j, i)):
+                    if errors[member] is None:
+                        errors[member] = MemberError.of(failure, f"vs response {other}: ")
+                continue
             assert isinstance(forward, OrderVerdict) and isinstance(swapped, OrderVerdict)
             agreement = combine_orders(forward.winner, swapped.winner)
             flips += agreement.flip
-            winner = {"A": i, "B": j}.get(agreement.winner)
-            outcomes.append(PairOutcome(i, j, winner))
+            outcomes.append(PairOutcome(i, j, {"A": i, "B": j}.get(agreement.winner)))
         wins, losses = tournament_tally(outcomes, n)
-        rewards = tournament_rewards(outcomes, n)
-        return GraderRank(
-            name=self.name,
-            rank=ranks_from_rewards(rewards),
-            reason=(
-                f"{len(pairs)} pairs judged in both orders, {flips} inconsistent; "
-                f"rewards (wins - losses) / {n - 1}: {', '.join(f'{r:+.3f}' for r in rewards)}"
-            ),
+        scores = scores_from_outcomes(outcomes, n, self.scoring)
+        failed = [k for k in range(n) if errors[k] is not None]
+        scores = [None if k in failed else s for k, s in enumerate(scores)]
+        rewards = [None if k in failed else (wins[k] - losses[k]) / (n - 1) for k in range(n)]
+        decided = len(outcomes)
+        reason = (
+            f"{decided} of {len(pairs)} pairs judged in both orders, {flips} inconsistent"
+            + (f", {len(failed_pairs)} failed (responses {failed} unscored)" if failed_pairs else "")
+            + f"; {self.scoring} scores: "
+            + ", ".join("-" if s is None else f"{s:.3f}" for s in scores)
+        )
+        return finish_group(
+            self.name,
+            scores,
+            errors,
+            scoring=self.scoring,
+            reason=reason,
             metadata={
-                "rewards": rewards,
-                "wins": wins,
-                "losses": losses,
+                "rewards": list(rewards),
+                "wins": list(wins),
+                "losses": list(losses),
                 "flips": flips,
-                "flip_rate": flips / len(pairs),
+                "flip_rate": flips / decided if decided else 0.0,
                 "matches": [[o.i, o.j, o.winner] for o in outcomes],
+                "failed_pairs": failed_pairs,
             },
             usage=total_usage(verdicts),
             latency_s=latency,

@@ -4,7 +4,10 @@ Candidates are labelled ``R1``..``Rn`` in input order and each is wrapped in
 ``<candidate id="Ri">`` tags (closing tags inside a response are escaped). The judge
 replies with the ids best first; a reply that is not a permutation of the ids is
 re-asked once with the problem named, then becomes ``GraderError(kind="parse_error")``.
-The result is a :class:`GraderRank`: ``rank[i]`` is the rank of ``responses[i]`` (1 best).
+The result is a :class:`GraderRank`: ``rank[i]`` is the rank of ``responses[i]`` (1 best),
+with per-response ``scores`` in [0, 1] (Borda, ``(n - rank) / (n - 1)``, or Bradley–Terry
+over the pairs the ranking implies; see :mod:`~openjudge.graders.comparison.group`). One
+call judges the whole group, so a failed call fails every member.
 """
 
 from __future__ import annotations
@@ -20,15 +23,23 @@ from pydantic import BaseModel
 
 from openjudge.graders.base_grader import error_from_exception, grader_boundary
 from openjudge.graders.comparison._inputs import check_responses, check_text
+from openjudge.graders.comparison.group import finish_group
 from openjudge.graders.comparison.prompts import (
     TemplateLike,
     as_template,
     check_placeholders,
     listwise_template,
 )
+from openjudge.graders.comparison.ratings import (
+    GroupScoring,
+    borda_from_ranks,
+    bradley_terry_scores,
+    check_scoring,
+    outcomes_from_ranks,
+)
 from openjudge.graders.comparison.verdicts import ListwiseVerdict
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderResult
+from openjudge.graders.schema import GraderError, GraderMode, GraderResult
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.models.usage import TokenUsage
@@ -89,8 +100,9 @@ def _expecting(ids: tuple[str, ...]) -> Iterator[None]:
 class ListwiseRankingGrader(LLMGrader):
     """Rank 2..N responses to one query with a single judge call (a :class:`GraderRank`).
 
-    Metadata: ``ranking`` (the candidate ids, best first) and ``candidate_ids``
-    (``responses[i]`` is ``candidate_ids[i]``).
+    Metadata: ``ranking`` (the candidate ids, best first), ``candidate_ids``
+    (``responses[i]`` is ``candidate_ids[i]``), and ``scores``, ``member_errors`` and
+    ``scoring`` (see :mod:`~openjudge.graders.comparison.group`).
 
     Args:
         model: The judge.
@@ -102,6 +114,7 @@ class ListwiseRankingGrader(LLMGrader):
         sampling: Sampling overrides for the judge call.
         name: Result name.
         max_reasks: Re-asks after an invalid reply.
+        scoring: ``"borda"`` or ``"bradley_terry"`` for ``scores``.
     """
 
     default_name = "listwise_ranking"
@@ -116,9 +129,11 @@ class ListwiseRankingGrader(LLMGrader):
         sampling: Sampling | None = None,
         name: str = "",
         max_reasks: int = 1,
+        scoring: GroupScoring = "borda",
     ) -> None:
         lang = LanguageEnum(language)
         grader_name = name or self.default_name
+        self.scoring = check_scoring(grader_name, scoring)
         if template is None:
             prompt = listwise_template(lang, criteria)
         else:
@@ -185,11 +200,18 @@ class ListwiseRankingGrader(LLMGrader):
         if problem is not None:
             raise ValueError(problem)
         place = {cid: k for k, cid in enumerate(ranking, start=1)}
-        return GraderRank(
-            name=self.name,
-            rank=[place[cid] for cid in ids],
+        rank = [place[cid] for cid in ids]
+        if self.scoring == "borda":
+            scores: list[float | None] = list(borda_from_ranks(rank))
+        else:
+            scores = bradley_terry_scores(outcomes_from_ranks(rank), len(rank))
+        return finish_group(
+            self.name,
+            scores,
+            [None] * len(rank),
+            scoring=self.scoring,
             reason=verdict.reason,
-            metadata={"ranking": ranking, "candidate_ids": list(ids)},
+            metadata={"ranking": list(ranking), "candidate_ids": list(ids)},
             usage=usage,
             latency_s=latency_s,
         )

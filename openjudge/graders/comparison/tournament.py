@@ -12,10 +12,10 @@ and ties count as neither a win nor a loss.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["PairOutcome", "ranks_from_rewards", "tournament_rewards", "tournament_tally"]
+__all__ = ["PairOutcome", "tournament_rewards", "tournament_tally"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +71,3 @@ def tournament_rewards(outcomes: Iterable[PairOutcome], n: int) -> list[float]:
     """
     wins, losses = tournament_tally(outcomes, n)
     return [(w - lo) / (n - 1) for w, lo in zip(wins, losses, strict=True)]
-
-
-def ranks_from_rewards(rewards: Sequence[float]) -> list[int]:
-    """1-based ranks, highest reward first; equal rewards are ranked by position (earlier first)."""
-    order = sorted(range(len(rewards)), key=lambda k: (-rewards[k], k))
-    rank = [0] * len(rewards)
-    for place, k in enumerate(order, start=1):
-        rank[k] = place
-    return rank

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from openjudge.graders.comparison import GroupTournamentGrader
-from openjudge.graders.schema import GraderError, GraderMode, GraderRank
+from openjudge.graders.comparison import GroupTournamentGrader, member_results
+from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderScore
 from openjudge.models.base_chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from tests.graders.comparison.judges import Recorder, always, by_quality, field, verdict
@@ -102,16 +102,57 @@ async def test_max_concurrency_bounds_calls_in_flight() -> None:
         GroupTournamentGrader(judge.model, max_concurrency=0)
 
 
-async def test_a_failed_call_fails_the_group_with_the_usage_of_every_call() -> None:
+async def test_a_failed_call_fails_only_the_two_members_of_its_pair() -> None:
+    quality = by_quality({"w": 1, "x": 3, "y": 2, "z": 4})
+
     def decide(request: ChatRequest) -> str:
         if (field(request, "response_a"), field(request, "response_b")) == ("z", "y"):
             raise ChatModelError("HTTP 400: context too long", status_code=400)
-        return verdict("tie")
+        return quality(request)
+
+    result = await run(Recorder(decide), GROUP)
+    assert isinstance(result, GraderRank)
+    # w and x met everyone (y and z included): exact Borda scores; y and z have no score.
+    assert result.metadata["scores"] == [0.0, 2 / 3, None, None]
+    assert result.metadata["rewards"] == [-1.0, 1 / 3, None, None]
+    assert result.metadata["failed_pairs"] == [[2, 3]]
+    errors = result.metadata["member_errors"]
+    assert isinstance(errors, list) and errors[:2] == [None, None]
+    assert errors[2] == {"kind": "provider_error", "message": "vs response 3: HTTP 400: context too long"}
+    assert result.rank == [2, 1, 3, 4]  # failed members last
+    assert result.usage is not None and result.usage.requests == 12
+    members = member_results(result, 4)
+    assert [m.score if isinstance(m, GraderScore) else m.kind for m in members] == [
+        0.0,
+        2 / 3,
+        "provider_error",
+        "provider_error",
+    ]
+
+
+async def test_every_call_failing_fails_the_group_with_the_usage_of_every_call() -> None:
+    def decide(request: ChatRequest) -> str:
+        raise ChatModelError("HTTP 503: judge down", status_code=503)
 
     result = await run(Recorder(decide), GROUP)
     assert isinstance(result, GraderError) and result.kind == "provider_error"
-    assert "1 of 12 judge calls failed (responses 3,2: HTTP 400: context too long)" in result.message
+    assert "no response of the group could be scored" in result.message and "judge down" in result.message
     assert result.usage is not None and result.usage.requests == 12
+    assert member_results(result, 4) == [result] * 4
+
+
+async def test_scores_by_borda_and_bradley_terry() -> None:
+    judge = Recorder(by_quality({"w": 1, "x": 3, "y": 2, "z": 4}))
+    borda = await run(judge, GROUP)
+    bt = await run(judge, GROUP, scoring="bradley_terry")
+    assert isinstance(borda, GraderRank) and isinstance(bt, GraderRank)
+    assert borda.metadata["scores"] == [0.0, 2 / 3, 1 / 3, 1.0]
+    assert borda.metadata["scoring"] == "borda" and bt.metadata["scoring"] == "bradley_terry"
+    scores = bt.metadata["scores"]
+    assert isinstance(scores, list) and all(isinstance(s, float) and 0 < s < 1 for s in scores)
+    assert bt.rank == borda.rank == [4, 2, 3, 1]
+    with pytest.raises(ValueError, match="scoring must be one of borda, bradley_terry"):
+        GroupTournamentGrader(judge.model, scoring="elo")  # type: ignore[arg-type]
 
 
 async def test_reference_and_declared_inputs() -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from openjudge.graders.comparison import ListwiseRankingGrader
 from openjudge.graders.comparison.listwise import ranking_problem
+from openjudge.graders.comparison.ratings import bradley_terry_scores, outcomes_from_ranks
 from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderResult
 from openjudge.models.base_chat_model import ChatRequest
 from tests.graders.comparison.judges import Recorder, field, ranking
@@ -33,7 +34,13 @@ async def test_ranking_maps_ids_to_ranks_in_input_order() -> None:
     result = await ListwiseRankingGrader(judge.model).aevaluate(query="q", responses=RESPONSES)
     assert isinstance(result, GraderRank)
     assert result.rank == [2, 3, 1]
-    assert dict(result.metadata) == {"ranking": ["R3", "R1", "R2"], "candidate_ids": ["R1", "R2", "R3"]}
+    assert dict(result.metadata) == {
+        "ranking": ["R3", "R1", "R2"],
+        "candidate_ids": ["R1", "R2", "R3"],
+        "scores": [0.5, 0.0, 1.0],  # Borda: (n - rank) / (n - 1)
+        "member_errors": [None, None, None],
+        "scoring": "borda",
+    }
     assert result.reason == "ranked" and result.usage is not None and result.usage.requests == 1
     [request] = judge.requests
     assert candidates(request) == {"R1": "first answer", "R2": "second answer", "R3": "third answer"}
@@ -154,3 +161,15 @@ async def test_custom_template() -> None:
         ListwiseRankingGrader(judge.model, template="{query}")
     with pytest.raises(ValueError, match=r"unknown placeholders \['responses'\]"):
         ListwiseRankingGrader(judge.model, template="{responses} {candidates}")
+
+
+async def test_bradley_terry_scores_follow_the_ranking() -> None:
+    judge = scripted(ranking("R3", "R1", "R2"))
+    grader = ListwiseRankingGrader(judge.model, scoring="bradley_terry")
+    result = await grader.aevaluate(query="q", responses=RESPONSES)
+    assert isinstance(result, GraderRank) and result.rank == [2, 3, 1]
+    scores = result.metadata["scores"]
+    assert isinstance(scores, list) and [round(float(str(s)), 4) for s in scores] == [
+        round(float(str(s)), 4) for s in bradley_terry_scores(outcomes_from_ranks([2, 3, 1]), 3)
+    ]
+    assert scores[2] > scores[0] > scores[1]  # type: ignore[operator]  # floats, checked above

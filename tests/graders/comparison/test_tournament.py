@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from openjudge.graders.comparison import PairOutcome, tournament_rewards
-from openjudge.graders.comparison.tournament import ranks_from_rewards, tournament_tally
+from openjudge.graders.comparison.tournament import tournament_tally
 
 
 def test_two_responses() -> None:
@@ -40,9 +40,3 @@ def test_ties_count_neither_and_missing_pairs_count_as_ties() -> None:
 def test_invalid_outcomes_are_refused(outcomes: list[PairOutcome], n: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         tournament_rewards(outcomes, n)
-
-
-def test_ranks_from_rewards_break_ties_by_position() -> None:
-    assert ranks_from_rewards([-1.0, 1 / 3, -1 / 3, 1.0]) == [4, 2, 3, 1]
-    assert ranks_from_rewards([0.0, 0.0, 0.0]) == [1, 2, 3]
-    assert ranks_from_rewards([0.5, 1.0, 0.5]) == [2, 1, 3]

@@ -1,0 +1,85 @@
+"""The group stage of one agent-loop worker: its settings and its judge, built from VERL's config."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from integrations.verl.functions import find_reward_function
+from integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge, GroupJudge
+from integrations.verl.group.settings import WHERE, GroupSettings, read_group_settings
+from integrations.verl.settings import SettingsError
+from openjudge.config import load_config
+from openjudge.config.build import build_job
+
+__all__ = ["GroupStage", "build_stage", "option"]
+
+logger = logging.getLogger(__name__)
+
+
+def option(node: object, *path: str) -> object:
+    """``node.a.b...`` from an OmegaConf node or a mapping; ``None`` when any part is missing."""
+    for key in path:
+        if node is None:
+            return None
+        getter = getattr(node, "get", None)
+        node = getter(key) if callable(getter) else getattr(node, key, None)
+    return node
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStage:
+    """How this worker judges groups.
+
+    Attributes:
+        settings: The ``reward.openjudge_group`` options.
+        judge: The group graders, or the seed guide's reward function.
+        pointwise: Run VERL's reward loop per trajectory first.
+    """
+
+    settings: GroupSettings
+    judge: GroupJudge
+    pointwise: bool
+
+
+def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
+    """The group stage the trainer config asks for.
+
+    Args:
+        config: VERL's trainer config.
+        custom_reward_fn: ``get_custom_reward_fn(config)``: when it is (or wraps) a
+            ``BaseOpenJudgeRewardFunction``, the whole group goes to its
+            ``compute_batch_scores`` and the reward loop is not used.
+
+    Raises:
+        SettingsError: Neither a group graders config nor a reward function, or both.
+        ConfigError: The group graders YAML is invalid.
+    """
+    settings = read_group_settings(
+        option(config, "reward", "openjudge_group"), option(config, "reward", "openjudge")
+    )
+    function = find_reward_function(custom_reward_fn)
+    if function is not None:
+        if settings.config is not None:
+            raise SettingsError(
+                f"both {WHERE}.config and a BaseOpenJudgeRewardFunction (reward.custom_reward_function) "
+                "were given; use one: the group graders YAML, or your reward function"
+            )
+        logger.info("openjudge: groups go to %s.compute_batch_scores", type(function).__name__)
+        return GroupStage(settings, FunctionGroupJudge(function), pointwise=False)
+    if settings.config is None:
+        raise SettingsError(
+            f"group judging has nothing to judge with: pass +{WHERE}.config=/abs/path/group.yaml "
+            "(group graders), or set reward.custom_reward_function to a BaseOpenJudgeRewardFunction"
+        )
+    path = os.path.realpath(settings.config)
+    job = build_job(load_config(path), source=settings.config, use_cache=False)
+    judge = GraderGroupJudge(job.runner, settings, source=settings.config)
+    logger.info(
+        "openjudge: group graders %s, reward = %s, from %s",
+        ", ".join(judge.grader_names),
+        getattr(judge.aggregator, "name", "?"),
+        path,
+    )
+    return GroupStage(settings, judge, pointwise=settings.pointwise)

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import integrations.verl.group as group
+
+
+def test_public_names() -> None:
+    assert group.__all__ == [
+        "GroupSettings",
+        "OpenJudgeAgentLoopManager",
+        "OpenJudgeAgentLoopWorker",
+    ]
+    assert group.OpenJudgeAgentLoopManager.__name__ == "OpenJudgeAgentLoopManager"
+    assert group.OpenJudgeAgentLoopWorker.__module__ == "integrations.verl.group.worker"
+
+
+def test_importing_the_package_does_not_import_verl() -> None:
+    code = "import sys, integrations.verl.group; print('verl' in sys.modules, 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
