@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from providers.openai import OpenAIChatModel

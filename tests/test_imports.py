@@ -30,7 +30,9 @@ CORE_MODULES = [
     "openjudge.runner.aggregators",
     "openjudge.models.schema.prompt_template",
     "openjudge.models.schema.oai.message",
-    "openjudge.models.base_chat_model",
+    "openjudge.models.chat_client",
+    "openjudge.models.engine",
+    "openjudge.models.cache",
 ]
 
 

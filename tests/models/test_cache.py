@@ -7,9 +7,8 @@ import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderScore
-from openjudge.models.base_chat_model import ChatRequest
 from openjudge.models.cache import JudgeCache
-from openjudge.models.chat_model import ChatResponse, Sampling
+from openjudge.models.chat_model import ChatRequest, ChatResponse, Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner

@@ -6,7 +6,7 @@ import time
 import anyio
 import pytest
 
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ConcurrencyLimiter, TokenBucket
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
