@@ -272,7 +272,8 @@ class LLMGrader(BaseGrader):
             usage = response.usage if usage is None else usage + response.usage
             latency += response.latency_s
             if response.finish_reason == "content_filter":
-                await self._settle(response, usable=False)
+                if response.cache_key is not None:
+                    await self._settle(response, usable=False)
                 return GraderError(
                     name=self.name,
                     kind="refused",
@@ -284,7 +285,8 @@ class LLMGrader(BaseGrader):
                 verdict = self._parse(response.content)
                 result = self.to_result(verdict, response, usage=usage, latency_s=latency)
             except (ValueError, ValidationError) as exc:
-                await self._settle(response, usable=False)
+                if response.cache_key is not None:
+                    await self._settle(response, usable=False)
                 problem = _describe(exc)
                 if round_ < self.max_reasks:
                     messages = [
@@ -301,14 +303,15 @@ class LLMGrader(BaseGrader):
                     usage=usage,
                     latency_s=latency,
                 )
-            await self._settle(response, usable=True)
+            if response.cache_key is not None:
+                await self._settle(response, usable=True)
             if self.score_mode == "logprobs" and isinstance(result, GraderScore):
                 return self._weighted(result, response)
             return result
         raise AssertionError("unreachable: the loop always returns")
 
     async def _settle(self, response: ChatResponse, *, usable: bool) -> None:
-        if response.cache_key is not None and self._caching is not None:
+        if self._caching is not None:
             await self._caching.asettle(response, usable=usable)
 
     def _weighted(self, result: GraderScore, response: ChatResponse) -> GraderScore:

@@ -168,9 +168,12 @@ class ChatClient:
     async def _call(self, request: ChatRequest, key: str | None) -> ChatResponse:
         outcome = await self._engine.call(request)
         r = outcome.response
+        usage = r.usage
+        if usage.requests != outcome.requests:
+            usage = TokenUsage(usage.prompt_tokens, usage.completion_tokens, outcome.requests)
         return ChatResponse(
             r.content,
-            TokenUsage(r.usage.prompt_tokens, r.usage.completion_tokens, outcome.requests),
+            usage,
             r.finish_reason,
             r.logprobs,
             outcome.latency_s,

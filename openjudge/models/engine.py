@@ -20,14 +20,14 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 from tenacity.wait import wait_base, wait_random_exponential
 
 from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ConnectionLimits, ProviderGate
+from openjudge.models.loop_local import LoopLocal
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.models.timeouts import timeout_scope
 from openjudge.models.transport import Transport
@@ -47,8 +47,7 @@ RequestT = TypeVar("RequestT")
 ResponseT = TypeVar("ResponseT", bound=_HasUsage)
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome(Generic[ResponseT]):
+class Outcome(NamedTuple, Generic[ResponseT]):
     """A call that succeeded: the last attempt's response and what the whole call cost.
 
     Attributes:
@@ -106,6 +105,8 @@ class CallEngine(Generic[RequestT, ResponseT]):
         self.policy = policy
         self.limits = limits if limits is not None else ConnectionLimits()
         self._estimate = estimate_tokens
+        self._guarded = transport.enforces_timeout  # read once: a transport's nature does not change
+        self._gates: LoopLocal[ProviderGate] = LoopLocal(self._new_gate)
         self._usage = TokenUsage()
         self._usage_lock = threading.Lock()
 
@@ -116,6 +117,9 @@ class CallEngine(Generic[RequestT, ResponseT]):
 
     def gate(self) -> ProviderGate:
         """The gate of this engine's connection key in the running event loop."""
+        return self._gates.get()
+
+    def _new_gate(self) -> ProviderGate:
         return self.limits.gate(self.transport.connection_key, self.policy.limits)
 
     @property
@@ -152,8 +156,11 @@ class CallEngine(Generic[RequestT, ResponseT]):
             self.record(TokenUsage(0, 0, attempts[0]))
             raise
         usage = response.usage
-        self.record(TokenUsage(usage.prompt_tokens, usage.completion_tokens, attempts[0]))
-        return Outcome(response, attempts[0], time.monotonic() - started)
+        requests = attempts[0]
+        if usage.requests != requests:
+            usage = TokenUsage(usage.prompt_tokens, usage.completion_tokens, requests)
+        self.record(usage)
+        return Outcome(response, requests, time.monotonic() - started)
 
     async def _retry(
         self, request: RequestT, first: ChatModelError, started: float, attempts: list[int]
@@ -180,14 +187,14 @@ class CallEngine(Generic[RequestT, ResponseT]):
 
     async def _limited_attempt(self, request: RequestT, attempts: list[int]) -> ResponseT:
         transport = self.transport
-        gate = self.limits.gate(transport.connection_key, self.policy.limits)
+        gate = self._gates.get()
         estimate = self._estimate(request) if gate.tokens is not None and self._estimate is not None else 0
         if not gate.try_acquire():
             await gate.acquire(estimate)
         attempts[0] += 1
         timeout_s = self.policy.timeout_s
         try:
-            if transport.enforces_timeout:
+            if self._guarded:
                 response = await transport.attempt(request, timeout_s)
             else:
                 async with timeout_scope(timeout_s):

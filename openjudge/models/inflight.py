@@ -7,8 +7,6 @@ the leader is cancelled, a follower takes over.
 
 from __future__ import annotations
 
-import dataclasses
-
 import anyio
 
 from openjudge.models.chat_model import ChatResponse
@@ -59,4 +57,4 @@ class Flight:
             raise copy
         if self._response is None:
             return None
-        return dataclasses.replace(self._response, usage=_ZERO)
+        return self._response._replace(usage=_ZERO)
