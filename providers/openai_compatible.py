@@ -77,7 +77,13 @@ class OpenAICompatibleTransport:
         self._model = model
         self._where = f"{safe_url(url)} model {model!r}"
         self._headers = headers
-        self._secrets = tuple(s for s in (key, password, headers.get("authorization")) if s)
+        pair = f"{user}:{password}" if user is not None and password else None
+        auth = headers.get("authorization")
+        basic = auth.removeprefix("Basic ") if auth is not None and auth.startswith("Basic ") else None
+        # Longest first: a secret that contains another is replaced whole.
+        self._secrets = tuple(
+            sorted((s for s in (auth, pair, basic, key, password) if s), key=len, reverse=True)
+        )
         self._connection_key = f"{self._endpoint}|{model}|{fingerprint(key or password)}"
         self._clients = LoopClients(max_connections, http_client_factory)
 

@@ -82,7 +82,11 @@ async def test_the_key_is_the_wire_body_not_the_provider_kind(cache: JudgeCache)
         assert server.stats().chat_requests == 2 and cache.hits == 0
         # With the standard response_format the bytes are openai's: the same bytes to the same server hit.
         same_bytes = VLLMChatModel(
-            DEFAULT_MODEL, base_url=server.base_url, sampling=ZERO, schema_field="response_format", cache=cache
+            DEFAULT_MODEL,
+            base_url=server.base_url,
+            sampling=ZERO,
+            schema_field="response_format",
+            cache=cache,
         )
         assert isinstance(await judge(same_bytes).aevaluate(response="x #oj:score=2"), GraderScore)
         assert server.stats().chat_requests == 2 and cache.hits == 1
@@ -108,7 +112,9 @@ class Flaky:
         (ChatResponse("", TokenUsage(5, 0, 1), "content_filter"), "refused"),
     ],
 )
-async def test_unusable_replies_are_never_cached(cache: JudgeCache, bad: str | ChatResponse, kind: str) -> None:
+async def test_unusable_replies_are_never_cached(
+    cache: JudgeCache, bad: str | ChatResponse, kind: str
+) -> None:
     backend = Flaky(bad)
     grader = judge(FunctionChatModel(backend, sampling=ZERO, cache=cache), max_reasks=0)
     failed = await grader.aevaluate(response="x")
@@ -149,7 +155,9 @@ async def test_logprob_scores_are_the_same_fresh_and_from_the_cache(cache: Judge
 
         async def score() -> GraderScore:
             model = OpenAIChatModel(DEFAULT_MODEL, base_url=server.base_url, sampling=ZERO, cache=cache)
-            result = await judge(model, score_mode="logprobs", top_logprobs=5).aevaluate(response="x #oj:score=4")
+            result = await judge(model, score_mode="logprobs", top_logprobs=5).aevaluate(
+                response="x #oj:score=4"
+            )
             assert isinstance(result, GraderScore) and result.metadata["score_mode"] == "logprobs"
             return result
 
