@@ -155,12 +155,17 @@ class HttpxClient:
 
 
 async def _close_at_shutdown(client: HttpClient) -> None:
-    """Wait until the loop shuts down (``asyncio.run`` cancels every task), then close ``client``."""
+    """Wait until the loop shuts down (``asyncio.run`` cancels every task), then close ``client``.
+
+    A loop closed without cancelling its tasks just drops this coroutine (no await may
+    run then); its client is reclaimed with it.
+    """
     try:
         await asyncio.Event().wait()
-    finally:
+    except asyncio.CancelledError:
         with contextlib.suppress(Exception):
             await client.aclose()
+        raise
 
 
 class LoopClients:
