@@ -10,11 +10,11 @@ server misses.
 **The value** is everything a grader may read: content, logprobs, finish reason,
 model and token usage. A hit is charged nothing (zero tokens, zero requests).
 
-**What is stored**: only replies the caller could use. A caching chat model hands a
-fresh reply out with its ``cache_key``; the caller settles it (see
-:class:`~openjudge.models.chat_model.CachingChatModel`): a usable reply is written, an
-unusable one never is, and an unusable one served from the cache is evicted. Failed
-calls are never stored.
+**What is kept**: only replies the caller could use. A caching chat model stores a
+reply when it arrives (before identical calls waiting on it are released) and hands
+it out with its ``cache_key``; the caller settles it (see
+:class:`~openjudge.models.chat_model.CachingChatModel`), and an unusable reply is
+evicted, so a server that recovers is asked again. Failed calls are never stored.
 
 **Storage** is one SQLite file (standard library, WAL mode), read and written on a
 worker thread so the event loop never waits on the disk. A cache that cannot be

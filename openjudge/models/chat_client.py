@@ -114,7 +114,8 @@ class ChatClient:
         """One chat call under the policy.
 
         ``cache_tag`` (the caller's name and version) is part of the cache key. A reply
-        that carries a ``cache_key`` is stored only once settled as usable (:meth:`asettle`).
+        that carries a ``cache_key`` is in the cache until its caller settles it as
+        unusable (:meth:`asettle`).
 
         Raises:
             ChatModelError: The call failed after the policy's retries.
@@ -153,16 +154,12 @@ class ChatClient:
     async def asettle(self, response: ChatResponse, *, usable: bool) -> None:
         """Tell the cache whether the caller could use ``response``.
 
-        A usable fresh reply is stored; an unusable reply from the cache is evicted, so
-        the next identical call asks the backend again. Replies without a ``cache_key``
-        (not cacheable, or no cache) are ignored.
+        An unusable reply (fresh or served from the cache) is evicted, so the next
+        identical call asks the backend again. Replies without a ``cache_key`` (not
+        cacheable, or no cache) are ignored.
         """
         key = response.cache_key
-        if self.cache is None or key is None:
-            return
-        if usable and not response.cached:
-            await self.cache.aput(key, response)
-        elif not usable and response.cached:
+        if self.cache is not None and key is not None and not usable:
             await self.cache.adelete(key)
 
     async def _call(self, request: ChatRequest, key: str | None) -> ChatResponse:
@@ -171,7 +168,7 @@ class ChatClient:
         usage = r.usage
         if usage.requests != outcome.requests:
             usage = TokenUsage(usage.prompt_tokens, usage.completion_tokens, outcome.requests)
-        return ChatResponse(
+        response = ChatResponse(
             r.content,
             usage,
             r.finish_reason,
@@ -181,6 +178,11 @@ class ChatClient:
             False,
             key if self.cache is not None else None,
         )
+        if response.cache_key is not None and self.cache is not None:
+            # Stored before the identical calls that follow this one are released, so none of
+            # them asks again; evicted if the caller finds it unusable.
+            await self.cache.aput(response.cache_key, response)
+        return response
 
     async def aclose(self) -> None:
         """Close the transport's clients of the running loop (others close with their loops)."""

@@ -151,8 +151,8 @@ class ChatResponse(NamedTuple):
         latency_s: Wall time of the whole call, retries and waits included.
         model: The model name the server reported.
         cached: Served from the judge cache rather than by the backend.
-        cache_key: The cache entry this reply is (or may be) stored under, when the model
-            that returned it caches; see :class:`CachingChatModel`.
+        cache_key: The cache entry this reply is stored under, when the model that
+            returned it caches; see :class:`CachingChatModel`.
     """
 
     content: str
@@ -193,12 +193,12 @@ class ChatModel(Protocol):
 
 @runtime_checkable
 class CachingChatModel(ChatModel, Protocol):
-    """A chat model with a judge cache that stores only the replies its caller could use.
+    """A chat model with a judge cache that keeps only the replies its caller could use.
 
-    A reply carrying a ``cache_key`` is not stored until the caller settles it: a usable
-    reply is stored, an unusable one (a verdict that failed to parse, a content filter)
-    is never stored, and an unusable reply that came from the cache is evicted, so a
-    recovered server is asked again.
+    A reply carrying a ``cache_key`` is in the cache; the caller settles it once it has
+    read it, and an unusable one (a verdict that failed to parse, a content-filtered
+    reply) is evicted, so the next identical call asks the backend again. Failed calls
+    are never stored.
     """
 
     async def asettle(self, response: ChatResponse, *, usable: bool) -> None: ...

@@ -8,6 +8,7 @@ stored, and SQLite is used off the event loop.
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -41,6 +42,15 @@ def judge(model: object, **kwargs: object) -> LLMGrader:
 @pytest.fixture
 def cache(tmp_path: Path) -> JudgeCache:
     return JudgeCache(tmp_path / "cache.sqlite")
+
+
+def keys(cache: JudgeCache) -> list[str]:
+    with sqlite3.connect(cache.path) as conn:
+        return [key for (key,) in conn.execute("SELECT key FROM judge_replies")]
+
+
+def stored(cache: JudgeCache) -> int:
+    return len(keys(cache))
 
 
 async def test_litellm_providers_with_different_api_base_do_not_share_entries(cache: JudgeCache) -> None:
@@ -119,13 +129,14 @@ async def test_unusable_replies_are_never_cached(
     grader = judge(FunctionChatModel(backend, sampling=ZERO, cache=cache), max_reasks=0)
     failed = await grader.aevaluate(response="x")
     assert isinstance(failed, GraderError) and failed.kind == kind
-    assert cache.writes == 0
+    assert stored(cache) == 0  # evicted as soon as the grader found it unusable
     backend.recovered = True
     recovered = await grader.aevaluate(response="x")
     assert isinstance(recovered, GraderScore) and recovered.score == 4.0
     assert backend.calls == 2  # the recovered server was asked again
     again = await grader.aevaluate(response="x")
     assert isinstance(again, GraderScore) and backend.calls == 2 and cache.hits == 1
+    assert stored(cache) == 1
 
 
 async def test_an_unusable_cached_reply_is_evicted(cache: JudgeCache) -> None:
@@ -133,7 +144,7 @@ async def test_an_unusable_cached_reply_is_evicted(cache: JudgeCache) -> None:
     model = FunctionChatModel(backend, sampling=ZERO, cache=cache)
     grader = judge(model, max_reasks=0)
     assert isinstance(await grader.aevaluate(response="x"), GraderScore)
-    [key] = [k for (k,) in cache._connection().execute("SELECT key FROM judge_replies")]  # type: ignore[union-attr]
+    [key] = keys(cache)
     cache.put(key, ChatResponse("not json at all"))  # e.g. written by an older, laxer version
     stale = await grader.aevaluate(response="x")
     assert isinstance(stale, GraderError) and stale.kind == "parse_error" and backend.calls == 1
@@ -147,7 +158,7 @@ async def test_failed_calls_are_never_cached(cache: JudgeCache) -> None:
 
     result = await judge(FunctionChatModel(failing, sampling=ZERO, cache=cache)).aevaluate(response="x")
     assert isinstance(result, GraderError) and result.kind == "provider_error"
-    assert cache.writes == 0 and cache.misses == 1
+    assert cache.writes == 0 and cache.misses == 1 and stored(cache) == 0
 
 
 async def test_logprob_scores_are_the_same_fresh_and_from_the_cache(cache: JudgeCache) -> None:
