@@ -127,6 +127,8 @@ class OpenAIChatModel(ChatClient):
             keywords (or ``policy`` and flat limits), or a key and URL credentials together.
     """
 
+    transport: OpenAICompatibleTransport
+
     def __init__(
         self,
         model: str,
