@@ -124,7 +124,7 @@ class LLMGrader(BaseGrader):
         self._instructions = self._build_instructions()
         self._has_extra_fields = bool(set(self.structured_model.model_fields) - _VERDICT_CORE)
         self._cache_tag = f"{type(self).__qualname__}:{self.name}@{self.version}"
-        # Replies are cached only once this grader could use them (see CachingChatModel).
+        # Replies this grader cannot use are evicted from the model's cache (see CachingChatModel).
         self._caching = model if isinstance(model, CachingChatModel) else None
         self.score_mode: ScoreMode = score_mode
         self.top_logprobs = top_logprobs
@@ -303,8 +303,6 @@ class LLMGrader(BaseGrader):
                     usage=usage,
                     latency_s=latency,
                 )
-            if response.cache_key is not None:
-                await self._settle(response, usable=True)
             if self.score_mode == "logprobs" and isinstance(result, GraderScore):
                 return self._weighted(result, response)
             return result
