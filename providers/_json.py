@@ -12,13 +12,22 @@ refuses (integers beyond 64 bits, NaN in a reply) falls back to the standard lib
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 __all__ = ["dumps", "loads"]
 
-_STDLIB = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+def _default(value: object) -> object:
+    """Mappings that are not dicts (message objects, read-only views) travel as objects."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+_STDLIB = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_default)
 
 
 def dumps(value: object) -> bytes:
@@ -28,7 +37,7 @@ def dumps(value: object) -> bytes:
         TypeError: A value JSON cannot hold.
     """
     try:
-        return orjson.dumps(value)
+        return orjson.dumps(value, default=_default)
     except TypeError:
         return _STDLIB.encode(value).encode("utf-8")
 

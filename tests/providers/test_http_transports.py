@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterator
+from types import MappingProxyType
 
 import anyio
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from openjudge.models.chat_model import ChatResponse
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from providers import _json
 from providers._http import AiohttpClient, HttpxClient
 from providers.openai import OpenAIChatModel
 from providers.testing.judge_server import DEFAULT_MODEL, JudgeServer, JudgeServerProcess
@@ -159,3 +161,13 @@ def test_the_session_closes_with_its_loop(
     assert len(sessions) == 2 and sessions[0] is not sessions[1]
     assert all(s.closed for s in sessions)
     assert "Unclosed" not in caplog.text
+
+
+def test_json_bodies() -> None:
+    view = MappingProxyType({"role": "user", "content": "é"})
+    assert _json.dumps({"messages": [view], "stop": ("a",), "seed": 2**70}) == (
+        '{"messages":[{"role":"user","content":"é"}],"stop":["a"],"seed":1180591620717411303424}'.encode()
+    )
+    assert _json.loads(b'{"probs": [NaN]}')["probs"][0] != 0  # Python servers emit NaN; read, not rejected
+    with pytest.raises(ValueError, match="Expecting value"):
+        _json.loads(b"<html>")
