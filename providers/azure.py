@@ -24,6 +24,7 @@ from openjudge.models.chat_model import Sampling, StructuredOutputMode
 from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
+from openjudge.models.secrets import safe_url
 from providers.litellm import LiteLLMChatModel, LiteLLMTransport
 
 __all__ = [
@@ -111,7 +112,7 @@ class AzureTransport(LiteLLMTransport):
         deployment = self.model.removeprefix("azure/")
         code = getattr(exc, "code", None)
         text = f"{code} {getattr(exc, 'message', '') or exc}".lower()
-        where = f"Azure OpenAI at {self.api_base}: HTTP 404 for deployment {deployment!r}"
+        where = f"Azure OpenAI at {safe_url(self.api_base)}: HTTP 404 for deployment {deployment!r}"
         if "deploymentnotfound" in text or "deployment" in text:
             return (
                 f"{where}: this resource has no deployment named {deployment!r}. Check `deployment`: "

@@ -23,6 +23,7 @@ import difflib
 import importlib
 import logging
 import os
+import urllib.parse
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, ClassVar
@@ -83,6 +84,10 @@ def load_litellm() -> ModuleType:
 _NO_KEY = "EMPTY"
 # Request arguments that do not change the reply (or are secret): left out of cache keys.
 _NOT_IN_KEY = frozenset({"api_key", "timeout", "num_retries", "max_retries", "extra_headers"})
+
+
+def _is_openai(url: str) -> bool:
+    return urllib.parse.urlsplit(url).hostname == "api.openai.com"
 
 
 def _route_of(litellm: ModuleType, model: str, api_base: str | None) -> str:
@@ -154,7 +159,7 @@ class LiteLLMTransport:
         self.api_base = api_base.rstrip("/") if api_base else None
         self.api_version = api_version
         self.structured_output: StructuredOutputMode = structured_output
-        if api_key is None and self.api_base is not None and "api.openai.com" not in self.api_base:
+        if api_key is None and self.api_base is not None and not _is_openai(self.api_base):
             api_key = SecretStr(_NO_KEY)  # never let litellm send an environment key to a named server
         self._api_key = api_key
         self._extra_headers = dict(extra_headers) if extra_headers else None
