@@ -38,7 +38,7 @@ from openjudge.metaeval.html import render_html
 from openjudge.metaeval.items import LabelledSet, PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 from openjudge.metaeval.metrics import summarize
 from openjudge.metaeval.runs import collect
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from providers.testing.function_model import FunctionChatModel

@@ -50,7 +50,7 @@ from integrations.verl.reward_loop import RewardLoopOutput
 from integrations.verl.scoring import SampleScorer, shared_scorer
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from providers.testing.function_model import FunctionChatModel

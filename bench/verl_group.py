@@ -51,8 +51,7 @@ from openjudge.graders.comparison import (
     ListwiseRankingGrader,
 )
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.base_chat_model import ChatRequest
-from openjudge.models.chat_model import ChatModel
+from openjudge.models.chat_model import ChatModel, ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from providers.testing.function_model import FunctionChatModel

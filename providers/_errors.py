@@ -1,21 +1,25 @@
-"""Translate SDK exceptions into :class:`ChatModelError`, by status code.
+"""Classify HTTP outcomes into :class:`ChatModelError`, by status code.
 
-Classes differ between SDKs (litellm maps a connection error to a 500 and an Azure
-500 to a bare ``APIError``), so the decision reads ``status_code`` and falls back to
-the exception's family only for errors that carry no status.
+One table for every HTTP transport (aiohttp, httpx) and endpoint (chat, pooling,
+model discovery): connection failures, timeouts, 408, 409, 429 and 5xx retry;
+Retry-After (or ``retry-after-ms``) is read on 429 and 5xx; other statuses are
+final. Every message is redacted (:func:`openjudge.models.secrets.redact`), so a
+server that echoes the key in its error body does not put it in a result.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import time
-from collections.abc import Mapping
-
-import openai
+from collections.abc import Iterable, Mapping
 
 from openjudge.models.errors import ChatModelError, is_retryable_status
+from openjudge.models.secrets import redact
 
-__all__ = ["classify_exception", "parse_retry_after"]
+__all__ = ["connection_error", "error_detail", "parse_retry_after", "status_error", "timeout_error"]
+
+_DETAIL_CHARS = 300
 
 
 def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -42,35 +46,53 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is not None and hasattr(headers, "get") and headers.get("retry-after") is not None:
-        return {k.lower(): str(v) for k, v in headers.items()}
-    extra = getattr(exc, "litellm_response_headers", None)  # litellm keeps them here on most routes
-    if isinstance(extra, Mapping):
-        return {str(k).lower(): str(v) for k, v in extra.items()}
-    if headers is not None and hasattr(headers, "items"):
-        return {k.lower(): str(v) for k, v in headers.items()}
-    return None
+def error_detail(body: bytes) -> str:
+    """The server's error message from an error body (OpenAI's ``error.message`` shape or text)."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return body[:_DETAIL_CHARS].decode("utf-8", errors="replace")
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    if message is None and isinstance(data, dict):
+        message = data.get("message") or data.get("detail")
+    return str(message)[:_DETAIL_CHARS] if message is not None else ""
 
 
-def classify_exception(exc: Exception, *, where: str) -> ChatModelError:
-    """The :class:`ChatModelError` for an SDK exception raised while calling ``where``."""
-    name = type(exc).__name__
-    status = getattr(exc, "status_code", None)
-    if isinstance(exc, openai.APITimeoutError) or status == 408:
-        return ChatModelError(f"{where}: request timed out", kind="timeout", retryable=True, error_type=name)
-    if isinstance(status, int) and not isinstance(exc, openai.APIConnectionError):
-        detail = getattr(exc, "message", None) or str(exc)
-        return ChatModelError(
-            f"{where}: HTTP {status}: {detail}",
-            kind="provider_error",
-            retryable=is_retryable_status(status),
-            status_code=status,
-            retry_after=parse_retry_after(_headers_of(exc)) if status == 429 or status >= 500 else None,
-            error_type=name,
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        return ChatModelError(f"{where}: connection failed: {exc}", retryable=True, error_type=name)
-    return ChatModelError(f"{where}: {name}: {exc}", retryable=False, error_type=name)
+def status_error(
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    *,
+    where: str,
+    secrets: Iterable[str] = (),
+    error_type: str = "HTTPStatusError",
+) -> ChatModelError:
+    """The error for a non-success HTTP status."""
+    detail = redact(error_detail(body), secrets)
+    message = f"{where}: HTTP {status}" + (f": {detail}" if detail else "")
+    if status == 408:
+        return ChatModelError(message, kind="timeout", retryable=True, status_code=408, error_type=error_type)
+    retryable = is_retryable_status(status)
+    return ChatModelError(
+        message,
+        retryable=retryable,
+        status_code=status,
+        retry_after=parse_retry_after(headers) if status == 429 or status >= 500 else None,
+        error_type=error_type,
+    )
+
+
+def timeout_error(where: str, timeout_s: float, error_type: str = "Timeout") -> ChatModelError:
+    """The error for an attempt that got no (complete) answer in time."""
+    return ChatModelError(
+        f"{where}: no response within {timeout_s:g}s", kind="timeout", retryable=True, error_type=error_type
+    )
+
+
+def connection_error(where: str, exc: BaseException, secrets: Iterable[str] = ()) -> ChatModelError:
+    """The error for a connection that failed, was reset or closed mid-reply."""
+    detail = redact(str(exc) or type(exc).__name__, secrets)
+    return ChatModelError(
+        f"{where}: connection failed: {detail}", retryable=True, error_type=type(exc).__name__
+    )

@@ -20,17 +20,51 @@ error may carry an earlier connection error as its context).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import httpx
 import openai
 
-from openjudge.models.errors import ChatModelError
-from providers._errors import classify_exception
+from openjudge.models.errors import ChatModelError, is_retryable_status
+from providers._errors import parse_retry_after
 
-__all__ = ["classify_litellm_exception", "redact"]
+__all__ = ["classify_exception", "classify_litellm_exception"]
 
 _MAX_CHAIN = 8
+
+
+def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is not None and hasattr(headers, "get") and headers.get("retry-after") is not None:
+        return {k.lower(): str(v) for k, v in headers.items()}
+    extra = getattr(exc, "litellm_response_headers", None)  # litellm keeps them here on most routes
+    if isinstance(extra, Mapping):
+        return {str(k).lower(): str(v) for k, v in extra.items()}
+    if headers is not None and hasattr(headers, "items"):
+        return {k.lower(): str(v) for k, v in headers.items()}
+    return None
+
+
+def classify_exception(exc: Exception, *, where: str) -> ChatModelError:
+    """The :class:`ChatModelError` for an ``openai``-SDK-shaped exception raised calling ``where``."""
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APITimeoutError) or status == 408:
+        return ChatModelError(f"{where}: request timed out", kind="timeout", retryable=True, error_type=name)
+    if isinstance(status, int) and not isinstance(exc, openai.APIConnectionError):
+        detail = getattr(exc, "message", None) or str(exc)
+        return ChatModelError(
+            f"{where}: HTTP {status}: {detail}",
+            kind="provider_error",
+            retryable=is_retryable_status(status),
+            status_code=status,
+            retry_after=parse_retry_after(_headers_of(exc)) if status == 429 or status >= 500 else None,
+            error_type=name,
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        return ChatModelError(f"{where}: connection failed: {exc}", retryable=True, error_type=name)
+    return ChatModelError(f"{where}: {name}: {exc}", retryable=False, error_type=name)
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -72,21 +106,3 @@ def classify_litellm_exception(exc: Exception, *, where: str) -> ChatModelError:
     if isinstance(exc, openai.OpenAIError):
         return classify_exception(exc, where=where)
     return ChatModelError(f"{where}: {name}: {exc}", retryable=False, error_type=name)
-
-
-def redact(error: ChatModelError, secrets: tuple[str, ...]) -> ChatModelError:
-    """``error`` with every secret in its message replaced by ``***``."""
-    message = error.message
-    for secret in secrets:
-        if secret and secret in message:
-            message = message.replace(secret, "***")
-    if message == error.message:
-        return error
-    return ChatModelError(
-        message,
-        kind=error.kind,
-        retryable=error.retryable,
-        status_code=error.status_code,
-        retry_after=error.retry_after,
-        error_type=error.error_type,
-    )

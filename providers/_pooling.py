@@ -1,29 +1,27 @@
-"""The core's retry/limit engine around one vLLM pooling endpoint (``/classify``, ``/pooling``).
+"""The transport of one vLLM pooling endpoint (``/classify``, ``/pooling``).
 
-Private to :mod:`providers.vllm_reward`. A :class:`BaseChatModel` subclass carries the
-pooling request in place of chat messages, so reward calls get the same timeouts,
+Private to :mod:`providers.vllm_reward`, which wraps it in the core's
+:class:`~openjudge.models.engine.CallEngine`, so reward calls get the same timeouts,
 bounded retries, Retry-After, concurrency/RPM limits and usage accounting as judges.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
-import httpx
 from pydantic import SecretStr
 
-from openjudge.models.base_chat_model import BaseChatModel, ChatRequest
-from openjudge.models.chat_model import ChatResponse
-from openjudge.models.errors import ChatModelError, is_retryable_status
-from openjudge.models.loop_local import LoopLocal
-from openjudge.models.policy import ProviderPolicy
+from openjudge.models.errors import ChatModelError
+from openjudge.models.secrets import fingerprint, safe_url
 from openjudge.models.usage import TokenUsage
-from providers._errors import parse_retry_after
-from providers.openai import HttpClientFactory
+from providers import _json
+from providers._errors import status_error
+from providers._http import HttpClientFactory, LoopClients
 
-__all__ = ["PoolingTransport", "RewardEndpoint", "TokenReduce"]
+__all__ = ["PoolingReply", "PoolingTransport", "RewardEndpoint", "TokenReduce"]
 
 RewardEndpoint = Literal["classify", "pooling"]
 TokenReduce = Literal["last", "min", "mean"]
@@ -37,94 +35,76 @@ def _floats(raw: object) -> tuple[float, ...] | None:
     return tuple(float(v) for v in raw)
 
 
-def _error_detail(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text[:300]
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    if message is None and isinstance(body, dict):
-        message = body.get("message")
-    return str(message)[:300] if message is not None else ""
+@dataclass(frozen=True, slots=True)
+class PoolingReply:
+    """The scores of the first input: ``[value, *row]``, the model and the prompt tokens."""
+
+    scores: tuple[float, ...]
+    model: str
+    usage: TokenUsage
 
 
-class PoolingTransport(BaseChatModel):
-    """The core's retry/limit engine around one pooling endpoint.
-
-    ``ChatRequest.messages`` holds one element: the JSON body. The reply's ``content``
-    is the JSON list of scores for the first input.
-    """
-
-    guards_own_timeout = True  # httpx enforces the policy's timeout on every request
+class PoolingTransport:
+    """One ``POST`` of a pooling request (the JSON body) per attempt."""
 
     def __init__(
         self,
         url: str,
         model: str,
-        api_key: SecretStr,
+        api_key: SecretStr | None,
         *,
         endpoint: RewardEndpoint,
         label_index: int,
         token_reduce: TokenReduce,
-        policy: ProviderPolicy,
+        max_connections: int,
         http_client_factory: HttpClientFactory | None,
     ) -> None:
-        super().__init__(model, policy=policy)
         self._url = url
+        self._model = model
         self._endpoint = endpoint
         self._label_index = label_index
         self._token_reduce = token_reduce
-        self._headers = {"authorization": f"Bearer {api_key.get_secret_value()}"}
-        self._factory = http_client_factory
-        self._clients: LoopLocal[httpx.AsyncClient] = LoopLocal(self._new_client)
+        key = api_key.get_secret_value() if api_key is not None else None
+        self._headers = {"content-type": "application/json"}
+        if key:
+            self._headers["authorization"] = f"Bearer {key}"
+        self._secrets = (key,) if key else ()
+        self._where = safe_url(url)
+        self._connection_key = f"{self._where}|{model}|{fingerprint(key)}"
+        self._clients = LoopClients(max_connections, http_client_factory)
 
-    def _new_client(self) -> httpx.AsyncClient:
-        if self._factory is not None:
-            return self._factory()
-        return httpx.AsyncClient(limits=httpx.Limits(max_connections=None, max_keepalive_connections=32))
+    @property
+    def model(self) -> str:
+        return self._model
 
-    async def _attempt(self, request: ChatRequest) -> ChatResponse:
-        client = self._clients.get()
+    @property
+    def connection_key(self) -> str:
+        return self._connection_key
+
+    @property
+    def enforces_timeout(self) -> bool:
+        return True  # every request carries a total timeout
+
+    async def attempt(self, request: Mapping[str, Any], timeout_s: float) -> PoolingReply:
+        where = self._where
+        reply = await self._clients.get().send(
+            "POST", self._url, _json.dumps(dict(request)), self._headers, timeout_s, where
+        )
+        if not 200 <= reply.status < 300:
+            raise status_error(reply.status, reply.headers, reply.body, where=where, secrets=self._secrets)
         try:
-            response = await client.post(
-                self._url,
-                json=dict(request.messages[0]),
-                headers=self._headers,
-                timeout=self.policy.timeout_s,
-            )
-        except httpx.TimeoutException:
-            raise ChatModelError(
-                f"{self._url}: request timed out", kind="timeout", retryable=True, error_type="Timeout"
-            ) from None
-        except httpx.TransportError as exc:
-            raise ChatModelError(
-                f"{self._url}: connection failed: {exc}", retryable=True, error_type=type(exc).__name__
-            ) from None
-        status = response.status_code
-        if status != 200:
-            retryable = is_retryable_status(status)
-            raise ChatModelError(
-                f"{self._url}: HTTP {status}: {_error_detail(response)}",
-                retryable=retryable,
-                status_code=status,
-                retry_after=parse_retry_after(response.headers) if retryable else None,
-                error_type="HTTPStatusError",
-            )
-        try:
-            data = response.json()
+            data = _json.loads(reply.body)
         except ValueError:
-            raise ChatModelError(
-                f"{self._url}: the reply is not JSON", error_type="MalformedResponse"
-            ) from None
-        values = self._values(data)
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        prompt_tokens = usage.get("prompt_tokens")
-        reported = data.get("model")
-        return ChatResponse(
-            content=json.dumps(values),
-            usage=TokenUsage(prompt_tokens if isinstance(prompt_tokens, int) else 0, 0, 1),
-            model=reported if isinstance(reported, str) else self.model,
+            raise ChatModelError(f"{where}: the reply is not JSON", error_type="MalformedResponse") from None
+        scores = self._values(data)
+        body: dict[str, Any] = data if isinstance(data, dict) else {}
+        usage = body.get("usage")
+        prompt_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        reported = body.get("model")
+        return PoolingReply(
+            tuple(scores),
+            reported if isinstance(reported, str) else self._model,
+            TokenUsage(prompt_tokens if isinstance(prompt_tokens, int) else 0, 0, 1),
         )
 
     def _values(self, data: object) -> list[float]:
@@ -149,15 +129,15 @@ class PoolingTransport(BaseChatModel):
         if row is None:
             field = "probs" if self._endpoint == "classify" else "data"
             raise ChatModelError(
-                f"{self._url}: the reply has no finite scores in data[0].{field}",
+                f"{self._where}: the reply has no finite scores in data[0].{field}",
                 error_type="MalformedResponse",
             )
         if self._label_index >= len(row):
             raise ChatModelError(
-                f"{self._url}: label_index={self._label_index} but the model returns {len(row)} value(s)",
+                f"{self._where}: label_index={self._label_index} but the model returns {len(row)} value(s)",
                 error_type="LabelIndexError",
             )
         return [row[self._label_index], *row]
 
     async def aclose(self) -> None:
-        await self._clients.get().aclose()
+        await self._clients.aclose()

@@ -16,18 +16,21 @@ import os
 import re
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any
 
 from pydantic import SecretStr
 
-from openjudge.models.chat_model import StructuredOutputMode
+from openjudge.models.cache import JudgeCache
+from openjudge.models.chat_model import Sampling, StructuredOutputMode
 from openjudge.models.errors import ChatModelError
+from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
-from providers.litellm import LiteLLMChatModel
+from openjudge.models.secrets import safe_url
+from providers.litellm import LiteLLMChatModel, LiteLLMTransport
 
 __all__ = [
     "DEFAULT_AZURE_API_VERSION",
     "AzureChatModel",
+    "AzureTransport",
     "check_api_base",
     "check_api_version",
     "check_deployment",
@@ -87,6 +90,43 @@ def _env(*names: str) -> str | None:
     return None
 
 
+class AzureTransport(LiteLLMTransport):
+    """litellm's ``azure/`` route, with 404s that name the field most likely wrong."""
+
+    def classify(self, exc: Exception) -> ChatModelError:
+        error = super().classify(exc)
+        if error.status_code != 404:
+            return error
+        return ChatModelError(
+            self._not_found_message(exc),
+            kind=error.kind,
+            retryable=False,
+            status_code=404,
+            error_type=error.error_type,
+        )
+
+    def _not_found_message(self, exc: Exception) -> str:
+        # Azure answers a missing deployment with code "DeploymentNotFound" ("The API deployment
+        # for this resource does not exist"), and an unknown api-version with a bare
+        # "Resource not found" (code "404").
+        deployment = self.model.removeprefix("azure/")
+        code = getattr(exc, "code", None)
+        text = f"{code} {getattr(exc, 'message', '') or exc}".lower()
+        where = f"Azure OpenAI at {safe_url(self.api_base)}: HTTP 404 for deployment {deployment!r}"
+        if "deploymentnotfound" in text or "deployment" in text:
+            return (
+                f"{where}: this resource has no deployment named {deployment!r}. Check `deployment`: "
+                "it is the name given to the deployment in Azure AI Foundry (Deployments), not the "
+                "model name; a deployment created minutes ago may not be ready yet."
+            )
+        return (
+            f"{where} with api_version {self.api_version!r}: the resource did not recognise the "
+            "request, most often because of `api_version` (an unsupported or mistyped version; "
+            f"{DEFAULT_AZURE_API_VERSION!r} is a GA version). If the version is right, check "
+            "`deployment` and that `api_base` is this resource's endpoint."
+        )
+
+
 class AzureChatModel(LiteLLMChatModel):
     """An Azure OpenAI deployment (through litellm's ``azure/`` route).
 
@@ -103,6 +143,8 @@ class AzureChatModel(LiteLLMChatModel):
         ValueError: A field is missing or malformed (the message names it and shows an example).
     """
 
+    transport_type = AzureTransport
+
     def __init__(
         self,
         deployment: str,
@@ -111,20 +153,13 @@ class AzureChatModel(LiteLLMChatModel):
         *,
         api_base: str | None = None,
         api_version: str | None = None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        max_tokens: int | None = None,
-        seed: int | None = None,
-        timeout: float = 60.0,
-        max_retries: int | None = None,
-        max_concurrency: int = 64,
-        rpm: float | None = None,
-        tpm: float | None = None,
+        sampling: Sampling | None = None,
+        policy: ProviderPolicy | None = None,
         structured_output: StructuredOutputMode = "json_schema",
         logprobs: bool = True,
-        extra_body: dict[str, Any] | None = None,
         extra_headers: Mapping[str, str] | None = None,
-        policy: ProviderPolicy | None = None,
+        limits: ConnectionLimits | None = None,
+        cache: JudgeCache | None = None,
     ) -> None:
         if base_url is not None and api_base is not None and base_url != api_base:
             raise ValueError(f"base_url={base_url!r} and api_base={api_base!r} differ; pass only one")
@@ -144,53 +179,14 @@ class AzureChatModel(LiteLLMChatModel):
             api_key=key,
             api_base=check_api_base(endpoint),
             api_version=check_api_version(version),
-            temperature=temperature,
-            top_p=top_p,
-            max_tokens=max_tokens,
-            seed=seed,
-            timeout=timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            rpm=rpm,
-            tpm=tpm,
+            sampling=sampling,
+            policy=policy,
             structured_output=structured_output,
             logprobs=logprobs,
-            extra_body=extra_body,
             extra_headers=extra_headers,
             drop_params=True,
-            policy=policy,
-        )
-
-    def _classify(self, exc: Exception) -> ChatModelError:
-        error = super()._classify(exc)
-        if error.status_code != 404:
-            return error
-        return ChatModelError(
-            self._not_found_message(exc),
-            kind=error.kind,
-            retryable=False,
-            status_code=404,
-            error_type=error.error_type,
-        )
-
-    def _not_found_message(self, exc: Exception) -> str:
-        # Azure answers a missing deployment with code "DeploymentNotFound" ("The API deployment
-        # for this resource does not exist"), and an unknown api-version with a bare
-        # "Resource not found" (code "404").
-        code = getattr(exc, "code", None)
-        text = f"{code} {getattr(exc, 'message', '') or exc}".lower()
-        where = f"Azure OpenAI at {self.api_base}: HTTP 404 for deployment {self.deployment!r}"
-        if "deploymentnotfound" in text or "deployment" in text:
-            return (
-                f"{where}: this resource has no deployment named {self.deployment!r}. Check `deployment`: "
-                "it is the name given to the deployment in Azure AI Foundry (Deployments), not the "
-                "model name; a deployment created minutes ago may not be ready yet."
-            )
-        return (
-            f"{where} with api_version {self.api_version!r}: the resource did not recognise the "
-            "request, most often because of `api_version` (an unsupported or mistyped version; "
-            f"{DEFAULT_AZURE_API_VERSION!r} is a GA version). If the version is right, check "
-            "`deployment` and that `api_base` is this resource's endpoint."
+            limits=limits,
+            cache=cache,
         )
 
     def __repr__(self) -> str:

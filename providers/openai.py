@@ -1,86 +1,133 @@
-"""OpenAI and any OpenAI-compatible server (vLLM, SGLang, llama.cpp, proxies)."""
+"""OpenAI and any OpenAI-compatible server (vLLM, SGLang, llama.cpp, proxies).
+
+:class:`OpenAIChatModel` is the seed-compatible face: it keeps the flat keywords of
+OpenJudge's ``OpenAIChatModel`` (``temperature=``, ``max_concurrency=``, ...) and also
+takes ``sampling=`` and ``policy=`` objects. It composes an
+:class:`~providers.openai_compatible.OpenAICompatibleTransport` with the core's engine.
+
+Keys: ``OPENAI_API_KEY`` is sent only to OpenAI's own endpoint, or to the
+``OPENAI_BASE_URL`` the same environment names. A ``base_url`` passed explicitly
+gets only the ``api_key`` passed with it, or no key at all.
+"""
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Callable
+import urllib.parse
 from typing import Any
 
-import httpx
-import openai
 from pydantic import SecretStr
 
-from openjudge.models.base_chat_model import BaseChatModel, ChatRequest
-from openjudge.models.chat_model import (
-    ChatResponse,
-    ModelCapabilities,
-    OutputSpec,
-    Sampling,
-    StructuredOutputMode,
-)
-from openjudge.models.errors import ChatModelError
-from openjudge.models.loop_local import LoopLocal
-from openjudge.models.policy import ProviderPolicy
-from providers._errors import classify_exception
-from providers.completion import parse_completion
-from providers.structured import response_format_for
+from openjudge.models.cache import JudgeCache
+from openjudge.models.chat_client import ChatClient
+from openjudge.models.chat_model import ModelCapabilities, Sampling, StructuredOutputMode
+from openjudge.models.limits import ConnectionLimits
+from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from providers._http import HttpClientFactory
+from providers.openai_compatible import OpenAICompatibleTransport
 
-__all__ = ["OpenAIChatModel"]
+__all__ = ["OPENAI_BASE_URL", "OpenAIChatModel", "flat_policy", "flat_sampling"]
 
-HttpClientFactory = Callable[[], httpx.AsyncClient]
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-class _ClientShards:
-    """Several SDK clients used in turn, each with a small connection pool.
+def _is_openai(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme == "https" and parts.hostname == "api.openai.com"
 
-    httpx's pool does work proportional to its open connections on every request; one
-    pool holding 512 connections cost about 20 ms of CPU per request here. Spreading
-    the same connections over pools of ``connections_per_client`` keeps that cost flat.
+
+def flat_sampling(
+    sampling: Sampling | None, *, where: str, extra_body: dict[str, Any] | None = None, **flat: Any
+) -> Sampling:
+    """``sampling``, or the one the flat keywords describe; giving both is an error."""
+    given = {k: v for k, v in flat.items() if v is not None}
+    if sampling is not None:
+        if given or extra_body:
+            raise ValueError(f"{where}: pass either sampling=Sampling(...) or {', '.join(given)}, not both")
+        return sampling
+    return Sampling(**given, extra_body=extra_body)
+
+
+def flat_policy(
+    policy: ProviderPolicy | None,
+    *,
+    where: str,
+    timeout: float | None,
+    max_retries: int | None,
+    max_concurrency: int | None,
+    rpm: float | None,
+    tpm: float | None,
+) -> ProviderPolicy:
+    """``policy``, or the one the flat keywords describe; giving both is an error.
+
+    ``max_retries`` counts retries after the first attempt.
     """
+    flat = {
+        "timeout": timeout,
+        "max_retries": max_retries,
+        "max_concurrency": max_concurrency,
+        "rpm": rpm,
+        "tpm": tpm,
+    }
+    given = [k for k, v in flat.items() if v is not None]
+    if policy is not None:
+        if given:
+            raise ValueError(
+                f"{where}: pass either policy=ProviderPolicy(...) or {', '.join(given)}, not both"
+            )
+        return policy
+    default = ProviderPolicy()
+    return ProviderPolicy(
+        timeout_s=timeout if timeout is not None else default.timeout_s,
+        retry=RetryPolicy(max_attempts=max_retries + 1) if max_retries is not None else default.retry,
+        limits=ProviderLimits(
+            max_concurrency=max_concurrency
+            if max_concurrency is not None
+            else default.limits.max_concurrency,
+            rpm=rpm,
+            tpm=tpm,
+        ),
+    )
 
-    __slots__ = ("_clients", "_next")
 
-    def __init__(self, clients: list[openai.AsyncOpenAI]) -> None:
-        self._clients = clients
-        self._next = 0
-
-    def pick(self) -> openai.AsyncOpenAI:
-        client = self._clients[self._next]
-        self._next = (self._next + 1) % len(self._clients)
-        return client
-
-    async def aclose(self) -> None:
-        for client in self._clients:
-            await client.close()
+def _secret(value: str | SecretStr | None) -> SecretStr | None:
+    if value is None or isinstance(value, SecretStr):
+        return value
+    return SecretStr(value)
 
 
-class OpenAIChatModel(BaseChatModel):
+class OpenAIChatModel(ChatClient):
     """A chat model served over the OpenAI chat-completions API.
 
-    The SDK's own retries are off (``max_retries=0``): the core's bounded tenacity
-    policy is the only retry layer. One client is created per running event loop.
+    The core's bounded retry policy is the only retry layer. HTTP clients are created
+    per running event loop (aiohttp on asyncio, httpx under trio).
 
     Args:
         model: Model name on the server.
-        api_key: API key; defaults to ``OPENAI_API_KEY``. A custom ``base_url`` without a
-            key (a local vLLM, say) sends ``"EMPTY"``.
-        base_url: Server URL ending in ``/v1``; defaults to ``OPENAI_BASE_URL``, then OpenAI.
-        temperature, top_p, max_tokens, seed: Default sampling for every call.
-        timeout: Per-attempt timeout in seconds.
-        max_retries: Retries after the first attempt (``None`` keeps the policy's).
-        max_concurrency, rpm, tpm: Provider limits (see :class:`ProviderLimits`).
+        api_key: API key. Without one, OpenAI's endpoint (and ``OPENAI_BASE_URL``) use
+            ``OPENAI_API_KEY``; an explicit ``base_url`` gets no key.
+        base_url: Server URL ending in ``/v1``; defaults to ``OPENAI_BASE_URL``, then
+            OpenAI. ``user:pass@`` in it is sent as basic auth and never shown.
+        temperature, top_p, max_tokens, seed, extra_body: Default sampling (or ``sampling=``).
+        timeout: Per-attempt timeout in seconds (or ``policy=``).
+        max_retries: Retries after the first attempt (or ``policy=``).
+        max_concurrency, rpm, tpm: Provider limits (or ``policy=``).
         structured_output: How to ask for JSON (``json_schema``, ``json_object`` or ``prompt``).
-        extra_body: Extra request fields for every call (e.g. vLLM's ``chat_template_kwargs``).
-        policy: A full policy; when given, ``timeout``/``max_retries``/limits are ignored.
-        connections_per_client: Connections per pooled SDK client; the provider opens
-            ``ceil(max_concurrency / connections_per_client)`` clients per event loop.
-        http_client_factory: Builds each ``httpx.AsyncClient`` (tests inject transports).
+        logprobs: Whether the server returns token logprobs.
+        organization: ``OpenAI-Organization`` header.
+        sampling: Default sampling as one object.
+        policy: Timeouts, retries and limits as one object.
+        limits: Shared limits (providers reaching the same endpoint, model and key share a budget).
+        cache: A judge cache for deterministic calls.
+        http_client_factory: Builds each ``httpx.AsyncClient`` (tests inject transports;
+            forces the httpx path).
+
+    Raises:
+        ValueError: No key for OpenAI's endpoint, both ``sampling`` and flat sampling
+            keywords (or ``policy`` and flat limits), or a key and URL credentials together.
     """
 
-    # httpx enforces connect, read, write and pool timeouts of ``policy.timeout_s`` on every
-    # request, so no extra timeout scope is needed around an attempt.
-    guards_own_timeout = True
+    transport: OpenAICompatibleTransport
 
     def __init__(
         self,
@@ -92,118 +139,76 @@ class OpenAIChatModel(BaseChatModel):
         top_p: float | None = None,
         max_tokens: int | None = None,
         seed: int | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         max_retries: int | None = None,
-        max_concurrency: int = 64,
+        max_concurrency: int | None = None,
         rpm: float | None = None,
         tpm: float | None = None,
         structured_output: StructuredOutputMode = "json_schema",
         logprobs: bool = True,
         extra_body: dict[str, Any] | None = None,
         organization: str | None = None,
+        sampling: Sampling | None = None,
         policy: ProviderPolicy | None = None,
-        connections_per_client: int = 4,
+        limits: ConnectionLimits | None = None,
+        cache: JudgeCache | None = None,
         http_client_factory: HttpClientFactory | None = None,
     ) -> None:
-        if connections_per_client < 1:
-            raise ValueError(f"connections_per_client must be >= 1, got {connections_per_client}")
-        if policy is None:
-            policy = ProviderPolicy.from_options(
-                timeout=timeout, max_retries=max_retries, max_concurrency=max_concurrency, rpm=rpm, tpm=tpm
-            )
-        super().__init__(
+        if not model:
+            raise ValueError("model must be a non-empty model name, e.g. model='gpt-4o-mini'")
+        where = f"{type(self).__name__}({model!r})"
+        sampling = flat_sampling(
+            sampling,
+            where=where,
+            extra_body=extra_body,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            seed=seed,
+        )
+        policy = flat_policy(
+            policy,
+            where=where,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_concurrency=max_concurrency,
+            rpm=rpm,
+            tpm=tpm,
+        )
+        url, key = self._endpoint_and_key(base_url, _secret(api_key))
+        transport = OpenAICompatibleTransport(
             model,
+            base_url=url,
+            api_key=key,
+            structured_output=structured_output,
+            max_connections=policy.limits.max_concurrency,
+            organization=organization,
+            http_client_factory=http_client_factory,
+        )
+        super().__init__(
+            transport,
             policy=policy,
-            sampling=Sampling(
-                temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed, extra_body=extra_body
-            ),
+            sampling=sampling,
             capabilities=ModelCapabilities(structured_output=structured_output, logprobs=logprobs),
+            cache=cache,
+            limits=limits,
         )
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        if key is None:
-            if self.base_url is None:
-                raise ValueError(
-                    "OpenAIChatModel: no API key; pass api_key=... or set OPENAI_API_KEY "
-                    "(for a local server also pass base_url=...)"
-                )
-            key = "EMPTY"
-        self._api_key = key if isinstance(key, SecretStr) else SecretStr(key)
-        self._organization = organization
-        self._http_client_factory = http_client_factory
-        self._connections_per_client = connections_per_client
-        self._clients: LoopLocal[_ClientShards] = LoopLocal(self._new_clients)
-        self._where = f"{self.base_url or 'api.openai.com'} model {model!r}"
+        self.base_url = transport.base_url
+        """The server URL (without credentials)."""
 
-    @property
-    def cache_identity(self) -> str:
-        return f"openai:{self.base_url or 'api.openai.com'}:{self.model}"
-
-    def _new_clients(self) -> _ClientShards:
-        per_client = self._connections_per_client
-        count = max(1, math.ceil(self.policy.limits.max_concurrency / per_client))
-        return _ClientShards([self._new_client(per_client) for _ in range(count)])
-
-    def _new_client(self, connections: int) -> openai.AsyncOpenAI:
-        http_client = (
-            self._http_client_factory()
-            if self._http_client_factory is not None
-            else openai.DefaultAsyncHttpxClient(
-                # No cap here: the provider's concurrency limit already bounds what is in flight.
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=connections),
+    @staticmethod
+    def _endpoint_and_key(base_url: str | None, api_key: SecretStr | None) -> tuple[str, SecretStr | None]:
+        if base_url is None:
+            # Both from the environment (the SDK's convention), or OpenAI itself.
+            url = os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
+            key = api_key if api_key is not None else _secret(os.environ.get("OPENAI_API_KEY"))
+        elif _is_openai(base_url):
+            url, key = base_url, api_key if api_key is not None else _secret(os.environ.get("OPENAI_API_KEY"))
+        else:
+            return base_url, api_key  # never OPENAI_API_KEY for a server the caller named
+        if key is None and _is_openai(url):
+            raise ValueError(
+                "OpenAIChatModel: no API key for api.openai.com; pass api_key=... or set OPENAI_API_KEY "
+                "(for another server pass base_url=...)"
             )
-        )
-        return openai.AsyncOpenAI(
-            api_key=self._api_key.get_secret_value(),
-            base_url=self.base_url,
-            organization=self._organization,
-            max_retries=0,
-            timeout=httpx.Timeout(self.policy.timeout_s),
-            http_client=http_client,
-        )
-
-    def _request_params(self, request: ChatRequest) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.model, "messages": request.messages}
-        s = request.sampling
-        if s.temperature is not None:
-            params["temperature"] = s.temperature
-        if s.top_p is not None:
-            params["top_p"] = s.top_p
-        if s.max_tokens is not None:
-            params["max_tokens"] = s.max_tokens
-        if s.seed is not None:
-            params["seed"] = s.seed
-        if s.stop:
-            params["stop"] = list(s.stop)
-        if request.top_logprobs:
-            params["logprobs"] = True
-            params["top_logprobs"] = request.top_logprobs
-        if request.output is not None:
-            params["response_format"] = self._response_format(request.output)
-        if s.extra_body:
-            params.update(s.extra_body)  # provider-specific fields travel at the top level
-        return params
-
-    def _response_format(self, output: OutputSpec) -> dict[str, Any]:
-        return response_format_for(output, self.capabilities.structured_output)
-
-    async def _attempt(self, request: ChatRequest) -> ChatResponse:
-        client = self._clients.get().pick()
-        try:
-            # The SDK's typed create() re-walks every parameter (the JSON schema included) and
-            # builds pydantic models for the reply: most of its CPU per call. The body here is
-            # already in wire form, so post it and read the reply ourselves; auth, base URL and
-            # the status-error mapping stay the SDK's.
-            raw = await client.post(
-                "/chat/completions", cast_to=httpx.Response, body=self._request_params(request)
-            )
-            data = raw.json()
-        except openai.OpenAIError as exc:
-            raise classify_exception(exc, where=self._where) from exc
-        except ValueError as exc:
-            raise ChatModelError(f"{self._where}: the response is not JSON ({exc})", retryable=True) from None
-        return parse_completion(data, where=self._where, model=self.model)
-
-    async def aclose(self) -> None:
-        """Close the clients of the running loop (others close with their loops)."""
-        await self._clients.get().aclose()
+        return url, key

@@ -11,7 +11,8 @@ Model strings are ``kind:model``, optionally ``@base_url``::
 The table maps each kind to ``"module:factory"``; the module is imported only when a
 string of that kind is resolved, so importing this module imports no SDK. Config
 files use the same table (``PROVIDER_FACTORIES``), and every factory accepts the
-same keywords (``api_key``, ``base_url``, sampling, ``structured_output``, ``policy``).
+same keywords (``api_key``, ``base_url``, ``sampling``, ``policy``, ``structured_output``,
+``limits``, ``cache``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from openjudge.models.base_chat_model import BaseChatModel
+from openjudge.models.chat_client import ChatClient
 
 __all__ = ["PROVIDER_FACTORIES", "ModelSpec", "load_factory", "parse_model_spec", "resolve_model"]
 
@@ -89,7 +90,7 @@ def parse_model_spec(spec: str) -> ModelSpec:
     return ModelSpec(kind=key, model=model or None, base_url=base_url)
 
 
-def load_factory(kind: str) -> Callable[..., BaseChatModel]:
+def load_factory(kind: str) -> Callable[..., ChatClient]:
     """The factory for ``kind``, importing its module now.
 
     Raises:
@@ -100,15 +101,15 @@ def load_factory(kind: str) -> Callable[..., BaseChatModel]:
     if target is None:
         raise _unknown_kind(kind, kind)
     module_name, _, attr = target.partition(":")
-    factory: Callable[..., BaseChatModel] = getattr(importlib.import_module(module_name), attr)
+    factory: Callable[..., ChatClient] = getattr(importlib.import_module(module_name), attr)
     return factory
 
 
-def resolve_model(spec: str, **overrides: object) -> BaseChatModel:
+def resolve_model(spec: str, **overrides: object) -> ChatClient:
     """The chat model a model string names, built with ``overrides`` as keyword arguments.
 
     Example:
-        >>> judge = resolve_model("vllm:Qwen/Qwen3-8B@http://localhost:8000/v1", temperature=0.0)
+        >>> judge = resolve_model("vllm:Qwen/Qwen3-8B@http://localhost:8000/v1", sampling=Sampling(temperature=0))
 
     Raises:
         ValueError: A malformed string, an unknown kind, a ``base_url`` given twice

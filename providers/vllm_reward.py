@@ -3,7 +3,8 @@
 A frozen reward model (e.g. ``Skywork/Skywork-Reward-V2-Qwen3-0.6B`` served with
 ``vllm serve ... --runner pooling --convert classify``) scores a response in one
 forward pass, with no generation and nothing to parse. :class:`RewardModelClient`
-makes the call; :class:`RewardModelGrader` turns it into a :class:`GraderScore`.
+implements the core's :class:`~openjudge.models.reward_model.RewardModel`; the
+core's :class:`~openjudge.graders.reward_model.RewardModelGrader` turns it into a grader.
 
 The conversation is sent as chat ``messages`` (vLLM applies the model's chat
 template): ``[user: prompt, assistant: response]``, or ``messages`` followed by the
@@ -15,60 +16,39 @@ response; with neither, the response alone is sent as ``input``. Outputs:
   per token (``task="token_classify"``: token and process reward models), reduced
   over tokens by ``token_reduce``.
 
-Calls go through the core's retry/limit engine (:mod:`providers._pooling`), so
-timeouts, bounded retries, Retry-After, concurrency and RPM limits, and usage all
-work as for judges.
+Calls go through the core's engine around a pooling transport, so timeouts, bounded
+retries, Retry-After, concurrency and RPM limits, and usage all work as for judges.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import JsonValue, SecretStr
+from pydantic import SecretStr
 
-from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
-from openjudge.models.chat_model import Sampling
-from openjudge.models.errors import ChatModelError
+from openjudge.graders.base_grader import InvalidInputError
+from openjudge.models.engine import CallEngine
+from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
+from openjudge.models.reward_model import Reward
+from openjudge.models.secrets import safe_url
 from openjudge.models.usage import TokenUsage
-from providers._pooling import PoolingTransport, RewardEndpoint, TokenReduce
-from providers.openai import HttpClientFactory
-from providers.vllm import _key, normalize_base_url
+from providers._http import HttpClientFactory
+from providers._pooling import PoolingReply, PoolingTransport, RewardEndpoint, TokenReduce
+from providers.vllm import normalize_base_url, vllm_api_key
 
-__all__ = ["Reward", "RewardEndpoint", "RewardModelClient", "RewardModelGrader"]
-
-
-@dataclass(frozen=True, slots=True)
-class Reward:
-    """One reward-model score.
-
-    Attributes:
-        value: The reward (``values`` at ``label_index``, reduced over tokens if per-token).
-        values: The row it came from (per label), or per-token values for token models.
-        model: The model the server reported.
-        usage: Prompt tokens and requests spent.
-        latency_s: Wall time of the call, retries included.
-    """
-
-    value: float
-    values: tuple[float, ...]
-    model: str
-    usage: TokenUsage
-    latency_s: float
+__all__ = ["RewardEndpoint", "RewardModelClient", "TokenReduce"]
 
 
 class RewardModelClient:
-    """Scores responses with a reward model served by vLLM.
+    """Scores responses with a reward model served by vLLM (a :class:`RewardModel`).
 
     Args:
         base_url: The server, e.g. ``http://localhost:8000/v1`` or its root; the
             endpoints are at the root (``/classify``, ``/pooling``).
         model: The served model name; ``None`` lets the server use its only model.
-        api_key: The server's ``--api-key``; defaults to ``VLLM_API_KEY``, else ``"EMPTY"``.
+        api_key: The server's ``--api-key``; defaults to ``VLLM_API_KEY``, else no key.
         endpoint: ``classify`` (sequence reward models) or ``pooling``.
         task: The ``/pooling`` task: ``classify`` or ``token_classify`` (token and
             process reward models).
@@ -77,8 +57,8 @@ class RewardModelClient:
             server's default (usually softmax/sigmoid).
         token_reduce: How per-token rewards become one: ``last`` (outcome models),
             ``min`` or ``mean`` (process reward models).
-        timeout, max_retries, max_concurrency, rpm: As for chat models.
-        policy: A full policy; when given, ``timeout``/``max_retries``/limits are ignored.
+        policy: Timeouts, retries and limits.
+        limits: Shared limits (see :class:`~openjudge.models.limits.ConnectionLimits`).
         http_client_factory: Builds each ``httpx.AsyncClient`` (tests inject transports).
     """
 
@@ -93,11 +73,8 @@ class RewardModelClient:
         label_index: int = 0,
         use_activation: bool | None = False,
         token_reduce: TokenReduce = "last",
-        timeout: float = 60.0,
-        max_retries: int | None = None,
-        max_concurrency: int = 64,
-        rpm: float | None = None,
         policy: ProviderPolicy | None = None,
+        limits: ConnectionLimits | None = None,
         http_client_factory: HttpClientFactory | None = None,
     ) -> None:
         if endpoint not in ("classify", "pooling"):
@@ -106,30 +83,39 @@ class RewardModelClient:
             raise ValueError(f"token_reduce must be 'last', 'min' or 'mean', got {token_reduce!r}")
         if label_index < 0:
             raise ValueError(f"label_index must be >= 0, got {label_index}")
-        if policy is None:
-            policy = ProviderPolicy.from_options(
-                timeout=timeout, max_retries=max_retries, max_concurrency=max_concurrency, rpm=rpm
-            )
+        policy = policy or ProviderPolicy()
         self.server_url = normalize_base_url(base_url).removesuffix("/v1")
-        self.model = model
+        self._model = model
         self.endpoint: RewardEndpoint = endpoint
         self.task = task
         self.use_activation = use_activation
-        self._transport = PoolingTransport(
+        transport = PoolingTransport(
             f"{self.server_url}/{endpoint}",
-            model or "(served model)",
-            _key(api_key),
+            model or "",
+            vllm_api_key(api_key),
             endpoint=endpoint,
             label_index=label_index,
             token_reduce=token_reduce,
-            policy=policy,
+            max_connections=policy.limits.max_concurrency,
             http_client_factory=http_client_factory,
         )
+        self._engine: CallEngine[Mapping[str, Any], PoolingReply] = CallEngine(
+            transport, policy, limits=limits
+        )
+
+    @property
+    def model(self) -> str | None:
+        """The served model name (``None``: the server's only model)."""
+        return self._model
+
+    @property
+    def policy(self) -> ProviderPolicy:
+        return self._engine.policy
 
     @property
     def usage(self) -> TokenUsage:
         """Tokens and requests spent so far."""
-        return self._transport.usage
+        return self._engine.usage
 
     def request_body(
         self, response: str, *, prompt: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None
@@ -138,8 +124,8 @@ class RewardModelClient:
         if prompt is not None and messages is not None:
             raise InvalidInputError("give either 'prompt' or 'messages', not both")
         body: dict[str, Any] = {}
-        if self.model is not None:
-            body["model"] = self.model
+        if self._model is not None:
+            body["model"] = self._model
         if messages is not None:
             body["messages"] = [*(dict(m) for m in messages), {"role": "assistant", "content": response}]
         elif prompt is not None:
@@ -164,93 +150,18 @@ class RewardModelClient:
             ChatModelError: The call failed after the policy's retries, or the reply had no score.
             InvalidInputError: Both ``prompt`` and ``messages`` were given.
         """
-        body = self.request_body(response, prompt=prompt, messages=messages)
-        reply = await self._transport.achat([body], sampling=Sampling())
-        value, *values = json.loads(reply.content)
-        return Reward(float(value), tuple(values), reply.model, reply.usage, reply.latency_s)
+        outcome = await self._engine.call(self.request_body(response, prompt=prompt, messages=messages))
+        reply = outcome.response
+        value, *values = reply.scores
+        usage = TokenUsage(reply.usage.prompt_tokens, 0, outcome.requests)
+        return Reward(value, tuple(values), reply.model, usage, outcome.latency_s)
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running loop."""
-        await self._transport.aclose()
+        await self._engine.transport.aclose()
 
     def __repr__(self) -> str:
-        return f"RewardModelClient(server_url={self.server_url!r}, endpoint={self.endpoint!r}, model={self.model!r})"
-
-
-class RewardModelGrader(BaseGrader):
-    """A grader whose score is a reward model's raw output.
-
-    Args:
-        client: The reward-model client (shared by every grader that uses it).
-        name: Result name (default ``reward_model``).
-        score_range: The declared range of the reward, if known; a reward outside it is
-            a ``parse_error`` unless ``clip_to_range``.
-        clip_to_range: Clip rewards into ``score_range`` instead of failing.
-    """
-
-    default_name = "reward_model"
-
-    def __init__(
-        self,
-        client: RewardModelClient,
-        name: str = "",
-        description: str = "",
-        *,
-        score_range: ScoreRange | tuple[float, float] | None = None,
-        clip_to_range: bool = False,
-    ) -> None:
-        super().__init__(name=name, description=description, score_range=score_range)
-        if clip_to_range and self.score_range is None:
-            raise ValueError(f"{self.name}: clip_to_range needs a score_range")
-        self.client = client
-        self.clip_to_range = clip_to_range
-
-    @grader_boundary
-    async def aevaluate(
-        self,
-        *,
-        response: str,
-        prompt: str | None = None,
-        messages: Sequence[Mapping[str, Any]] | None = None,
-    ) -> GraderScore | GraderError:
-        """Score ``response`` (optionally after ``prompt`` or a conversation in ``messages``)."""
-        if not isinstance(response, str):
-            raise InvalidInputError(f"input 'response' must be a string, got {type(response).__name__}")
-        try:
-            reward = await self.client.ascore(response, prompt=prompt, messages=messages)
-        except ChatModelError as exc:
-            return GraderError(
-                name=self.name,
-                kind=exc.kind,
-                message=exc.message,
-                error_type=exc.error_type,
-                usage=TokenUsage(0, 0, exc.requests),
-            )
-        return self._result(reward)
-
-    def _result(self, reward: Reward) -> GraderScore | GraderError:
-        value, score_range = reward.value, self.score_range
-        metadata: dict[str, JsonValue] = {"raw_reward": value, "model": reward.model}
-        if len(reward.values) > 1:
-            metadata["values"] = list(reward.values)
-        if score_range is not None and not score_range.contains(value):
-            if not self.clip_to_range:
-                return GraderError(
-                    name=self.name,
-                    kind="parse_error",
-                    message=f"reward {value:g} is outside the declared score_range "
-                    f"[{score_range.low:g}, {score_range.high:g}]; widen it or set clip_to_range=True",
-                    error_type="OutOfRange",
-                    usage=reward.usage,
-                    latency_s=reward.latency_s,
-                )
-            value = min(score_range.high, max(score_range.low, value))
-        return GraderScore(
-            name=self.name,
-            score=value,
-            reason=f"reward model {reward.model}",
-            metadata=metadata,
-            score_range=score_range,
-            usage=reward.usage,
-            latency_s=reward.latency_s,
+        return (
+            f"RewardModelClient(server_url={safe_url(self.server_url)!r}, endpoint={self.endpoint!r}, "
+            f"model={self._model!r})"
         )

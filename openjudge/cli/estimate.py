@@ -11,7 +11,7 @@ from openjudge.config.schema import JobConfig
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError
 from openjudge.jobs.datasets import SampleRecord, iter_samples
-from openjudge.models.base_chat_model import BaseChatModel
+from openjudge.models.chat_client import ChatClient
 from openjudge.runner.mapper import compile_mapper
 
 __all__ = ["GraderEstimate", "estimate_job", "render_estimate"]
@@ -36,7 +36,7 @@ def _tokens(messages: list[dict[str, object]]) -> int:
 
 def _reply_allowance(grader: LLMGrader) -> int:
     model = grader.model
-    max_tokens = model.sampling.max_tokens if isinstance(model, BaseChatModel) else None
+    max_tokens = model.sampling.max_tokens if isinstance(model, ChatClient) else None
     return max_tokens or DEFAULT_COMPLETION_TOKENS
 
 

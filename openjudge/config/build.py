@@ -11,9 +11,10 @@ from openjudge.config.loader import ConfigError
 from openjudge.config.schema import AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.registry import BUILTIN_GRADERS
-from openjudge.models.base_chat_model import BaseChatModel
 from openjudge.models.cache import JudgeCache
+from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
+from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.aggregators import (
     Aggregator,
@@ -32,20 +33,26 @@ class BuiltJob:
     """Everything a run needs, built from a config."""
 
     runner: GradingRunner
-    providers: Mapping[str, BaseChatModel]
+    providers: Mapping[str, ChatClient]
     grader_providers: Mapping[str, str]
     """Grader name -> provider name (LLM graders only)."""
     cache: JudgeCache | None = None
 
 
-def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
-    """Instantiate one provider from its spec."""
+def build_provider(
+    name: str, spec: ProviderSpec, *, limits: ConnectionLimits | None = None, cache: JudgeCache | None = None
+) -> ChatClient:
+    """Instantiate one provider from its spec.
+
+    ``limits`` is shared by the providers of one job: two that reach the same endpoint with
+    the same model and key share one budget. ``cache`` is used only at temperature 0.
+    """
     if spec.kind == "verl" or spec.model is None:
         raise ValueError(
             "kind 'verl' is the judge VERL serves during training (integrations.verl builds it); "
             "elsewhere use kind: openai with the server's base_url and model"
         )
-    factory: Callable[..., BaseChatModel] = load_factory(spec.kind)
+    factory: Callable[..., ChatClient] = load_factory(spec.kind)
     extra: dict[str, Any] = {}
     if spec.api_version is not None:
         if spec.kind not in ("azure", "litellm"):
@@ -56,16 +63,21 @@ def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
         retry=RetryPolicy(max_attempts=spec.max_retries + 1),
         limits=spec.limits,
     )
-    return factory(
-        spec.model,
-        api_key=spec.api_key,
-        base_url=spec.base_url,
+    sampling = Sampling(
         temperature=spec.sampling.temperature,
         top_p=spec.sampling.top_p,
         max_tokens=spec.sampling.max_tokens,
         seed=spec.sampling.seed,
+    )
+    return factory(
+        spec.model,
+        api_key=spec.api_key,
+        base_url=spec.base_url,
+        sampling=sampling,
         structured_output=spec.structured_output,
         policy=policy,
+        limits=limits,
+        cache=cache if spec.sampling.temperature == 0 else None,
         **extra,
     )
 
@@ -112,14 +124,13 @@ def build_job(
     Raises:
         ConfigError: A grader's parameters do not fit its constructor (the message says which).
     """
-    providers: dict[str, BaseChatModel] = {}
+    providers: dict[str, ChatClient] = {}
     problems: list[str] = []
     cache = _cache(config, base_dir) if use_cache else None
+    limits = ConnectionLimits()
     for name, spec in config.providers.items():
         try:
-            providers[name] = build_provider(name, spec).with_cache(
-                cache if spec.sampling.temperature == 0 else None
-            )
+            providers[name] = build_provider(name, spec, limits=limits, cache=cache)
         except (TypeError, ValueError, ImportError) as exc:  # an ImportError names the extra to install
             problems.append(f"{source}: providers.{name}: {exc}")
     configs: dict[str, GraderConfig] = {}

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import datetime
-from typing import Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from openjudge.models.chat_model import StructuredOutputMode
 from openjudge.models.policy import ProviderLimits
+from openjudge.models.secrets import safe_url
 
 __all__ = [
     "AggregatorSpec",
@@ -70,6 +72,11 @@ class ProviderSpec(_Spec):
     limits: ProviderLimits = ProviderLimits()
     sampling: SamplingSpec = SamplingSpec()
     price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # A base_url may carry user:pass@; reprs show it without (the key is a SecretStr already).
+        for name, value in super().__repr_args__():
+            yield name, safe_url(value) if name == "base_url" and isinstance(value, str) else value
 
     @field_validator("api_version", mode="before")
     @classmethod

@@ -189,15 +189,3 @@ class BaseGrader:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, mode={self.mode.value!r})"
-
-
-def check_result(grader_name: str, value: object) -> GraderResult:
-    """Validate what a grader returned; anything but a result model is an internal error."""
-    if isinstance(value, GraderScore | GraderRank | GraderError):
-        return value
-    return GraderError(
-        name=grader_name,
-        kind="internal",
-        message=f"grader returned {type(value).__name__}, expected GraderScore, GraderRank or GraderError",
-        error_type="TypeError",
-    )

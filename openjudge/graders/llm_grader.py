@@ -28,8 +28,8 @@ from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exce
 from openjudge.graders.judge_output import JudgeVerdict, extract_json_object
 from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
 from openjudge.graders.scoring import expected_score, vote_decided, vote_winner
-from openjudge.models.base_chat_model import BaseChatModel
-from openjudge.models.chat_model import ChatModel, ChatResponse, OutputSpec, Sampling
+from openjudge.models.chat_client import ChatClient
+from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatResponse, OutputSpec, Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
@@ -124,6 +124,8 @@ class LLMGrader(BaseGrader):
         self._instructions = self._build_instructions()
         self._has_extra_fields = bool(set(self.structured_model.model_fields) - _VERDICT_CORE)
         self._cache_tag = f"{type(self).__qualname__}:{self.name}@{self.version}"
+        # Replies this grader cannot use are evicted from the model's cache (see CachingChatModel).
+        self._caching = model if isinstance(model, CachingChatModel) else None
         self.score_mode: ScoreMode = score_mode
         self.top_logprobs = top_logprobs
         self.votes = votes
@@ -147,7 +149,7 @@ class LLMGrader(BaseGrader):
             if self.votes < 2:
                 raise ValueError(f"{self.name}: score_mode='vote' needs votes >= 2, got {self.votes}")
             temperature = self.sampling.temperature if self.sampling is not None else None
-            if temperature is None and isinstance(self.model, BaseChatModel):
+            if temperature is None and isinstance(self.model, ChatClient):
                 temperature = self.model.sampling.temperature
             if not temperature:
                 raise ValueError(
@@ -270,6 +272,8 @@ class LLMGrader(BaseGrader):
             usage = response.usage if usage is None else usage + response.usage
             latency += response.latency_s
             if response.finish_reason == "content_filter":
+                if response.cache_key is not None:
+                    await self._settle(response, usable=False)
                 return GraderError(
                     name=self.name,
                     kind="refused",
@@ -280,10 +284,9 @@ class LLMGrader(BaseGrader):
             try:
                 verdict = self._parse(response.content)
                 result = self.to_result(verdict, response, usage=usage, latency_s=latency)
-                if self.score_mode == "logprobs" and isinstance(result, GraderScore):
-                    return self._weighted(result, response)
-                return result
             except (ValueError, ValidationError) as exc:
+                if response.cache_key is not None:
+                    await self._settle(response, usable=False)
                 problem = _describe(exc)
                 if round_ < self.max_reasks:
                     messages = [
@@ -300,7 +303,14 @@ class LLMGrader(BaseGrader):
                     usage=usage,
                     latency_s=latency,
                 )
+            if self.score_mode == "logprobs" and isinstance(result, GraderScore):
+                return self._weighted(result, response)
+            return result
         raise AssertionError("unreachable: the loop always returns")
+
+    async def _settle(self, response: ChatResponse, *, usable: bool) -> None:
+        if self._caching is not None:
+            await self._caching.asettle(response, usable=usable)
 
     def _weighted(self, result: GraderScore, response: ChatResponse) -> GraderScore:
         """The verdict's score replaced by its logprob expectation, when it can be read."""

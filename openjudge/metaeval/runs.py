@@ -35,7 +35,7 @@ from openjudge.jobs.summary import Price
 from openjudge.metaeval.items import LabelledSet, PairwiseSet
 from openjudge.metaeval.stats import Floats, Ints
 from openjudge.metaeval.verdicts import NONE, TIE, A, B, GraderKind, grader_kind, read_pair, read_single
-from openjudge.models.base_chat_model import BaseChatModel
+from openjudge.models.chat_client import ChatClient
 from openjudge.models.usage import TokenUsage
 from openjudge.runner.grader_config import GraderConfig
 from openjudge.runner.grading_runner import GradingRunner
@@ -210,7 +210,7 @@ def _single_reader(run: GraderRun, n: int, sides: int) -> tuple[_Add, Callable[[
 @contextlib.contextmanager
 def _independent_calls(configs: Iterator[GraderConfig]) -> Iterator[None]:
     """Switch off in-flight deduplication and the judge cache of the graders' chat models."""
-    models = {id(m): m for c in configs if isinstance(m := getattr(c.grader, "model", None), BaseChatModel)}
+    models = {id(m): m for c in configs if isinstance(m := getattr(c.grader, "model", None), ChatClient)}
     saved = {key: (m.dedupe, m.cache) for key, m in models.items()}
     for m in models.values():
         m.dedupe = False

@@ -1,1 +1,1 @@
-"""Chat-model protocol, messages, prompt templates, limits and responses."""
+"""Chat and reward-model protocols, the transport protocol, the call engine, limits, cache and responses."""

@@ -6,14 +6,16 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from openjudge.models.usage import TokenUsage
 
 __all__ = [
+    "CachingChatModel",
     "ChatModel",
+    "ChatRequest",
     "ChatResponse",
     "ModelCapabilities",
     "OutputSpec",
@@ -62,6 +64,9 @@ class Sampling(BaseModel):
         return self.model_copy(update=update) if update else self
 
 
+_NO_SAMPLING = Sampling()
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class OutputSpec:
     """A structured output request: a JSON schema and the name it is sent under.
@@ -98,30 +103,66 @@ class TokenLogprob:
     top: tuple[tuple[str, float], ...] = ()
 
 
-@dataclass(slots=True)
-class ChatResponse:
-    """What a chat call returned.
+_DEFAULT_COMPLETION_ESTIMATE = 512
 
-    Providers build it for one attempt; the core then fills in ``usage.requests`` and
-    ``latency_s`` for the whole call (mutable to spare a copy on every call).
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """One logical chat call, as a transport receives it for each attempt.
+
+    Attributes:
+        messages: The conversation in OpenAI's wire format.
+        output: The structured output asked for, if any.
+        sampling: The call's sampling (the model's defaults merged with the caller's).
+        top_logprobs: Alternatives per token to return, if logprobs are wanted.
+    """
+
+    messages: Sequence[Mapping[str, Any]]
+    output: OutputSpec | None = None
+    sampling: Sampling = field(default_factory=lambda: _NO_SAMPLING)
+    top_logprobs: int | None = None
+
+    def estimated_tokens(self) -> int:
+        """A cheap upper-ish estimate (4 chars per token) used to reserve TPM budget."""
+        chars = 0
+        for m in self.messages:
+            content = m.get("content")
+            if isinstance(content, str):
+                chars += len(content)
+        return chars // 4 + (self.sampling.max_tokens or _DEFAULT_COMPLETION_ESTIMATE)
+
+
+_NO_USAGE = TokenUsage()
+
+
+class ChatResponse(NamedTuple):
+    """What a chat call returned (immutable).
+
+    A transport builds one per attempt; the model that ran the call returns a new one
+    carrying the whole call's usage and latency. A named tuple rather than a frozen
+    dataclass: two are built per judge call, and a frozen dataclass costs several
+    microseconds to construct where a tuple costs a fraction of one.
 
     Attributes:
         content: The assistant's text ("" if none).
-        usage: Tokens spent, requests counted (retries included).
+        usage: Tokens spent, requests counted (retries included; 0 when served from a cache).
         finish_reason: Why generation stopped (``stop``, ``length``, ...), if known.
         logprobs: Per-token log-probabilities, when requested and returned.
         latency_s: Wall time of the whole call, retries and waits included.
         model: The model name the server reported.
-        parsed: Filled by callers that parse ``content`` (the LLM grader does).
+        cached: Served from the judge cache rather than by the backend.
+        cache_key: The cache entry this reply is stored under, when the model that
+            returned it caches; see :class:`CachingChatModel`.
     """
 
     content: str
-    usage: TokenUsage = field(default_factory=TokenUsage)
+    usage: TokenUsage = _NO_USAGE
     finish_reason: str | None = None
     logprobs: tuple[TokenLogprob, ...] = ()
     latency_s: float = 0.0
     model: str = ""
-    parsed: Mapping[str, Any] | None = None
+    cached: bool = False
+    cache_key: str | None = None
 
 
 @runtime_checkable
@@ -148,3 +189,16 @@ class ChatModel(Protocol):
         top_logprobs: int | None = None,
         cache_tag: str = "",
     ) -> ChatResponse: ...
+
+
+@runtime_checkable
+class CachingChatModel(ChatModel, Protocol):
+    """A chat model with a judge cache that keeps only the replies its caller could use.
+
+    A reply carrying a ``cache_key`` is in the cache; the caller settles it once it has
+    read it, and an unusable one (a verdict that failed to parse, a content-filtered
+    reply) is evicted, so the next identical call asks the backend again. Failed calls
+    are never stored.
+    """
+
+    async def asettle(self, response: ChatResponse, *, usable: bool) -> None: ...

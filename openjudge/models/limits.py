@@ -1,22 +1,29 @@
 """Concurrency and rate limits a provider enforces on every attempt.
 
 * :class:`TokenBucket`: requests- or tokens-per-minute, waiting (never failing) for budget.
-* :class:`ProviderGate`: one provider's concurrency limiter (with AIMD on 429), RPM and
-  TPM buckets, and in-flight counters. It must be used inside one event loop;
-  providers keep one per loop through :class:`~openjudge.models.loop_local.LoopLocal`.
+* :class:`ProviderGate`: one connection's concurrency limiter (with AIMD on 429), RPM and
+  TPM buckets, and in-flight counters. It must be used inside one event loop.
+* :class:`ConnectionLimits`: the gates of every connection key, one per event loop.
+  A provider has its own unless it is given a shared one (a job config shares one
+  between all its providers), so two providers that reach the same endpoint with the
+  same model and key share one budget.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections import deque
 
 import anyio
 
+from openjudge.models.loop_local import LoopLocal
 from openjudge.models.policy import ProviderLimits
 
-__all__ = ["ConcurrencyLimiter", "ProviderGate", "TokenBucket"]
+__all__ = ["ConcurrencyLimiter", "ConnectionLimits", "ProviderGate", "TokenBucket"]
+
+logger = logging.getLogger(__name__)
 
 
 class TokenBucket:
@@ -191,3 +198,34 @@ class ProviderGate:
         self._successes = 0
         current = int(self.concurrency.total_tokens)
         self.concurrency.total_tokens = max(1, current // 2)
+
+
+class ConnectionLimits:
+    """Gates by connection key, per event loop.
+
+    The first provider to use a connection key decides its limits; a later one that
+    declares different limits for the same key is told so in the log and shares them.
+    """
+
+    def __init__(self) -> None:
+        self._gates: LoopLocal[dict[str, ProviderGate]] = LoopLocal(dict)
+        self._declared: dict[str, ProviderLimits] = {}
+
+    def gate(self, key: str, limits: ProviderLimits) -> ProviderGate:
+        """The gate of ``key`` in the running event loop."""
+        gates = self._gates.get()
+        gate = gates.get(key)
+        if gate is None:
+            first = self._declared.setdefault(key, limits)
+            if first != limits:
+                logger.warning(
+                    "two providers reach the same endpoint, model and key with different limits; "
+                    "the first's apply to both (%s)",
+                    first,
+                )
+            gate = gates[key] = ProviderGate(first)
+        return gate
+
+    def gates(self, key: str) -> list[ProviderGate]:
+        """The gates of ``key`` in every loop still alive."""
+        return [gate for per_loop in self._gates.values() if (gate := per_loop.get(key)) is not None]

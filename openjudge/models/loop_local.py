@@ -15,9 +15,21 @@ from typing import Generic, TypeVar
 
 import anyio.lowlevel
 
-__all__ = ["LoopLocal"]
+__all__ = ["LoopLocal", "running_loop"]
 
 T = TypeVar("T")
+
+
+def running_loop() -> object:
+    """The running event loop: the asyncio loop, or the native token of another backend (trio).
+
+    ``asyncio.get_running_loop`` is a C call, much cheaper than anyio's backend lookup;
+    only outside asyncio does it raise and the lookup run.
+    """
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.lowlevel.current_token().native_token
 
 
 class LoopLocal(Generic[T]):
@@ -32,8 +44,7 @@ class LoopLocal(Generic[T]):
 
     def get(self) -> T:
         """The value for the running loop (must be called from inside one)."""
-        # asyncio's C accessor is much cheaper than anyio's backend lookup; trio falls through.
-        key: object = asyncio._get_running_loop() or anyio.lowlevel.current_token().native_token
+        key = running_loop()
         try:
             return self._values[key]
         except KeyError:
@@ -43,6 +54,12 @@ class LoopLocal(Generic[T]):
                     value = self._factory()
                     self._values[key] = value
                 return value
+
+    def pop(self) -> T | None:
+        """Forget the running loop's value and return it (``None`` if there was none)."""
+        key = running_loop()
+        with self._lock:
+            return self._values.pop(key, None)
 
     def values(self) -> list[T]:
         """Values of every loop still alive."""

@@ -60,21 +60,3 @@ class ProviderPolicy(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
     retry: RetryPolicy = RetryPolicy()
     limits: ProviderLimits = ProviderLimits()
-
-    @classmethod
-    def from_options(
-        cls,
-        *,
-        timeout: float,
-        max_retries: int | None,
-        max_concurrency: int,
-        rpm: float | None = None,
-        tpm: float | None = None,
-    ) -> ProviderPolicy:
-        """The policy for the flat keyword options every provider constructor takes.
-
-        ``max_retries`` counts retries after the first attempt; ``None`` keeps the default.
-        """
-        retry = RetryPolicy() if max_retries is None else RetryPolicy(max_attempts=max_retries + 1)
-        limits = ProviderLimits(max_concurrency=max_concurrency, rpm=rpm, tpm=tpm)
-        return cls(timeout_s=timeout, retry=retry, limits=limits)

@@ -1,24 +1,19 @@
-"""Run a coroutine function under a timeout, cheaply on asyncio and correctly anywhere.
+"""A timeout scope, cheap on asyncio and correct anywhere.
 
-anyio's cancel scopes cost several times more than ``asyncio.timeout`` per use, and a
-judge call needs two (the runner's per-pair timeout and the provider's per-attempt
-one). On asyncio we use the native timeout; on other backends (trio) anyio's scope.
-Both raise :class:`TimeoutError`.
+anyio's cancel scopes cost several times more than ``asyncio.timeout`` per use. On
+asyncio we use the native timeout; on other backends (trio) anyio's scope. Both raise
+:class:`TimeoutError`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
-from typing import Any, TypeVar, TypeVarTuple
+from typing import Any
 
 import anyio
 
-__all__ = ["call_with_timeout", "timeout_scope"]
-
-T = TypeVar("T")
-Ts = TypeVarTuple("Ts")
+__all__ = ["timeout_scope"]
 
 
 class _AnyioTimeout:
@@ -41,15 +36,8 @@ class _AnyioTimeout:
 
 def timeout_scope(seconds: float) -> AbstractAsyncContextManager[object]:
     """``async with timeout_scope(s):`` raises :class:`TimeoutError` after ``s`` seconds."""
-    if asyncio._get_running_loop() is not None:
-        return asyncio.timeout(seconds)
-    return _AnyioTimeout(seconds)
-
-
-async def call_with_timeout(seconds: float, fn: Callable[[*Ts], Awaitable[T]], *args: *Ts) -> T:
-    """``await fn(*args)``, raising :class:`TimeoutError` after ``seconds``."""
-    if asyncio._get_running_loop() is not None:
-        async with asyncio.timeout(seconds):
-            return await fn(*args)
-    with anyio.fail_after(seconds):
-        return await fn(*args)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _AnyioTimeout(seconds)
+    return asyncio.timeout(seconds)

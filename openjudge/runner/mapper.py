@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-__all__ = ["CompiledMapper", "Mapper", "MissingFieldError", "compile_mapper", "resolve_path"]
+__all__ = ["CompiledMapper", "Mapper", "MissingFieldError", "compile_mapper"]
 
 Mapper: TypeAlias = Mapping[str, str] | Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
@@ -47,11 +47,6 @@ def _walk(value: Any, steps: Sequence[str], path: str) -> Any:
         else:
             raise MissingFieldError(path, step)
     return value
-
-
-def resolve_path(sample: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted path in a sample."""
-    return _walk(sample, path.split("."), path)
 
 
 class CompiledMapper:

@@ -6,12 +6,15 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TypeAlias
 
-from openjudge.models.base_chat_model import BaseChatModel, ChatRequest
-from openjudge.models.chat_model import ChatResponse, ModelCapabilities, Sampling
+from openjudge.models.cache import JudgeCache
+from openjudge.models.chat_client import ChatClient
+from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabilities, Sampling
+from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
 from openjudge.models.usage import TokenUsage
+from providers import _json
 
-__all__ = ["FunctionChatModel", "ReplyFunction"]
+__all__ = ["FunctionChatModel", "FunctionTransport", "ReplyFunction"]
 
 Reply: TypeAlias = str | ChatResponse
 ReplyFunction: TypeAlias = Callable[[ChatRequest], Reply | Awaitable[Reply]]
@@ -19,16 +22,72 @@ ReplyFunction: TypeAlias = Callable[[ChatRequest], Reply | Awaitable[Reply]]
 
 def _prompt_tokens(request: ChatRequest) -> int:
     """About four characters per token, as the test server counts them."""
-    chars = sum(len(c) for m in request.messages if isinstance(c := m.get("content"), str))
+    chars = 0
+    for message in request.messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            chars += len(content)
     return max(1, chars // 4)
 
 
-class FunctionChatModel(BaseChatModel):
+class FunctionTransport:
+    """Each attempt calls ``reply(request)``: a local backend in a dozen lines."""
+
+    def __init__(self, reply: ReplyFunction, model: str) -> None:
+        self._reply = reply
+        self._model = model
+        # A sync reply cannot be interrupted by a timeout scope anyway; only async ones need it.
+        self._sync = not inspect.iscoroutinefunction(reply)
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def endpoint(self) -> str:
+        return f"function:{self._model}"
+
+    @property
+    def connection_key(self) -> str:
+        return f"function:{self._model}"
+
+    @property
+    def enforces_timeout(self) -> bool:
+        return self._sync
+
+    def wire_body(self, request: ChatRequest) -> bytes | None:
+        return _json.dumps(
+            {
+                "messages": request.messages,
+                "output": request.output.schema_text if request.output is not None else None,
+                "sampling": request.sampling.model_dump(mode="json", exclude_none=True),
+                "top_logprobs": request.top_logprobs,
+            }
+        )
+
+    async def attempt(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
+        out = self._reply(request)
+        if inspect.isawaitable(out):
+            out = await out
+        if isinstance(out, ChatResponse):
+            return out
+        return ChatResponse(
+            content=out,
+            usage=TokenUsage(_prompt_tokens(request), max(1, len(out) // 4), 1),
+            finish_reason="stop",
+            model=self._model,
+        )
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class FunctionChatModel(ChatClient):
     """A chat model whose every attempt calls ``reply(request)``.
 
     The function returns the assistant's text (or a full :class:`ChatResponse`), or
     raises :class:`~openjudge.models.errors.ChatModelError` to simulate a provider
-    failure. Retries, limits and timeouts apply exactly as for a network provider.
+    failure. Retries, limits, timeouts and the cache apply exactly as for a network provider.
 
     Example:
         >>> model = FunctionChatModel(lambda request: '{"reason": "fine", "score": 4}')
@@ -42,21 +101,16 @@ class FunctionChatModel(BaseChatModel):
         policy: ProviderPolicy | None = None,
         sampling: Sampling | None = None,
         capabilities: ModelCapabilities | None = None,
+        limits: ConnectionLimits | None = None,
+        cache: JudgeCache | None = None,
     ) -> None:
-        super().__init__(model, policy=policy, sampling=sampling, capabilities=capabilities)
-        self._reply = reply
-        # A sync reply cannot be interrupted by a timeout scope anyway; only async ones need it.
-        self.guards_own_timeout = not inspect.iscoroutinefunction(reply)
-
-    async def _attempt(self, request: ChatRequest) -> ChatResponse:
-        out = self._reply(request)
-        if inspect.isawaitable(out):
-            out = await out
-        if isinstance(out, ChatResponse):
-            return out
-        return ChatResponse(
-            content=out,
-            usage=TokenUsage(_prompt_tokens(request), max(1, len(out) // 4), 1),
-            finish_reason="stop",
-            model=self.model,
+        if not model:
+            raise ValueError("model must be a non-empty name")
+        super().__init__(
+            FunctionTransport(reply, model),
+            policy=policy,
+            sampling=sampling,
+            capabilities=capabilities,
+            cache=cache,
+            limits=limits,
         )

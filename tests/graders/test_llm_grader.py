@@ -8,8 +8,7 @@ from pydantic import BaseModel, Field
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError, GraderScore
-from openjudge.models.base_chat_model import ChatRequest
-from openjudge.models.chat_model import ModelCapabilities
+from openjudge.models.chat_model import ChatRequest, ModelCapabilities
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from providers.testing.function_model import FunctionChatModel

@@ -7,8 +7,7 @@ import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError, GraderScore
-from openjudge.models.base_chat_model import ChatRequest
-from openjudge.models.chat_model import ChatResponse, ModelCapabilities, Sampling, TokenLogprob
+from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabilities, Sampling, TokenLogprob
 from openjudge.models.errors import ChatModelError
 from openjudge.models.usage import TokenUsage
 from providers.openai import OpenAIChatModel

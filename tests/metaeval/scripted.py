@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from openjudge.metaeval.items import PairItem, PairLabel, PairwiseSet
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 
 Category = Literal["position", "random", "length"]
 

@@ -30,8 +30,7 @@ from openjudge.metaeval.items import PairItem, PointItem, PointwiseSet
 from openjudge.metaeval.metrics import summarize
 from openjudge.metaeval.report import Estimate, GraderReport
 from openjudge.metaeval.runs import collect
-from openjudge.models.base_chat_model import ChatRequest
-from openjudge.models.chat_model import Sampling
+from openjudge.models.chat_model import ChatRequest, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
 from providers.testing.function_model import FunctionChatModel
 from tests.metaeval.scripted import PLANTED, RANDOM_SHARE, ScriptedJudge, coin, pairs

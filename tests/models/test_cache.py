@@ -7,9 +7,8 @@ import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderScore
-from openjudge.models.base_chat_model import ChatRequest
 from openjudge.models.cache import JudgeCache
-from openjudge.models.chat_model import ChatResponse, Sampling
+from openjudge.models.chat_model import ChatRequest, ChatResponse, Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
@@ -154,4 +153,5 @@ async def test_an_unusable_cache_is_bypassed(tmp_path: Path, caplog: pytest.LogC
     model = FunctionChatModel(SlowCounter(delay=0.0)).with_cache(cache)
     response = await model.achat(MESSAGES, sampling=ZERO)
     assert response.content == "reply 1"
-    assert "judge cache" in caplog.text
+    await model.asettle(response, usable=True)
+    assert "judge cache" in caplog.text and cache.writes == 0

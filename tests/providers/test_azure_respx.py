@@ -11,6 +11,7 @@ import respx
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError
+from openjudge.models.chat_model import Sampling
 from openjudge.models.errors import ChatModelError
 from providers.azure import DEFAULT_AZURE_API_VERSION, AzureChatModel
 from tests.providers._support import completion, fast_policy, litellm_on_httpx
@@ -42,7 +43,7 @@ def azure(**kwargs: object) -> AzureChatModel:
 @respx.mock
 async def test_url_shape_api_key_header_and_body() -> None:
     api = respx.post(url__startswith=URL).mock(return_value=httpx.Response(200, json=completion("ok")))
-    m = azure(api_version="2024-08-01-preview", temperature=0.0)
+    m = azure(api_version="2024-08-01-preview", sampling=Sampling(temperature=0.0))
     response = await m.achat(MESSAGES, top_logprobs=2)
     assert response.content == "ok" and api.call_count == 1
     request = api.calls.last.request

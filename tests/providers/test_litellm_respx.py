@@ -18,7 +18,7 @@ import httpx
 import pytest
 import respx
 
-from openjudge.models.chat_model import OutputSpec
+from openjudge.models.chat_model import OutputSpec, Sampling
 from openjudge.models.errors import ChatModelError
 from providers.litellm import LiteLLMChatModel
 from tests.providers._support import completion, fast_policy, litellm_on_httpx
@@ -67,10 +67,12 @@ async def test_one_request_carries_the_wire_body(route: str) -> None:
     api = respx.post(URL).mock(return_value=httpx.Response(200, json=completion("4", logprobs=logprobs)))
     m = model(
         route,
-        temperature=0.0,
-        seed=7,
-        max_tokens=5,
-        extra_body={"chat_template_kwargs": {"enable_thinking": False}},
+        sampling=Sampling(
+            temperature=0.0,
+            seed=7,
+            max_tokens=5,
+            extra_body={"chat_template_kwargs": {"enable_thinking": False}},
+        ),
     )
     spec = OutputSpec.from_schema("Verdict", {"type": "object", "properties": {"score": {"type": "integer"}}})
     response = await m.achat(MESSAGES, output=spec, top_logprobs=2)
@@ -210,13 +212,27 @@ async def test_timeouts_are_retryable_timeouts(route: str) -> None:
 @respx.mock
 async def test_missing_credentials_fail_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    api = respx.post(URL).mock(return_value=httpx.Response(200, json=completion("ok")))
-    m = LiteLLMChatModel("openai/judge", base_url=BASE, policy=fast_policy(attempts=4))
+    api = respx.post("https://api.openai.com/v1/chat/completions").mock(
+        return_value=httpx.Response(200, json=completion("ok"))
+    )
+    m = LiteLLMChatModel("openai/judge", policy=fast_policy(attempts=4))  # OpenAI itself, no key
     with pytest.raises(ChatModelError) as info:
         await m.achat(MESSAGES)
     # litellm reports this as an HTTP 500; no request was sent and retrying cannot help.
     assert api.call_count == 0 and not info.value.retryable and info.value.requests == 1
     assert "not sent" in info.value.message and "api_key" in info.value.message
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@respx.mock
+async def test_a_named_server_never_gets_the_environment_key(
+    route: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-canary-0001")
+    monkeypatch.setenv("HOSTED_VLLM_API_KEY", "sk-env-canary-0002")
+    api = respx.post(URL).mock(return_value=httpx.Response(200, json=completion("ok")))
+    await LiteLLMChatModel(route, base_url=BASE, policy=fast_policy()).achat(MESSAGES)
+    assert api.calls.last.request.headers["authorization"] == "Bearer EMPTY"
 
 
 @respx.mock
@@ -245,7 +261,9 @@ async def test_anthropic_route_translates_both_ways() -> None:
             },
         )
     )
-    m = LiteLLMChatModel("anthropic/claude-test", api_key=KEY, seed=0, max_tokens=8, policy=fast_policy())
+    m = LiteLLMChatModel(
+        "anthropic/claude-test", api_key=KEY, sampling=Sampling(seed=0, max_tokens=8), policy=fast_policy()
+    )
     response = await m.achat([{"role": "system", "content": "be brief"}, *MESSAGES])
     assert response.content == "fine"
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (9, 2)

@@ -50,7 +50,14 @@ def model(**kwargs: Any) -> OpenAIChatModel:
         retry=RetryPolicy(max_attempts=kwargs.pop("attempts", 3), initial_backoff_s=0.01, max_backoff_s=0.02),
         limits=ProviderLimits(max_concurrency=8),
     )
-    return OpenAIChatModel("judge", api_key="sk-secret-value", base_url=BASE, policy=policy, **kwargs)
+    return OpenAIChatModel(
+        "judge",
+        api_key="sk-secret-value",
+        base_url=BASE,
+        policy=policy,
+        http_client_factory=httpx.AsyncClient,  # respx intercepts httpx (not aiohttp)
+        **kwargs,
+    )
 
 
 @respx.mock
@@ -67,7 +74,13 @@ async def test_usage_logprobs_and_request_body() -> None:
         )
     )
     m = OpenAIChatModel(
-        "judge", api_key="sk-secret-value", base_url=BASE, temperature=0.0, seed=7, max_tokens=5
+        "judge",
+        api_key="sk-secret-value",
+        base_url=BASE,
+        temperature=0.0,
+        seed=7,
+        max_tokens=5,
+        http_client_factory=httpx.AsyncClient,
     )
     response = await m.achat(MESSAGES, top_logprobs=3)
     assert response.content == "4"

@@ -14,8 +14,10 @@ import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderScore
-from openjudge.models.base_chat_model import BaseChatModel
+from openjudge.models.chat_client import ChatClient
+from openjudge.models.chat_model import Sampling
 from openjudge.models.errors import ChatModelError
+from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GradingRunner
 from providers.litellm import LiteLLMChatModel, load_litellm
 from providers.openai import OpenAIChatModel
@@ -42,7 +44,7 @@ async def server() -> AsyncIterator[JudgeServer]:
         yield srv
 
 
-async def grade(judge: BaseChatModel) -> list[GraderScore]:
+async def grade(judge: ChatClient) -> list[GraderScore]:
     grader = LLMGrader(judge, name="quality", template="Rate this answer: {response}", score_range=(1, 5))
     results = await GradingRunner({"quality": grader}, show_progress=False).arun(DATASET)
     scores = [r for r in results["quality"] if isinstance(r, GraderScore)]
@@ -59,7 +61,9 @@ async def grade(judge: BaseChatModel) -> list[GraderScore]:
 )
 async def test_model_string_switch_keeps_scores(server: JudgeServer, judge_spec: str) -> None:
     judge = resolve_model(
-        judge_spec.format(model=DEFAULT_MODEL, url=server.base_url), api_key="x", temperature=0.0, seed=0
+        judge_spec.format(model=DEFAULT_MODEL, url=server.base_url),
+        api_key="x",
+        sampling=Sampling(temperature=0.0, seed=0),
     )
     scores = await grade(judge)
     assert [s.score for s in scores] == [5.0, 1.0, 4.0, 2.0, 3.0, 5.0]
@@ -69,7 +73,7 @@ async def test_model_string_switch_keeps_scores(server: JudgeServer, judge_spec:
 async def test_both_providers_give_identical_results(server: JudgeServer) -> None:
     direct = OpenAIChatModel(DEFAULT_MODEL, api_key="x", base_url=server.base_url, temperature=0.0, seed=0)
     routed = LiteLLMChatModel(
-        f"hosted_vllm/{DEFAULT_MODEL}", base_url=server.base_url, temperature=0.0, seed=0
+        f"hosted_vllm/{DEFAULT_MODEL}", base_url=server.base_url, sampling=Sampling(temperature=0.0, seed=0)
     )
     first, second = await grade(direct), await grade(routed)
     assert [(s.score, s.reason, s.usage) for s in first] == [(s.score, s.reason, s.usage) for s in second]
@@ -80,7 +84,9 @@ async def test_both_providers_give_identical_results(server: JudgeServer) -> Non
 @pytest.mark.parametrize("judge_spec", ["openai:{model}@{url}", "litellm:hosted_vllm/{model}@{url}"])
 async def test_a_hung_server_is_bounded_by_the_policy_timeout(server: JudgeServer, judge_spec: str) -> None:
     judge = resolve_model(
-        judge_spec.format(model=DEFAULT_MODEL, url=server.base_url), api_key="x", timeout=0.3, max_retries=1
+        judge_spec.format(model=DEFAULT_MODEL, url=server.base_url),
+        api_key="x",
+        policy=ProviderPolicy(timeout_s=0.3, retry=RetryPolicy(max_attempts=2)),
     )
     started = time.monotonic()
     with pytest.raises(ChatModelError) as info:

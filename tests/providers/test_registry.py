@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
+from openjudge.models.chat_model import Sampling
+from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
 from providers.azure import AzureChatModel
 from providers.litellm import LiteLLMChatModel
@@ -48,11 +50,13 @@ def test_bad_strings_say_how_to_fix_them(spec: str, message: str) -> None:
 
 def test_resolve_builds_each_kind_with_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     policy = ProviderPolicy(timeout_s=3.0)
-    openai_model = resolve_model("openai:gpt-4o-mini", api_key="sk-x", temperature=0.0, policy=policy)
+    openai_model = resolve_model(
+        "openai:gpt-4o-mini", api_key="sk-x", sampling=Sampling(temperature=0.0), policy=policy
+    )
     assert isinstance(openai_model, OpenAIChatModel) and openai_model.model == "gpt-4o-mini"
     assert openai_model.sampling.temperature == 0.0 and openai_model.policy.timeout_s == 3.0
 
-    served = resolve_model("vllm:Qwen/Qwen3-8B@http://host:8000/v1", seed=1)
+    served = resolve_model("vllm:Qwen/Qwen3-8B@http://host:8000/v1", sampling=Sampling(seed=1))
     assert isinstance(served, VLLMChatModel) and served.base_url == "http://host:8000/v1"
     assert (served.model, served.sampling.seed) == ("Qwen/Qwen3-8B", 1)
     discovering = resolve_model("vllm:@http://host:8000/v1")
@@ -101,12 +105,11 @@ def test_every_factory_takes_the_config_keywords(kind: str, model: str, base_url
         model,
         api_key=SecretStr("k"),
         base_url=base_url,
-        temperature=0.0,
-        top_p=None,
-        max_tokens=64,
-        seed=0,
+        sampling=Sampling(temperature=0.0, max_tokens=64, seed=0),
         structured_output="json_object",
         policy=ProviderPolicy(timeout_s=7.0),
+        limits=ConnectionLimits(),
+        cache=None,
     )
     assert built.policy.timeout_s == 7.0 and built.sampling.max_tokens == 64
     assert built.capabilities.structured_output == "json_object"

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderScore
+from openjudge.models.chat_model import Sampling
 from openjudge.models.errors import ChatModelError
 from providers.vllm import VLLMChatModel, VLLMServerInfo
 from tests.providers._support import completion, fast_policy
@@ -41,6 +42,7 @@ def models_body(*cards: tuple[str, int | None]) -> dict[str, Any]:
 
 def vllm(**kwargs: Any) -> VLLMChatModel:
     kwargs.setdefault("policy", fast_policy())
+    kwargs.setdefault("http_client_factory", httpx.AsyncClient)  # respx intercepts httpx (not aiohttp)
     return VLLMChatModel(kwargs.pop("model", "Qwen/Qwen3-8B"), base_url=BASE, **kwargs)
 
 
@@ -54,7 +56,7 @@ async def test_structured_outputs_and_chat_template_kwargs_travel_in_the_body() 
     chat = respx.post(CHAT).mock(
         return_value=httpx.Response(200, json=completion('{"reason": "ok", "score": 4}'))
     )
-    m = vllm(chat_template_kwargs={"enable_thinking": False}, temperature=0.0)
+    m = vllm(chat_template_kwargs={"enable_thinking": False}, sampling=Sampling(temperature=0.0))
     result = await LLMGrader(m, name="q", template="Rate: {response}", score_range=(1, 5)).aevaluate(
         response="x"
     )
@@ -75,7 +77,7 @@ async def test_response_format_option_and_extra_body_precedence() -> None:
     m = vllm(
         schema_field="response_format",
         chat_template_kwargs={"enable_thinking": False},
-        extra_body={"chat_template_kwargs": {"enable_thinking": True}, "top_k": 1},
+        sampling=Sampling(extra_body={"chat_template_kwargs": {"enable_thinking": True}, "top_k": 1}),
     )
     await LLMGrader(m, template="{response}").aevaluate(response="x")
     body = sent(chat)
@@ -110,7 +112,9 @@ async def test_discover_reads_served_models_and_context_length() -> None:
     with pytest.raises(ValidationError, match="frozen"):
         info.base_url = "x"  # type: ignore[misc]
 
-    m = await VLLMChatModel.from_server(BASE, temperature=0.0)
+    m = await VLLMChatModel.from_server(
+        BASE, sampling=Sampling(temperature=0.0), http_client_factory=httpx.AsyncClient
+    )
     assert m.model == "Qwen/Qwen3-8B" and m.server_info == info and m.sampling.temperature == 0.0
     assert (await VLLMChatModel.from_server(BASE, model="judge-lora")).model == "judge-lora"
     with pytest.raises(ValueError, match="serves 'Qwen/Qwen3-8B', 'judge-lora'"):
@@ -123,7 +127,7 @@ async def test_without_a_model_the_first_call_discovers_it_once() -> None:
         return_value=httpx.Response(200, json=models_body(("served-judge", 8192)))
     )
     chat = respx.post(CHAT).mock(return_value=httpx.Response(200, json=completion("ok")))
-    m = VLLMChatModel(base_url=BASE, policy=fast_policy())
+    m = VLLMChatModel(base_url=BASE, policy=fast_policy(), http_client_factory=httpx.AsyncClient)
     assert m.model == "" and m.server_info is None
 
     async with anyio.create_task_group() as tg:
@@ -161,7 +165,7 @@ async def test_keys_never_fall_back_to_openai(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("VLLM_API_KEY", raising=False)
     chat = respx.post(CHAT).mock(return_value=httpx.Response(200, json=completion("ok")))
     await vllm().achat(MESSAGES)
-    assert chat.calls.last.request.headers["authorization"] == "Bearer EMPTY"
+    assert "authorization" not in chat.calls.last.request.headers  # no key: no header at all
     monkeypatch.setenv("VLLM_API_KEY", "vllm-key")
     await vllm().achat(MESSAGES)
     assert chat.calls.last.request.headers["authorization"] == "Bearer vllm-key"

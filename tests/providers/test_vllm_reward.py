@@ -9,9 +9,10 @@ import httpx
 import pytest
 import respx
 
+from openjudge.graders.reward_model import RewardModelGrader
 from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.runner.grading_runner import GradingRunner
-from providers.vllm_reward import RewardModelClient, RewardModelGrader
+from providers.vllm_reward import RewardModelClient
 from tests.providers._support import fast_policy
 
 pytestmark = pytest.mark.anyio
@@ -39,6 +40,7 @@ def pooling_reply(data: list[float] | list[list[float]]) -> dict[str, Any]:
 
 def client(**kwargs: Any) -> RewardModelClient:
     kwargs.setdefault("policy", fast_policy())
+    kwargs.setdefault("http_client_factory", httpx.AsyncClient)  # respx intercepts httpx (not aiohttp)
     return RewardModelClient(f"{ROOT}/v1", "skywork-rm", **kwargs)
 
 

@@ -9,7 +9,7 @@ from openjudge.graders.common.harmfulness import HarmfulnessGrader
 from openjudge.graders.common.instruction_following import InstructionFollowingGrader
 from openjudge.graders.common.relevance import RelevanceGrader
 from openjudge.graders.schema import GraderError, GraderScore
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from openjudge.models.schema.prompt_template import LanguageEnum
 from providers.testing.function_model import FunctionChatModel
 

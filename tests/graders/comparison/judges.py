@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 
 import anyio
 
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from providers.testing.function_model import FunctionChatModel
 
 

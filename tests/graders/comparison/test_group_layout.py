@@ -16,7 +16,7 @@ from openjudge.graders.comparison import (
     member_results,
 )
 from openjudge.graders.schema import GraderRank, GraderScore
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from tests.graders.comparison.judges import Recorder, always
 
 pytestmark = pytest.mark.anyio

@@ -4,7 +4,7 @@ import pytest
 
 from openjudge.graders.comparison import KnockoutTournamentGrader, member_results
 from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderScore
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from tests.graders.comparison.judges import Recorder, always, by_quality, field
 

@@ -17,7 +17,7 @@ from pydantic import JsonValue
 from integrations.skyrl import EnvScorer, OpenJudgeEnv, SettingsError, StepScore, register_env
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.text.string_match import StringMatchGrader
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from providers.testing.function_model import FunctionChatModel

@@ -6,7 +6,7 @@ import json
 import re
 
 from integrations.verl.group.members import Member
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
 from providers.testing.function_model import FunctionChatModel
 
 _QUALITY = re.compile(r"q(\d+)")

@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 
 import anyio
 import pytest
 
-from openjudge.models.base_chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest
+from openjudge.models.engine import CallEngine
 from openjudge.models.errors import ChatModelError
-from openjudge.models.limits import ConcurrencyLimiter, TokenBucket
+from openjudge.models.limits import ConcurrencyLimiter, ConnectionLimits, TokenBucket
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from openjudge.models.usage import TokenUsage
 from providers.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
@@ -234,3 +237,68 @@ def test_one_model_serves_successive_event_loops_and_trio() -> None:
     assert asyncio.run(burst()) == ["ok"] * 5
     assert anyio.run(burst, backend="trio") == ["ok"] * 5
     assert model.usage.requests == 15
+
+
+async def test_limits_are_shared_by_connection_key() -> None:
+    in_flight = 0
+    peak = 0
+
+    async def slow(request: ChatRequest) -> str:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await anyio.sleep(0.02)
+        in_flight -= 1
+        return "ok"
+
+    async def burst(*models: FunctionChatModel) -> int:
+        nonlocal peak
+        peak = 0
+        async with anyio.create_task_group() as tg:
+            for model in models:
+                for _ in range(6):
+                    tg.start_soon(model.achat, MESSAGES)
+        return peak
+
+    shared = ConnectionLimits()
+    same = [FunctionChatModel(slow, model="m", policy=policy(concurrency=2), limits=shared) for _ in range(2)]
+    assert await burst(*same) == 2  # one endpoint, model and key: one budget
+    assert same[0].peak_in_flight == same[1].peak_in_flight == 2
+    other = FunctionChatModel(slow, model="other", policy=policy(concurrency=2), limits=shared)
+    assert await burst(same[0], other) == 4  # another connection key: its own budget
+    private = [FunctionChatModel(slow, model="m", policy=policy(concurrency=2)) for _ in range(2)]
+    assert await burst(*private) == 4  # without a shared object, each provider has its own
+
+
+@dataclass(frozen=True)
+class Score:
+    value: float
+    usage: TokenUsage
+
+
+class LocalScorer:
+    """A local backend in a few lines: fails once with a retryable error, then scores."""
+
+    model = "local-scorer"
+    connection_key = "local:local-scorer"
+    enforces_timeout = False
+
+    def __init__(self) -> None:
+        self.attempts = 0
+
+    async def attempt(self, request: str, timeout_s: float) -> Score:
+        self.attempts += 1
+        if self.attempts == 1:
+            raise ChatModelError("warming up", retryable=True, error_type="Busy")
+        return Score(float(len(request)), TokenUsage(len(request), 0, 1))
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_the_engine_wraps_any_transport() -> None:
+    scorer = LocalScorer()
+    engine: CallEngine[str, Score] = CallEngine(scorer, policy())
+    outcome = await engine.call("four")
+    assert (outcome.response.value, outcome.requests) == (4.0, 2)
+    assert engine.usage == TokenUsage(4, 0, 2) and outcome.latency_s > 0
