@@ -75,7 +75,9 @@ class _Flight:
         if self._response is None:
             return None
         r = self._response
-        return ChatResponse(r.content, TokenUsage(0, 0, 0), r.finish_reason, r.logprobs, r.latency_s, r.model)
+        return ChatResponse(
+            r.content, TokenUsage(0, 0, 0), r.finish_reason, r.logprobs, r.latency_s, r.queue_s, r.model
+        )
 
 
 logger = logging.getLogger(__name__)
@@ -104,6 +106,17 @@ class ChatRequest:
 
 def _is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, ChatModelError) and exc.retryable
+
+
+class _Spent:
+    """What one call has spent so far: requests, time inside attempts, time queued for limits."""
+
+    __slots__ = ("busy_s", "queued_s", "requests")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.busy_s = 0.0
+        self.queued_s = 0.0
 
 
 class _WaitRetryAfter(wait_base):
@@ -257,7 +270,7 @@ class BaseChatModel(ABC):
 
     async def _call(self, request: ChatRequest) -> ChatResponse:
         started = time.monotonic()
-        attempts = [0]
+        attempts = _Spent()
         try:
             try:
                 response = await self._limited_attempt(request, attempts)
@@ -266,25 +279,26 @@ class BaseChatModel(ABC):
                     raise
                 response = await self._retry(request, first, started, attempts)
         except ChatModelError as exc:
-            exc.requests = attempts[0]
-            self._record(TokenUsage(0, 0, attempts[0]))
+            exc.requests = attempts.requests
+            self._record(TokenUsage(0, 0, attempts.requests))
             raise
         except BaseException:
             # Cancelled calls still spent requests; cancellation is re-raised untouched.
-            self._record(TokenUsage(0, 0, attempts[0]))
+            self._record(TokenUsage(0, 0, attempts.requests))
             raise
-        if response.usage.requests != attempts[0]:
+        if response.usage.requests != attempts.requests:
             response.usage = TokenUsage(
-                response.usage.prompt_tokens, response.usage.completion_tokens, attempts[0]
+                response.usage.prompt_tokens, response.usage.completion_tokens, attempts.requests
             )
         self._record(response.usage)
-        response.latency_s = time.monotonic() - started
+        response.latency_s = attempts.busy_s
+        response.queue_s = attempts.queued_s
         if not response.model:
             response.model = self._model
         return response
 
     async def _retry(
-        self, request: ChatRequest, first: ChatModelError, started: float, attempts: list[int]
+        self, request: ChatRequest, first: ChatModelError, started: float, attempts: _Spent
     ) -> ChatResponse:
         policy = self.policy.retry
         elapsed = time.monotonic() - started
@@ -306,12 +320,17 @@ class BaseChatModel(ABC):
                 return await self._limited_attempt(request, attempts)
         raise AssertionError("unreachable: tenacity reraises the last error")
 
-    async def _limited_attempt(self, request: ChatRequest, attempts: list[int]) -> ChatResponse:
+    async def _limited_attempt(self, request: ChatRequest, attempts: _Spent) -> ChatResponse:
         gate = self._gates.get()
         estimate = request.estimated_tokens() if gate.tokens is not None else 0
-        if not gate.try_acquire():
+        if gate.try_acquire():
+            began = time.monotonic()
+        else:
+            queued = time.monotonic()
             await gate.acquire(estimate)
-        attempts[0] += 1
+            began = time.monotonic()
+            attempts.queued_s += began - queued
+        attempts.requests += 1
         try:
             if self.guards_own_timeout:
                 response = await self._attempt(request)
@@ -332,6 +351,7 @@ class BaseChatModel(ABC):
             raise
         finally:
             gate.release()
+            attempts.busy_s += time.monotonic() - began
         gate.on_success()
         if gate.tokens is not None:
             gate.settle_tokens(estimate, response.usage.total_tokens)

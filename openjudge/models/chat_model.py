@@ -102,15 +102,17 @@ class TokenLogprob:
 class ChatResponse:
     """What a chat call returned.
 
-    Providers build it for one attempt; the core then fills in ``usage.requests`` and
-    ``latency_s`` for the whole call (mutable to spare a copy on every call).
+    Providers build it for one attempt; the core then fills in ``usage.requests``,
+    ``latency_s`` and ``queue_s`` for the whole call (mutable to spare a copy on every call).
 
     Attributes:
         content: The assistant's text ("" if none).
         usage: Tokens spent, requests counted (retries included).
         finish_reason: Why generation stopped (``stop``, ``length``, ...), if known.
         logprobs: Per-token log-probabilities, when requested and returned.
-        latency_s: Wall time of the whole call, retries and waits included.
+        latency_s: Time the server took over every attempt of the call (queueing for the
+            provider's limits and retry backoff excluded).
+        queue_s: Time the call waited for the provider's concurrency and rate limits.
         model: The model name the server reported.
         parsed: Filled by callers that parse ``content`` (the LLM grader does).
     """
@@ -120,6 +122,7 @@ class ChatResponse:
     finish_reason: str | None = None
     logprobs: tuple[TokenLogprob, ...] = ()
     latency_s: float = 0.0
+    queue_s: float = 0.0
     model: str = ""
     parsed: Mapping[str, Any] | None = None
 

@@ -30,7 +30,7 @@ class _Page(HTMLParser):
     def _chart(self) -> str | None:
         for _, attrs in reversed(self._stack):
             if "chart" in attrs.get("class", "").split():
-                return attrs.get("data-grader", "latency")
+                return attrs.get("data-grader") or attrs.get("data-aggregate", "latency")
         return None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -114,10 +114,16 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, _Page]:
 def test_one_histogram_per_grader(page: tuple[str, _Page]) -> None:
     _, parsed = page
     charts = parsed.with_class("chart", "histogram")
-    assert [c["data-grader"] for c in charts] == ["quality", "length", "pairwise", "safety"]
+    assert [c.get("data-grader") or c["data-aggregate"] for c in charts] == [
+        "quality",
+        "length",
+        "pairwise",
+        "safety",
+        "overall",  # the aggregate's histogram comes after the graders'
+    ]
     # Every score is in exactly one bar: the bar titles "low – high: count" add up.
     totals = {g: sum(int(t.rsplit(": ", 1)[1]) for t in titles) for g, titles in parsed.bars.items()}
-    assert totals == {"quality": 26, "length": 30, "safety": 26, "latency": 59}
+    assert totals == {"quality": 26, "length": 30, "safety": 26, "overall": 30, "latency": 59}
     assert "pairwise" not in parsed.bars  # ranks only: no bars
 
 
@@ -152,13 +158,21 @@ def test_lowest_rows(page: tuple[str, _Page]) -> None:
     assert by_grader == {
         # lowest normalised first; ties keep the earliest samples
         "quality": [
-            ["s00", "0", "1", "quality reason 0"],
-            ["s05", "0", "1", _XSS],
-            ["s15", "0", "1", "quality reason 15"],
+            ["s00", "0", "1", "quality reason 0", "-"],
+            ["s05", "0", "1", _XSS, "-"],
+            ["s15", "0", "1", "quality reason 15", "-"],
         ],
-        "length": [["s00", "0", "0", ""], ["s01", "0.1", "0.1", ""], ["s02", "0.2", "0.2", ""]],
-        "safety": [["s02", "1", "1", "safe"], ["s03", "1", "1", "safe"], ["s04", "1", "1", "safe"]],
-    }
+        "length": [
+            ["s00", "0", "0", "", "-"],
+            ["s01", "0.1", "0.1", "", "-"],
+            ["s02", "0.2", "0.2", "", "-"],
+        ],
+        "safety": [
+            ["s02", "1", "1", "safe", "-"],
+            ["s03", "1", "1", "safe", "-"],
+            ["s04", "1", "1", "safe", "-"],
+        ],
+    }  # no dataset was given: no inputs to show
 
 
 def test_summary_table(page: tuple[str, _Page]) -> None:

@@ -38,6 +38,7 @@ def test_result_to_json_score() -> None:
         metadata={"votes": [4, 4, 5]},
         score_range=ScoreRange(low=1, high=5),
         latency_s=1.25,
+        queue_s=0.5,
         usage=TokenUsage(prompt_tokens=10, completion_tokens=2, requests=1),
     )
     assert result_to_json(result) == {
@@ -48,6 +49,7 @@ def test_result_to_json_score() -> None:
         "metadata": {"votes": [4, 4, 5]},
         "score_range": {"low": 1.0, "high": 5.0, "higher_is_better": True},
         "latency_s": 1.25,
+        "queue_s": 0.5,
         "usage": {"prompt_tokens": 10, "completion_tokens": 2, "requests": 1},
     }
 
@@ -59,6 +61,7 @@ def test_result_to_json_rank_and_error() -> None:
         "reason": "b wins",
         "metadata": {},
         "latency_s": None,
+        "queue_s": None,
         "usage": None,
     }
     error = GraderError(
@@ -70,6 +73,7 @@ def test_result_to_json_rank_and_error() -> None:
         "message": "no answer in 30 s",
         "error_type": "TimeoutError",
         "latency_s": 30.0,
+        "queue_s": None,
         "metadata": {},
         "usage": None,
     }
