@@ -166,7 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = handler(args)
         sys.stdout.flush()
         return code
-    except (ConfigError, DatasetError, ResultsFileError) as exc:
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    except (DatasetError, ResultsFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:

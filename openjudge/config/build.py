@@ -183,7 +183,7 @@ def build_job(
             providers[name] = build_provider(name, spec).with_cache(
                 cache if spec.sampling.temperature == 0 else None
             )
-        except (TypeError, ValueError, ImportError) as exc:  # an ImportError names the extra to install
+        except Exception as exc:  # bad settings, or an ImportError naming the extra to install
             hint = (
                 f"; in a config, set providers.{name}.api_key (e.g. ${{OPENAI_API_KEY}})"
                 if "api_key" in str(exc)
@@ -209,7 +209,7 @@ def build_job(
                 params.setdefault("name", name)
         try:
             grader: BaseGrader = cls(**params)
-        except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        except Exception as exc:  # whatever a constructor raises on bad params is a config problem
             problems.append(where.at(base, f"cannot build {gspec.type!r}: {exc}"))
             continue
         mapper = gspec.mapper if gspec.mapper is not None else _same_named(grader, name)

@@ -11,7 +11,7 @@ from typing import TypeAlias
 
 import yaml
 
-__all__ = ["FieldPath", "Located", "duplicate_keys", "line_map"]
+__all__ = ["FieldPath", "Located", "duplicate_keys", "line_map", "one_line"]
 
 FieldPath: TypeAlias = tuple[str | int, ...]
 
@@ -30,9 +30,16 @@ class Located:
         return self.lines.get(probe, 1)
 
     def at(self, path: Sequence[str | int], message: str) -> str:
-        """``"file:line: field.path: message"``."""
+        """``"file:line: field.path: message"`` (on one line)."""
         field = ".".join(str(p) for p in path) or "(top level)"
-        return f"{self.source}:{self.line(path)}: {field}: {message}"
+        return f"{self.source}:{self.line(path)}: {field}: {one_line(message)}"
+
+
+def one_line(message: str) -> str:
+    """An exception's text on one line (pydantic's multi-line reports become ``; ``-separated)."""
+    lines = [line.strip() for line in message.splitlines()]
+    kept = [line for line in lines if line and not line.startswith("For further information")]
+    return "; ".join(kept)
 
 
 def _key_name(key: yaml.Node) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
@@ -98,15 +98,19 @@ def grader_arguments(
             except ValidationError as exc:
                 problems += problems_from(exc, Sampling, where, at)
             continue
+        argument: Any = value
         adapter = _adapter(cls, name) if name in accepted else None
         if adapter is not None:
             try:
                 checked = adapter.validate_python(value)
+                if isinstance(checked, Iterator):
+                    list(checked)  # an Iterable[...] parameter validates its items lazily: now
             except ValidationError as exc:
                 problems += [where.at((*at, *e["loc"]), error_message(e, BaseModel)) for e in exc.errors()]
                 continue
-            value = checked if isinstance(value, list) else value  # YAML lists -> the tuples it wants
-        arguments[name] = value
+            if isinstance(value, list) and isinstance(checked, tuple):
+                argument = checked  # the tuple it wants for a YAML list
+        arguments[name] = argument
     for name, p in accepted.items():
         if p.default is inspect.Parameter.empty and name not in params:
             problems.append(where.at(path, f"missing required parameter {name!r}"))

@@ -21,6 +21,7 @@ engine at once; samples are taken and outcomes delivered on the loop's thread.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import inspect
 import itertools
@@ -31,6 +32,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -303,7 +305,13 @@ def grade_on_ray(
         regrade=regrade,
         progress_stream=progress_stream,
     )
-    return anyio.run(run)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(run)
+    # Called from a running event loop (a notebook): run on a loop of its own, in a thread.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="openjudge-ray") as pool:
+        return pool.submit(anyio.run, run).result()
 
 
 def _ensure_ray(ray: ModuleType, address: str | None, cpus_needed: float) -> bool:

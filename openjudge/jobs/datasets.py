@@ -321,8 +321,8 @@ def _unusable(exc: RecursionError | ValueError) -> str:
         return "JSON nested too deeply to read (about 1,000 levels or more); flatten the record"
     if "digits" in str(exc):
         return (
-            f"a number has more than {sys.get_int_max_str_digits():,} digits, more than a "
-            "number can hold here; write it as a string"
+            f"a number has more than {sys.get_int_max_str_digits():,} digits (Python's limit for "
+            "reading integers); write it as a string"
         )
     return f"unusable JSON value ({exc})"
 

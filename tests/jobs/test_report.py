@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange
-from openjudge.jobs.report import write_report
+from openjudge.jobs._svg import nice_top
+from openjudge.jobs.report import SampleSource, write_report
 from openjudge.jobs.results import ResultsWriter, SampleOutcome
 from openjudge.models.usage import TokenUsage
 
@@ -225,3 +229,45 @@ def test_single_valued_unranged_grader_and_no_lowest(tmp_path: Path) -> None:
     assert parsed.rows_with_class("lowest-row") == []
     with pytest.raises(ValueError, match="lowest"):
         write_report(results, report, title="t", lowest=-1)
+
+
+@pytest.mark.parametrize(
+    ("peak", "top"), [(0, 1), (1, 1), (7, 8), (11, 12), (267, 300), (301, 400), (4100, 5000)]
+)
+def test_the_y_axis_is_fitted_to_the_tallest_bar(peak: int, top: int) -> None:
+    assert nice_top(peak) == top
+
+
+def test_the_lowest_samples_show_the_inputs_each_grader_saw(tmp_path: Path) -> None:
+    data = tmp_path / "data.jsonl"
+    long_answer = "x" * 1000
+    samples = [
+        {"id": "a", "answer": _XSS, "expected": "b", "noise": "not an input"},
+        {"id": "b", "answer": long_answer, "expected": "y"},
+        {"id": "c", "answer": "same", "expected": "same"},
+    ]
+    data.write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    with ResultsWriter(results) as writer:
+        for i, sample in enumerate(samples):
+            score = float(sample["answer"] == sample["expected"])
+            writer.write(
+                SampleOutcome(
+                    id=str(sample["id"]),
+                    line=i + 1,
+                    results={"exact": GraderScore(name="exact", score=score)},
+                )
+            )
+    report = tmp_path / "report.html"
+
+    def inputs(sample: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {"response": sample["answer"], "reference": sample["expected"]}
+
+    write_report(results, report, title="t", lowest=2, samples=SampleSource(data, inputs={"exact": inputs}))
+    html = report.read_text(encoding="utf-8")
+    parsed = _Page()
+    parsed.feed(html)
+    shown = {cells[0]: cells[4] for _, cells in parsed.rows_with_class("lowest-row")}
+    assert shown["a"] == json.dumps({"response": _XSS, "reference": "b"})  # what the grader saw, no more
+    assert shown["b"].startswith('{"response": "xxx') and len(shown["b"]) == 300 and shown["b"].endswith("…")
+    assert "<script" not in html
