@@ -145,7 +145,6 @@ class ResultsWriter:
         fsync_every: Call ``os.fsync`` after this many lines (``None``: never by count).
         fsync_interval_s: Call ``os.fsync`` when this many seconds have passed since the
             last one (``None``: never by time). ``close`` always syncs.
-        offsets: Also index where each id's line is (:meth:`offsets`), to read them back.
     """
 
     def __init__(
@@ -154,18 +153,15 @@ class ResultsWriter:
         *,
         fsync_every: int | None = 100,
         fsync_interval_s: float | None = 5.0,
-        offsets: bool = False,
     ) -> None:
         if fsync_every is not None and fsync_every < 1:
             raise ValueError(f"fsync_every must be at least 1 or None, got {fsync_every}")
         self.path = path
         self._fsync_every = fsync_every
         self._fsync_interval_s = fsync_interval_s
-        self._want_offsets = offsets
         self._fd: int | None = None
         self._size = 0
         self._done: set[str] = set()
-        self._offsets: dict[str, tuple[int, int]] = {}
         self._header: ResultsHeader | None = None
         self._unsynced = 0
         self._last_sync = 0.0
@@ -195,7 +191,7 @@ class ResultsWriter:
         opened = False
         try:
             _lock(fd, self.path)
-            scan = _scan(self.path, offsets=self._want_offsets)
+            scan = _scan(self.path)
             if scan.good_size < scan.total_size:
                 os.ftruncate(fd, scan.good_size)
                 os.fsync(fd)
@@ -210,7 +206,6 @@ class ResultsWriter:
         self._fd = fd
         self._size = scan.good_size
         self._done = scan.ids
-        self._offsets = scan.offsets
         self._header = scan.header
         self._last_sync = time.monotonic()
 
@@ -248,16 +243,8 @@ class ResultsWriter:
         """Samples in the file."""
         return len(self._done)
 
-    def offsets(self) -> dict[str, tuple[int, int]]:
-        """Id to ``(offset, length)`` of its line, for the lines that were in the file when
-        it was opened (``offsets=True`` only)."""
-        self._require_open()
-        if not self._want_offsets:
-            raise RuntimeError("open the writer with offsets=True to index its lines")
-        return self._offsets
-
     def read_line(self, offset: int, length: int) -> OutcomeLine:
-        """The sample line at ``offset`` (from :meth:`offsets`)."""
+        """The sample line at ``offset`` (as :func:`index_results` gives it)."""
         raw = os.pread(self._require_open(), length, offset)
         return OutcomeLine.model_validate_json(raw)
 

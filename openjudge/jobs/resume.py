@@ -34,7 +34,7 @@ from openjudge.jobs.datasets import BadRecord, SampleRecord
 from openjudge.jobs.fingerprint import JobChanges, JobFingerprint, compare
 from openjudge.jobs.records import OutcomeLine, ResultsHeader
 from openjudge.jobs.replay import with_stored
-from openjudge.jobs.results import ResultsFileError, ResultsWriter, SampleOutcome
+from openjudge.jobs.results import ResultsFileError, ResultsWriter, SampleOutcome, index_results
 
 __all__ = ["DISTRIBUTION", "BoundResults", "JobMismatchError", "Pending", "writer_name"]
 
@@ -146,7 +146,7 @@ class BoundResults:
         return self.path.with_name(self.path.name + ".bak")
 
     def __enter__(self) -> BoundResults:
-        target = ResultsWriter(self.path, offsets=True)
+        target = ResultsWriter(self.path)
         target.open()
         try:
             self._bind(target)
@@ -173,7 +173,7 @@ class BoundResults:
             changes = JobChanges(added=tuple(self.header.job.graders))  # no header: grade everything
         self.changes = changes
         self._keep = frozenset(self.header.job.graders) - changes.to_grade
-        self._offsets = current.offsets()
+        self._offsets = index_results(self.path)  # only now: it costs memory per sample
         self._previous = current
         self._target = self._open_staging()
 

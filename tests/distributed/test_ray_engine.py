@@ -179,3 +179,30 @@ def test_sigterm_mid_run_stops_cleanly_and_a_rerun_completes(
     final = ids_in(out)
     assert sorted(final) == [f"s{i:05d}" for i in range(n)]  # no gaps, no duplicates
     assert all(row["quality"][1] == judge_score(int(i[1:])) for i, row in graded(out).items())
+
+
+def test_a_grader_added_to_the_config_is_graded_on_the_workers_and_the_rest_replayed(
+    cluster: None, judge: JudgeServerProcess, tmp_path: Path
+) -> None:
+    n = 60
+    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    data = write_samples(tmp_path / "data.jsonl", n)
+    out = tmp_path / "results.jsonl"
+    assert grade_on_ray(config, data, out, workers=2, batch_size=20).graded == n
+    before = graded(out)
+
+    added = "  format:\n    type: reasoning_format\n    mapper: {response: answer}\naggregators:"
+    config.write_text(config.read_text(encoding="utf-8").replace("aggregators:", added), encoding="utf-8")
+    judge.reset_stats()
+    stats = grade_on_ray(config, data, out, workers=2, batch_size=20)
+    assert judge.stats().chat_requests == 0  # the stored judge results crossed to the workers
+    assert stats.changes is not None and stats.changes.added == ("format",)
+    assert (stats.graded, stats.regraded, stats.pairs) == (n, n, n)
+    after = graded(out)
+    assert after.keys() == before.keys()
+    for sample_id, row in after.items():
+        assert row["quality"] == before[sample_id]["quality"] and row["exact"] == before[sample_id]["exact"]
+        assert row["format"][:2] == ("score", 0.0)  # no <think>/<answer> in these answers
+        quality, exact = row["quality"][2], row["exact"][2]
+        assert quality is not None and exact is not None
+        assert row["reward"][1] == pytest.approx((quality + exact + 0.0) / 3)  # recomputed over all three

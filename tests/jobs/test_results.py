@@ -15,6 +15,7 @@ from openjudge.jobs.results import (
     ResultsFileError,
     ResultsWriter,
     SampleOutcome,
+    index_results,
     read_header,
     read_outcomes,
     read_results,
@@ -340,9 +341,9 @@ def test_the_header_is_the_first_line_and_readers_skip_it(tmp_path: Path) -> Non
     assert read_header(path) == _header()
     assert [r["id"] for r in read_results(path)] == ["a"]
     assert [o.id for o in read_outcomes(path)] == ["a"]
-    with ResultsWriter(path, offsets=True) as writer:
+    with ResultsWriter(path) as writer:
         assert writer.header == _header() and writer.completed_ids() == {"a"}
-        offset, length = writer.offsets()["a"]
+        offset, length = index_results(path)["a"]
         assert writer.read_line(offset, length).id == "a"
         with pytest.raises(ResultsFileError, match="already holds results"):
             writer.set_header(_header(("other",)))
