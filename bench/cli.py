@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from openjudge.jobs.results import read_results
+
 CONFIG = """
 graders:
   loops: {type: action_loop_detection}
@@ -78,7 +80,7 @@ def main() -> None:
             stdout=subprocess.DEVNULL,
         )
         wall = time.perf_counter() - started
-        lines = sum(1 for _ in (root / "results.jsonl").open("rb"))
+        lines = sum(1 for _ in read_results(root / "results.jsonl"))
         size_mb = data.stat().st_size / 2**20
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert lines == n, f"{lines} results for {n} samples"

@@ -116,7 +116,8 @@ def _scale_problems(config: JobConfig, graders: Mapping[str, BaseGrader], where:
     problems: list[str] = []
     for i, agg in enumerate(config.aggregators):
         label = f"{agg.type} aggregator {agg.name or agg.type!r}"
-        mixed = list(agg.weights) if agg.weights is not None else list(config.graders)
+        instead = "" if agg.type == "min" else ", or list the graders to mix in 'weights'"
+        mixed = list(agg.weights) if agg.weights is not None and agg.type != "min" else list(config.graders)
         if agg.type == "gate":
             mixed = [*dict.fromkeys([*(agg.gates or {}), *mixed])]
         elif len(mixed) < 2:
@@ -134,8 +135,7 @@ def _scale_problems(config: JobConfig, graders: Mapping[str, BaseGrader], where:
                 problems.append(
                     where.at(
                         at,
-                        f"{label} cannot use grader {name!r}: it returns ranks, not scores; list the "
-                        "graders to mix in 'weights'",
+                        f"{label} cannot use grader {name!r}: it returns ranks, not scores{instead}",
                     )
                 )
             elif grader.score_range is None:
@@ -144,7 +144,7 @@ def _scale_problems(config: JobConfig, graders: Mapping[str, BaseGrader], where:
                         at,
                         f"{label} mixes grader {name!r}, which declares no score range, so its raw scores "
                         f"cannot be put on the 0-1 scale of the others: set graders.{name}.params.score_range "
-                        "(e.g. [1, 5]), or list the graders to mix in 'weights'",
+                        f"(e.g. [1, 5]){instead}",
                     )
                 )
     return problems

@@ -404,7 +404,7 @@ def read_header(path: Path) -> ResultsHeader | None:
 
 
 def _is_header(raw: bytes) -> bool:
-    return raw.startswith(b'{"openjudge"')
+    return b'"openjudge"' in raw[:64] and isinstance(_parse_line(raw), ResultsHeader)
 
 
 def read_results(path: Path) -> Iterator[dict[str, JsonValue]]:

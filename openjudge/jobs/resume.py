@@ -180,7 +180,7 @@ class BoundResults:
     def _open_staging(self) -> ResultsWriter:
         staging = ResultsWriter(self.staging_path)
         staging.open()
-        if staging.header == self.header:
+        if staging.header is not None and staging.header.job == self.header.job:
             return staging  # an interrupted migration to this same job: go on with it
         if len(staging):  # a migration to another job that never finished: start over
             staging.close()
