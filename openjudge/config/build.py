@@ -102,6 +102,17 @@ def _same_named(grader: BaseGrader, key: str) -> Mapper:
     return inputs
 
 
+def _provider_problem(name: str, exc: Exception) -> str:
+    """Why a provider could not be built, worded for a config (not for Python callers)."""
+    text = str(exc)
+    if "api_key=" in text:  # the Python API's "pass api_key=..." advice
+        return (
+            f"no API key: set providers.{name}.api_key (e.g. api_key: ${{OPENAI_API_KEY}}); "
+            "for a local server also set base_url"
+        )
+    return text
+
+
 def _aggregator(spec: AggregatorSpec) -> Aggregator:
     if spec.type == "weighted_mean":
         return WeightedMeanAggregator(spec.name or "weighted_mean", spec.weights, on_error=spec.on_error)
@@ -184,12 +195,7 @@ def build_job(
                 cache if spec.sampling.temperature == 0 else None
             )
         except Exception as exc:  # bad settings, or an ImportError naming the extra to install
-            hint = (
-                f"; in a config, set providers.{name}.api_key (e.g. ${{OPENAI_API_KEY}})"
-                if "api_key" in str(exc)
-                else ""
-            )
-            problems.append(where.at(("providers", name), f"{exc}{hint}"))
+            problems.append(where.at(("providers", name), _provider_problem(name, exc)))
     configs: dict[str, GraderConfig] = {}
     grader_providers: dict[str, str] = {}
     for name, gspec in config.graders.items():

@@ -163,3 +163,13 @@ def test_aggregator_names_must_not_clash() -> None:
     assert problems(text) == [
         "job.yaml:4: aggregators.0: the name 'reward' is already used by a grader: give 'name: ...'"
     ]
+
+
+def test_a_missing_api_key_is_worded_for_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    text = "providers:\n  judge: {kind: openai, model: gpt-4o-mini}\ngraders:\n  q: {type: llm, provider: judge, params: {template: '{x}'}}\n"
+    assert problems(text) == [
+        "job.yaml:2: providers.judge: no API key: set providers.judge.api_key (e.g. api_key: "
+        "${OPENAI_API_KEY}); for a local server also set base_url"
+    ]
