@@ -87,8 +87,9 @@ class ScoreRange(BaseModel):
             bounds = (value["low"], value["high"])
         elif isinstance(value, tuple | list) and len(value) == 2:
             bounds = (value[0], value[1])
-        if bounds is not None and all(isinstance(v, int | float) and not isinstance(v, bool) for v in bounds):
-            low, high = float(bounds[0]), float(bounds[1])  # type: ignore[arg-type]  # checked just above
+        numbers = [float(v) for v in bounds or () if isinstance(v, int | float) and not isinstance(v, bool)]
+        if len(numbers) == 2:
+            low, high = numbers
             if not (math.isfinite(low) and math.isfinite(high) and low < high):
                 raise ValueError(f"score_range needs finite low < high, e.g. (1, 5); got {value!r}")
             better = value.get("higher_is_better", True) if isinstance(value, Mapping) else True
