@@ -3,18 +3,23 @@
     python -m bench.cli [N]
 
 Runs the real CLI in a child process (rule graders, so no judge is needed) and reads
-the child's peak RSS from the kernel. Target: <= 250 MB however large the dataset.
+the child's peak RSS and CPU time from the kernel. Target: <= 250 MB however large the
+dataset. The CPU time (user + system) is the figure to compare between versions on a
+shared machine: wall time moves with the load average, CPU time much less.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from openjudge.jobs.results import read_results
 
 CONFIG = """
 graders:
@@ -78,12 +83,15 @@ def main() -> None:
             stdout=subprocess.DEVNULL,
         )
         wall = time.perf_counter() - started
-        lines = sum(1 for _ in (root / "results.jsonl").open("rb"))
+        lines = sum(1 for _ in read_results(root / "results.jsonl"))
         size_mb = data.stat().st_size / 2**20
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak_mb = usage.ru_maxrss / 1024
+    cpu = usage.ru_utime + usage.ru_stime
     assert lines == n, f"{lines} results for {n} samples"
     print(
-        f"dataset: {n:,} samples, {size_mb:.0f} MB; graded in {wall:.1f} s ({n / wall:,.0f} samples/s, 3 rule graders)"
+        f"dataset: {n:,} samples, {size_mb:.0f} MB; graded in {wall:.1f} s ({n / wall:,.0f} samples/s, 3 rule graders); "
+        f"CPU {cpu:.1f} s ({cpu / n * 1e6:.0f} us per sample); load average {os.getloadavg()[0]:.1f}"
     )
     verdict = "MET" if peak_mb <= 250 else "NOT MET"
     print(f"openjudge run peak RSS: {peak_mb:.0f} MB (target <= 250 MB) {verdict}")

@@ -35,10 +35,10 @@ from pathlib import Path
 
 import anyio
 
-from openjudge.cli.run_job import run_job
 from openjudge.config.build import build_job
 from openjudge.config.loader import load_config
-from openjudge.distributed import grade_on_ray, import_ray
+from openjudge.distributed import grade_on_ray, import_ray, plan_workers
+from openjudge.jobs.engine import run_job
 from openjudge.jobs.results import read_results
 from providers.testing.judge_server import JudgeServerProcess
 
@@ -83,7 +83,7 @@ def scores(path: Path) -> dict[str, str]:
         results = record["results"]
         assert isinstance(results, dict)
         kept = {
-            name: {k: v for k, v in entry.items() if k not in ("latency_s", "usage")}
+            name: {k: v for k, v in entry.items() if k not in ("latency_s", "queue_s", "usage")}
             for name, entry in results.items()
             if isinstance(entry, dict)
         }
@@ -92,7 +92,7 @@ def scores(path: Path) -> dict[str, str]:
 
 
 class FirstLine:
-    """Notes when a file first gets content (polled), to split start-up from steady state."""
+    """Notes when a results file gets its first sample (polled), to split start-up from steady state."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -102,7 +102,7 @@ class FirstLine:
 
     def _poll(self) -> None:
         while not self._stop.is_set() and self.at is None:
-            if self.path.exists() and self.path.stat().st_size > 0:
+            if self.path.exists() and self.path.read_bytes().count(b"\n") > 1:  # the header, then a sample
                 self.at = time.perf_counter()
             self._stop.wait(0.02)
 
@@ -143,9 +143,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         local_out = folder / "local.jsonl"
         server.reset_stats()
         started = time.perf_counter()
-        local = anyio.run(
-            lambda: run_job(config, job, data_path=data, out_path=local_out, progress_stream=None)
-        )
+        local = anyio.run(lambda: run_job(config, job, data_path=data, out_path=local_out))
         local_s = time.perf_counter() - started
         local_peak = server.stats().peak_in_flight
         assert local.graded == n
@@ -176,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         assert stats.graded == n and ray_stats.chat_requests == n
         warmup = (first.at or ended) - started
         steady = n / max(ended - (first.at or started), 1e-9)
-        share = stats.worker_limits["judge"].max_concurrency
+        share = plan_workers(config, args.workers).limits["judge"].max_concurrency
         print(
             f"ray engine:    {ray_s:7.2f} s  {n / ray_s:7.0f} samples/s  "
             f"peak in flight {ray_stats.peak_in_flight} (limit {limit}: {stats.workers} workers x {share})  "

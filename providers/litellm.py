@@ -1,6 +1,6 @@
 """Every litellm route as a chat model: ``openai/``, ``hosted_vllm/``, ``azure/``, ``anthropic/``, ...
 
-litellm is optional (``pip install 'openjudge[litellm]'``) and imported only when a
+litellm is optional (``pip install 'openjudge-graders[litellm]'``) and imported only when a
 model is built: the import costs seconds, and it would fetch a cost map over the
 network unless ``LITELLM_LOCAL_MODEL_COST_MAP`` is set, which :func:`load_litellm`
 does first. litellm's own retry layers are off on every call (``num_retries=0,
@@ -58,7 +58,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-LITELLM_EXTRA_HINT = "pip install 'openjudge[litellm]'"
+LITELLM_EXTRA_HINT = "pip install 'openjudge-graders[litellm]'"
 _ROUTE_EXAMPLES = (
     "'openai/gpt-4o-mini', 'hosted_vllm/Qwen/Qwen3-8B', 'azure/<deployment>', 'anthropic/<model>'"
 )

@@ -96,7 +96,7 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 1
-    broken = pip_check_problems(frozenset(pins) | {"openjudge"})
+    broken = pip_check_problems(frozenset(pins) | {"openjudge-graders"})
     if broken:
         print("check_env: pip check found broken requirements:", file=sys.stderr)
         for line in broken:

@@ -1,7 +1,7 @@
 """SkyRL integration: a SkyRL-Gym environment rewarded by openjudge graders.
 
 Importing this package does not import ``skyrl_gym``; :class:`OpenJudgeEnv` and
-:func:`register_env` load it on first use (``pip install 'openjudge[skyrl]'``).
+:func:`register_env` load it on first use (``pip install 'openjudge-graders[skyrl]'``).
 
 - :class:`OpenJudgeEnv`: a ``BaseTextEnv`` whose ``step`` grades the action through a
   process-wide scorer (one persistent event loop, shared provider limits).

@@ -8,7 +8,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised by a subprocess test
     raise ImportError(
         "integrations.skyrl.OpenJudgeEnv needs SkyRL's environment package: "
-        "pip install 'openjudge[skyrl]' (skyrl-gym)"
+        "pip install 'openjudge-graders[skyrl]' (skyrl-gym)"
     ) from exc
 
 __all__ = ["BaseTextEnv", "register", "registry"]

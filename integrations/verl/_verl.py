@@ -9,7 +9,7 @@ from __future__ import annotations
 INSTALL_HINT = (
     "integrations.verl's reward managers need VERL and torch. Install torch first, then the extra:\n"
     "    pip install torch==2.13.0          # or your CUDA build; install it BEFORE verl so pip keeps it\n"
-    "    pip install 'openjudge[verl]'\n"
+    "    pip install 'openjudge-graders[verl]'\n"
     "(VERL does not pin torch: without a torch already installed, pip pulls the newest CUDA build.)"
 )
 

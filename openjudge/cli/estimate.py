@@ -11,6 +11,7 @@ from openjudge.config.schema import JobConfig
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError
 from openjudge.jobs.datasets import SampleRecord, iter_samples
+from openjudge.jobs.summary import format_cost
 from openjudge.models.chat_client import ChatClient
 from openjudge.runner.mapper import compile_mapper
 
@@ -22,22 +23,30 @@ DEFAULT_COMPLETION_TOKENS = 200
 
 @dataclass(slots=True)
 class GraderEstimate:
+    """One LLM grader's estimate.
+
+    Attributes:
+        assumed_reply: Completion tokens assumed per call when the provider sets no
+            ``max_tokens`` (:data:`DEFAULT_COMPLETION_TOKENS`), else ``None``.
+    """
+
     name: str
     calls: int = 0
     skipped: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None
+    assumed_reply: int | None = None
 
 
 def _tokens(messages: list[dict[str, object]]) -> int:
     return max(1, sum(len(str(m.get("content") or "")) for m in messages) // 4)
 
 
-def _reply_allowance(grader: LLMGrader) -> int:
+def _max_tokens(grader: LLMGrader) -> int | None:
+    sampling = grader.sampling.max_tokens if grader.sampling is not None else None
     model = grader.model
-    max_tokens = model.sampling.max_tokens if isinstance(model, ChatClient) else None
-    return max_tokens or DEFAULT_COMPLETION_TOKENS
+    return sampling or (model.sampling.max_tokens if isinstance(model, ChatClient) else None)
 
 
 def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[GraderEstimate]:
@@ -46,6 +55,12 @@ def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[Grad
         name: cfg for name, cfg in job.runner.grader_configs.items() if isinstance(cfg.grader, LLMGrader)
     }
     estimates = {name: GraderEstimate(name) for name in graders}
+    allowance: dict[str, int] = {}
+    for name, cfg in graders.items():
+        assert isinstance(cfg.grader, LLMGrader)
+        limit = _max_tokens(cfg.grader)
+        allowance[name] = limit or DEFAULT_COMPLETION_TOKENS
+        estimates[name].assumed_reply = None if limit else DEFAULT_COMPLETION_TOKENS
     mappers = {name: compile_mapper(cfg.mapper) for name, cfg in graders.items()}
     for record in iter_samples(
         data_path, format=config.data.format, on_error="skip", id_key=config.data.id_field
@@ -68,7 +83,7 @@ def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[Grad
             est = estimates[name]
             est.calls += 1
             est.prompt_tokens += _tokens(prepared)
-            est.completion_tokens += _reply_allowance(grader)
+            est.completion_tokens += allowance[name]
     for name, est in estimates.items():
         provider = config.providers.get(job.grader_providers.get(name, ""))
         price = provider.price if provider is not None else None
@@ -80,6 +95,7 @@ def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[Grad
 
 
 def render_estimate(estimates: list[GraderEstimate]) -> str:
+    """A table per grader; a note for each assumption it makes."""
     if not estimates:
         return "no LLM graders in this config: grading makes no judge calls"
     header = ("grader", "calls", "skipped", "prompt tokens", "completion tokens", "cost")
@@ -90,7 +106,7 @@ def render_estimate(estimates: list[GraderEstimate]) -> str:
             str(e.skipped),
             f"{e.prompt_tokens:,}",
             f"{e.completion_tokens:,}",
-            "-" if e.cost is None else f"${e.cost:,.4f}",
+            format_cost(e.cost),
         )
         for e in estimates
     ]
@@ -101,4 +117,16 @@ def render_estimate(estimates: list[GraderEstimate]) -> str:
         )
         for r in [header, *rows]
     ]
+    assumed = [e.name for e in estimates if e.assumed_reply is not None]
+    if assumed:
+        lines.append(
+            f"\ncompletion tokens assume {DEFAULT_COMPLETION_TOKENS} per call for {', '.join(assumed)} "
+            "(their provider sets no sampling.max_tokens; a short JSON verdict); prompt tokens are "
+            "characters / 4"
+        )
+    else:
+        lines.append(
+            "\ncompletion tokens are each provider's sampling.max_tokens (an upper bound); "
+            "prompt tokens are characters / 4"
+        )
     return "\n".join(lines)

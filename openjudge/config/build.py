@@ -1,4 +1,9 @@
-"""Turn a validated :class:`JobConfig` into providers, graders and a runner."""
+"""Turn a validated :class:`JobConfig` into providers, graders and a runner.
+
+Problems found while building (a parameter a grader does not take, a score range an
+aggregator needs, a provider that cannot be constructed) are reported all at once, as
+``file:line: field: message`` lines of one :class:`~openjudge.config.loader.ConfigError`.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from openjudge.config.loader import ConfigError
-from openjudge.config.schema import AggregatorSpec, JobConfig, ProviderSpec
+from openjudge.config.locations import Located
+from openjudge.config.params import grader_arguments
+from openjudge.config.schema import PROVIDER_KINDS, AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.registry import BUILTIN_GRADERS
+from openjudge.graders.schema import GraderMode
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
@@ -22,7 +30,9 @@ from openjudge.runner.aggregators import (
     MinAggregator,
     WeightedMeanAggregator,
 )
+from openjudge.runner.grader_config import BoundGrader
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
+from openjudge.runner.mapper import Mapper, MissingFieldError
 from providers.registry import load_factory
 
 __all__ = ["BuiltJob", "build_job", "build_provider"]
@@ -42,7 +52,7 @@ class BuiltJob:
 def build_provider(
     name: str, spec: ProviderSpec, *, limits: ConnectionLimits | None = None, cache: JudgeCache | None = None
 ) -> ChatClient:
-    """Instantiate one provider from its spec.
+    """Instantiate one provider from its spec (kind-specific fields per :data:`PROVIDER_KINDS`).
 
     ``limits`` is shared by the providers of one job: two that reach the same endpoint with
     the same model and key share one budget. ``cache`` is used only at temperature 0.
@@ -54,10 +64,10 @@ def build_provider(
         )
     factory: Callable[..., ChatClient] = load_factory(spec.kind)
     extra: dict[str, Any] = {}
-    if spec.api_version is not None:
-        if spec.kind not in ("azure", "litellm"):
-            raise ValueError(f"api_version applies to kind 'azure' or 'litellm', not {spec.kind!r}")
-        extra["api_version"] = spec.api_version
+    for field in PROVIDER_KINDS[spec.kind].fields:
+        value = getattr(spec, field)
+        if value is not None:
+            extra[field] = value
     policy = ProviderPolicy(
         timeout_s=spec.timeout_s,
         retry=RetryPolicy(max_attempts=spec.max_retries + 1),
@@ -82,15 +92,43 @@ def build_provider(
     )
 
 
-def _params(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Constructor arguments from YAML: lists become tuples for ``score_range``, and a
-    ``sampling`` mapping becomes a :class:`Sampling` (validated, so typos are reported)."""
-    params = dict(raw)
-    if isinstance(params.get("score_range"), list):
-        params["score_range"] = tuple(params["score_range"])
-    if isinstance(params.get("sampling"), Mapping):
-        params["sampling"] = Sampling.model_validate(params["sampling"])
-    return params
+class UnmappedInputError(MissingFieldError):
+    """A grader input a sample lacks, for a grader without a mapper (worded for YAML)."""
+
+    def __init__(self, field: str, grader: str) -> None:
+        super().__init__(field, field)
+        self.grader = grader
+
+    def __str__(self) -> str:
+        return (
+            f"sample has no field {self.path!r}: add it to the data, or map it from another field "
+            f"with graders.{self.grader}.mapper: {{{self.path}: <field>}}"
+        )
+
+
+def _same_named(grader: BaseGrader, key: str) -> Mapper:
+    """The mapper of a grader without one: its inputs are the sample's same-named fields."""
+    required = sorted(grader.input_spec().required)
+
+    def inputs(sample: Mapping[str, Any]) -> Mapping[str, Any]:
+        if isinstance(sample, Mapping):
+            for name in required:
+                if name not in sample:
+                    raise UnmappedInputError(name, key)
+        return sample
+
+    return inputs
+
+
+def _provider_problem(name: str, exc: Exception) -> str:
+    """Why a provider could not be built, worded for a config (not for Python callers)."""
+    text = str(exc)
+    if "api_key=" in text:  # the Python API's "pass api_key=..." advice
+        return (
+            f"no API key: set providers.{name}.api_key (e.g. api_key: ${{OPENAI_API_KEY}}); "
+            "for a local server also set base_url"
+        )
+    return text
 
 
 def _aggregator(spec: AggregatorSpec) -> Aggregator:
@@ -100,6 +138,45 @@ def _aggregator(spec: AggregatorSpec) -> Aggregator:
         return MinAggregator(spec.name or "min")
     inner = WeightedMeanAggregator(weights=spec.weights, on_error=spec.on_error)
     return GateAggregator(spec.gates or {}, inner, name=spec.name or "gate", fail_score=spec.fail_score)
+
+
+def _scale_problems(config: JobConfig, graders: Mapping[str, BaseGrader], where: Located) -> list[str]:
+    """Aggregators may only mix graders whose scores can be put on one 0-1 scale."""
+    problems: list[str] = []
+    for i, agg in enumerate(config.aggregators):
+        label = f"{agg.type} aggregator {agg.name or agg.type!r}"
+        instead = "" if agg.type == "min" else ", or list the graders to mix in 'weights'"
+        mixed = list(agg.weights) if agg.weights is not None and agg.type != "min" else list(config.graders)
+        if agg.type == "gate":
+            mixed = [*dict.fromkeys([*(agg.gates or {}), *mixed])]
+        elif len(mixed) < 2:
+            continue  # one grader: nothing to put on a common scale
+        for name in mixed:
+            grader = graders.get(name)
+            if grader is None:
+                continue  # not built; already reported
+            at = (
+                ("aggregators", i, "weights", name)
+                if agg.weights and name in agg.weights
+                else ("aggregators", i)
+            )
+            if grader.mode is GraderMode.LISTWISE:
+                problems.append(
+                    where.at(
+                        at,
+                        f"{label} cannot use grader {name!r}: it returns ranks, not scores{instead}",
+                    )
+                )
+            elif grader.score_range is None:
+                problems.append(
+                    where.at(
+                        at,
+                        f"{label} mixes grader {name!r}, which declares no score range, so its raw scores "
+                        f"cannot be put on the 0-1 scale of the others: set graders.{name}.params.score_range "
+                        f"(e.g. [1, 5]){instead}",
+                    )
+                )
+    return problems
 
 
 def _cache(config: JobConfig, base_dir: Path | None) -> JudgeCache | None:
@@ -122,8 +199,11 @@ def build_job(
     """Build providers (one object per named provider, shared by its graders) and the runner.
 
     Raises:
-        ConfigError: A grader's parameters do not fit its constructor (the message says which).
+        ConfigError: A grader's parameters do not fit its constructor, an aggregator mixes
+            a grader without a score range, or a provider cannot be built (every message
+            says which field, on which line).
     """
+    where = config.located(source)
     providers: dict[str, ChatClient] = {}
     problems: list[str] = []
     cache = _cache(config, base_dir) if use_cache else None
@@ -131,36 +211,45 @@ def build_job(
     for name, spec in config.providers.items():
         try:
             providers[name] = build_provider(name, spec, limits=limits, cache=cache)
-        except (TypeError, ValueError, ImportError) as exc:  # an ImportError names the extra to install
-            problems.append(f"{source}: providers.{name}: {exc}")
+        except Exception as exc:  # bad settings, or an ImportError naming the extra to install
+            problems.append(where.at(("providers", name), _provider_problem(name, exc)))
     configs: dict[str, GraderConfig] = {}
     grader_providers: dict[str, str] = {}
     for name, gspec in config.graders.items():
         entry = BUILTIN_GRADERS[gspec.type]
         if entry.kind == "llm" and (gspec.provider is None or gspec.provider not in providers):
             continue  # its provider failed to build; already reported
+        base = ("graders", name, "params")
+        cls = entry.load()
+        params, found = grader_arguments(cls, gspec.params, where, base)
+        if found:
+            problems += found
+            continue
+        if entry.kind == "llm" and gspec.provider is not None:
+            params["model"] = providers[gspec.provider]
+            grader_providers[name] = gspec.provider
+            if gspec.type == "llm":
+                params.setdefault("name", name)
         try:
-            params = _params(gspec.params)
-            if entry.kind == "llm" and gspec.provider is not None:
-                params["model"] = providers[gspec.provider]
-                grader_providers[name] = gspec.provider
-                if gspec.type == "llm":
-                    params.setdefault("name", name)
-            grader: BaseGrader = entry.load()(**params)
-            configs[name] = GraderConfig(grader, gspec.mapper)
-        except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-            problems.append(f"{source}: graders.{name}.params: cannot build {gspec.type!r}: {exc}")
+            grader: BaseGrader = cls(**params)
+        except Exception as exc:  # whatever a constructor raises on bad params is a config problem
+            problems.append(where.at(base, f"cannot build {gspec.type!r}: {exc}"))
+            continue
+        mapper = gspec.mapper if gspec.mapper is not None else _same_named(grader, name)
+        try:
+            BoundGrader(name, GraderConfig(grader, mapper))  # checks the mapper's input names now
+            configs[name] = GraderConfig(grader, mapper)
+        except (TypeError, ValueError) as exc:
+            problems.append(where.at(("graders", name, "mapper"), str(exc)))
+    problems += _scale_problems(config, {k: c.grader for k, c in configs.items()}, where)
     if problems:
         raise ConfigError(problems)
-    try:
-        runner = GradingRunner(
-            configs,
-            max_concurrency=config.runner.max_concurrency,
-            aggregators=[_aggregator(a) for a in config.aggregators],
-            show_progress=show_progress,
-            timeout=config.runner.timeout_s,
-            deadline=config.runner.deadline_s,
-        )
-    except ValueError as exc:
-        raise ConfigError([f"{source}: graders: {exc}"]) from None
+    runner = GradingRunner(
+        configs,
+        max_concurrency=config.runner.max_concurrency,
+        aggregators=[_aggregator(a) for a in config.aggregators],
+        show_progress=show_progress,
+        timeout=config.runner.timeout_s,
+        deadline=config.runner.deadline_s,
+    )
     return BuiltJob(runner=runner, providers=providers, grader_providers=grader_providers, cache=cache)

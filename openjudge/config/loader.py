@@ -1,28 +1,35 @@
 """Load a job config: YAML with line numbers, ``${ENV}`` expansion, precise errors.
 
-Every error names the file, the line and the field::
+Every error names the file, the line and the field, and says how to fix it::
 
-    judge.yaml:7: providers.judge.kind: Input should be 'openai' (got 'openia')
+    judge.yaml:7: providers.judge.kind: unknown provider kind 'openia'; did you mean 'openai'? ...
+
+A key given twice in one mapping is an error (YAML itself would keep the last silently).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
-from collections.abc import Mapping
+import types
+import typing
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
-from openjudge.config.schema import JobConfig
+from openjudge.config.locations import FieldPath, Located, duplicate_keys, line_map
+from openjudge.config.schema import PROVIDER_KINDS, JobConfig
 from openjudge.graders.registry import BUILTIN_GRADERS, lookup
 
-__all__ = ["ConfigError", "load_config", "parse_config"]
+__all__ = ["ConfigError", "did_you_mean", "error_message", "load_config", "parse_config", "problems_from"]
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-Path_ = tuple[str | int, ...]
+_INSTANCE_OF = re.compile(r" or instance of \w+")
 
 
 class ConfigError(ValueError):
@@ -32,35 +39,19 @@ class ConfigError(ValueError):
         super().__init__("\n".join(problems))
         self.problems = problems
 
-
-def _line_map(node: yaml.Node, path: Path_, out: dict[Path_, int]) -> None:
-    out[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            name = key.value if isinstance(key, yaml.ScalarNode) else str(key.value)
-            out[(*path, name)] = key.start_mark.line + 1
-            _line_map(value, (*path, name), out)
-            out[(*path, name)] = key.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _line_map(item, (*path, i), out)
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.problems,))
 
 
-class _Located:
-    def __init__(self, source: str, lines: dict[Path_, int]) -> None:
-        self.source = source
-        self.lines = lines
-
-    def at(self, path: Path_, message: str) -> str:
-        probe = path
-        while probe and probe not in self.lines:
-            probe = probe[:-1]
-        line = self.lines.get(probe, 1)
-        field = ".".join(str(p) for p in path) or "(top level)"
-        return f"{self.source}:{line}: {field}: {message}"
+def did_you_mean(name: str, choices: Sequence[str], what: str) -> str:
+    """``"unknown <what> 'x'; did you mean 'y'? (<what>s: a, b, c)"``."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    listing = ", ".join(sorted(choices)) or "none"
+    return f"unknown {what} {name!r}{hint} (valid: {listing})"
 
 
-def _expand(value: Any, path: Path_, where: _Located, problems: list[str], env: Mapping[str, str]) -> Any:
+def _expand(value: Any, path: FieldPath, where: Located, problems: list[str], env: Mapping[str, str]) -> Any:
     if isinstance(value, str):
 
         def sub(match: re.Match[str]) -> str:
@@ -84,8 +75,70 @@ def _expand(value: Any, path: Path_, where: _Located, problems: list[str], env: 
     return value
 
 
-def _semantic_checks(config: JobConfig, where: _Located) -> list[str]:
+def _model_at(root: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
+    """The model under ``root`` that holds the field at ``loc`` (walking dicts, lists and optionals)."""
+    current: object = root
+    steps = list(loc)
+    while steps:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(str(steps.pop(0)))
+            if field is None:
+                return None
+            current = field.annotation
+            continue
+        origin = typing.get_origin(current)
+        args = typing.get_args(current)
+        if origin in (typing.Union, types.UnionType):
+            current = next((a for a in args if a is not type(None)), None)
+        elif origin is dict and len(args) == 2:
+            steps.pop(0)
+            current = args[1]
+        elif origin is list and args:
+            steps.pop(0)
+            current = args[0]
+        else:
+            return None
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def error_message(err: ErrorDetails, root: type[BaseModel]) -> str:
+    """A pydantic error as a config message: unknown fields get a "did you mean"."""
+    loc = err["loc"]
+    if err["type"] == "extra_forbidden" and loc:
+        model = _model_at(root, loc[:-1])
+        if model is not None:
+            return did_you_mean(str(loc[-1]), list(model.model_fields), "field") + "; remove or rename it"
+    message = _INSTANCE_OF.sub("", err["msg"]).removeprefix("Value error, ")
+    got = err.get("input")
+    if err["type"] != "missing" and isinstance(got, str | int | float | bool) and repr(got) not in message:
+        message += f" (got {got!r})"
+    return message
+
+
+def problems_from(
+    exc: ValidationError, root: type[BaseModel], where: Located, base: FieldPath = ()
+) -> list[str]:
+    """One ``file:line: field: message`` per error of a validation of ``root`` at ``base``."""
+    problems = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        problems.append(where.at((*base, *loc), error_message(err, root)))
+    return list(dict.fromkeys(problems))
+
+
+def _semantic_checks(config: JobConfig, where: Located) -> list[str]:
     problems: list[str] = []
+    for name, provider in config.providers.items():
+        takes = PROVIDER_KINDS[provider.kind].fields
+        for field in sorted(provider.model_fields_set - takes):
+            kinds = [k for k, kind in PROVIDER_KINDS.items() if field in kind.fields]
+            if kinds:
+                problems.append(
+                    where.at(
+                        ("providers", name, field),
+                        f"applies to kind {' or '.join(repr(k) for k in kinds)}, not {provider.kind!r}",
+                    )
+                )
     for name, grader in config.graders.items():
         base = ("graders", name)
         if grader.type not in BUILTIN_GRADERS:
@@ -106,17 +159,31 @@ def _semantic_checks(config: JobConfig, where: _Located) -> list[str]:
                 )
             )
         if grader.provider is not None and grader.provider not in config.providers:
-            known = ", ".join(sorted(config.providers)) or "none defined"
             problems.append(
-                where.at((*base, "provider"), f"unknown provider {grader.provider!r} (providers: {known})")
+                where.at(
+                    (*base, "provider"), did_you_mean(grader.provider, list(config.providers), "provider")
+                )
             )
+    names: dict[str, str] = {}
     for i, agg in enumerate(config.aggregators):
+        name = agg.name or agg.type
+        if name in config.graders or name in names:
+            clash = "a grader" if name in config.graders else f"aggregators[{names[name]}]"
+            problems.append(
+                where.at(
+                    ("aggregators", i), f"the name {name!r} is already used by {clash}: give 'name: ...'"
+                )
+            )
+        names[name] = str(i)
         for key in ("weights", "gates"):
             table = getattr(agg, key) or {}
             for grader_name in table:
                 if grader_name not in config.graders:
                     problems.append(
-                        where.at(("aggregators", i, key, grader_name), f"no grader named {grader_name!r}")
+                        where.at(
+                            ("aggregators", i, key, grader_name),
+                            did_you_mean(grader_name, list(config.graders), "grader"),
+                        )
                     )
         if agg.type == "gate" and not agg.gates:
             problems.append(
@@ -125,20 +192,32 @@ def _semantic_checks(config: JobConfig, where: _Located) -> list[str]:
     return problems
 
 
-def parse_config(text: str, *, source: str = "<config>", env: Mapping[str, str] | None = None) -> JobConfig:
-    """Parse and validate config text. Raises :class:`ConfigError` listing every problem."""
-    env = os.environ if env is None else env
+def _compose(text: str, source: str) -> tuple[yaml.Node | None, Any]:
+    """Parse YAML once: the node tree (for lines and duplicate keys) and the data it builds."""
+    loader = yaml.SafeLoader(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
-        raise ConfigError([f"{source}:{line}: invalid YAML: {getattr(exc, 'problem', exc)}"]) from None
-    lines: dict[Path_, int] = {}
+        raise ConfigError(
+            [f"{source}:{line}: invalid YAML: {getattr(exc, 'problem', None) or exc}"]
+        ) from None
+    finally:
+        loader.dispose()
+    return node, data
+
+
+def parse_config(text: str, *, source: str = "<config>", env: Mapping[str, str] | None = None) -> JobConfig:
+    """Parse and validate config text. Raises :class:`ConfigError` listing every problem."""
+    env = os.environ if env is None else env
+    node, data = _compose(text, source)
+    where = Located(source, line_map(node) if node is not None else {})
     if node is not None:
-        _line_map(node, (), lines)
-    where = _Located(source, lines)
+        duplicates = duplicate_keys(node, where)
+        if duplicates:
+            raise ConfigError(duplicates)
     if not isinstance(data, dict):
         raise ConfigError([where.at((), "the config must be a mapping with at least a 'graders' section")])
     problems: list[str] = []
@@ -148,19 +227,11 @@ def parse_config(text: str, *, source: str = "<config>", env: Mapping[str, str] 
     try:
         config = JobConfig.model_validate(data)
     except ValidationError as exc:
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-            got = err.get("input")
-            suffix = (
-                f" (got {got!r})"
-                if isinstance(got, str | int | float | bool) and err["type"] != "missing"
-                else ""
-            )
-            problems.append(where.at(loc, f"{err['msg']}{suffix}"))
-        raise ConfigError(problems) from None
+        raise ConfigError(problems_from(exc, JobConfig, where)) from None
     problems = _semantic_checks(config, where)
     if problems:
         raise ConfigError(problems)
+    config._located = where
     return config
 
 
@@ -171,4 +242,8 @@ def load_config(path: str | Path, *, env: Mapping[str, str] | None = None) -> Jo
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError([f"{p}: cannot read the config file ({exc.strerror or exc})"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            [f"{p}: the config file is not UTF-8 text ({exc.reason} at byte {exc.start})"]
+        ) from None
     return parse_config(text, source=str(p), env=env)

@@ -3,22 +3,38 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
-from typing import Any, Literal
+import difflib
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PrivateAttr,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 
+from openjudge.config.locations import Located
 from openjudge.models.chat_model import StructuredOutputMode
 from openjudge.models.policy import ProviderLimits
 from openjudge.models.secrets import safe_url
 
 __all__ = [
+    "PROVIDER_KINDS",
     "AggregatorSpec",
     "CacheSpec",
     "DataSpec",
     "GraderSpec",
     "JobConfig",
+    "ProviderKind",
     "ProviderSpec",
     "RunnerSpec",
     "SamplingSpec",
@@ -28,6 +44,50 @@ __all__ = [
 
 class _Spec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderKind:
+    """A provider ``kind`` a config may name.
+
+    Attributes:
+        summary: One line for docs and messages.
+        fields: The kind-specific :class:`ProviderSpec` fields it takes (passed to its
+            factory as keyword arguments when set; an error for other kinds).
+    """
+
+    summary: str
+    fields: frozenset[str] = frozenset()
+
+
+PROVIDER_KINDS: Mapping[str, ProviderKind] = {
+    "openai": ProviderKind("OpenAI or any OpenAI-compatible server (vLLM, SGLang, llama.cpp, ...)"),
+    "vllm": ProviderKind("a vLLM server: adds vLLM's structured outputs and model discovery"),
+    "azure": ProviderKind(
+        "Azure OpenAI: model is the deployment, base_url the resource endpoint", frozenset({"api_version"})
+    ),
+    "litellm": ProviderKind(
+        "any litellm route; model carries the route, e.g. hosted_vllm/qwen3-8b", frozenset({"api_version"})
+    ),
+    "verl": ProviderKind(
+        "the judge VERL serves during training (integrations.verl supplies base_url and model)"
+    ),
+}
+"""Provider kinds configs may name. To add one: an entry here (with any kind-specific
+fields, added to :class:`ProviderSpec` as optional fields) and its factory in
+``providers.registry.PROVIDER_FACTORIES``; the loader, the JSON Schema and
+:func:`openjudge.config.build.build_provider` follow this table."""
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"must be a finite number, got {value}")
+    return value
+
+
+FiniteFloat = Annotated[float, AfterValidator(_finite)]
+Weight = Annotated[float, Field(ge=0), AfterValidator(_finite)]
+Minimum = Annotated[float, Field(ge=0, le=1)]
 
 
 class SamplingSpec(_Spec):
@@ -61,7 +121,7 @@ class ProviderSpec(_Spec):
         price: Dollars per 1,000 tokens, for cost estimates.
     """
 
-    kind: Literal["openai", "vllm", "azure", "litellm", "verl"]
+    kind: str = Field(json_schema_extra={"enum": list(PROVIDER_KINDS)})
     model: str | None = Field(default=None, min_length=1, validate_default=True)
     api_version: str | None = None
     base_url: str | None = Field(default=None, pattern=r"^https?://")
@@ -77,6 +137,18 @@ class ProviderSpec(_Spec):
         # A base_url may carry user:pass@; reprs show it without (the key is a SecretStr already).
         for name, value in super().__repr_args__():
             yield name, safe_url(value) if name == "base_url" and isinstance(value, str) else value
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        if value not in PROVIDER_KINDS:
+            close = difflib.get_close_matches(value, list(PROVIDER_KINDS), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"unknown provider kind {value!r}{hint} (kinds: {', '.join(PROVIDER_KINDS)}; "
+                "any other litellm route is kind 'litellm' with the route in 'model')"
+            )
+        return value
 
     @field_validator("api_version", mode="before")
     @classmethod
@@ -115,18 +187,19 @@ class AggregatorSpec(_Spec):
     Attributes:
         type: ``weighted_mean``, ``min`` or ``gate``.
         name: Result name (defaults to the type).
-        weights: For ``weighted_mean`` (and the inner mean of ``gate``): grader -> weight.
+        weights: For ``weighted_mean`` (and the inner mean of ``gate``): grader -> weight
+            (0 or more). Every grader it mixes must declare a score range.
         on_error: ``error`` (a failed input fails the aggregate) or ``skip``.
-        gates: For ``gate``: grader -> minimum normalised score.
+        gates: For ``gate``: grader -> minimum normalised score, in [0, 1].
         fail_score: For ``gate``: the score when a gate fails.
     """
 
     type: Literal["weighted_mean", "min", "gate"]
-    name: str | None = None
-    weights: dict[str, float] | None = None
+    name: str | None = Field(default=None, min_length=1)
+    weights: dict[str, Weight] | None = None
     on_error: Literal["error", "skip"] = "error"
-    gates: dict[str, float] | None = None
-    fail_score: float = 0.0
+    gates: dict[str, Minimum] | None = None
+    fail_score: FiniteFloat = 0.0
 
 
 class RunnerSpec(_Spec):
@@ -169,6 +242,12 @@ class JobConfig(_Spec):
     runner: RunnerSpec = RunnerSpec()
     data: DataSpec = DataSpec()
     cache: CacheSpec = CacheSpec()
+
+    _located: Located | None = PrivateAttr(default=None)
+
+    def located(self, source: str = "<config>") -> Located:
+        """Where each field is in the file this config was loaded from (for messages)."""
+        return self._located if self._located is not None else Located(source)
 
 
 def config_json_schema() -> dict[str, JsonValue]:

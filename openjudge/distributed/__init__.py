@@ -1,19 +1,20 @@
-"""Distributed grading: ``openjudge run --engine ray`` and :func:`grade_on_ray`.
+"""Distributed grading: ``openjudge run --engine ray``, :class:`RayBackend` and :func:`grade_on_ray`.
 
 An application-layer package (like :mod:`openjudge.cli`): it builds jobs from configs
 and so reaches providers through :mod:`openjudge.config`. Ray is imported only when a
 run starts; without it the run fails with an ImportError naming the ``ray`` extra
-(``pip install "openjudge[ray]"``).
+(``pip install "openjudge-graders[ray]"``).
 
-* :func:`grade_on_ray`: grade a dataset on a Ray cluster into a resumable results file.
+* :class:`RayBackend`: the job engine's back end that grades on Ray Data actors.
+* :func:`grade_on_ray`: the job engine with that back end, as one call.
 * :func:`plan_workers`, :func:`worker_limits`: how provider limits are split per worker.
 """
 
 from openjudge.distributed.limits import WorkerPlan as WorkerPlan
 from openjudge.distributed.limits import plan_workers as plan_workers
 from openjudge.distributed.limits import worker_limits as worker_limits
-from openjudge.distributed.ray_engine import RayRunStats as RayRunStats
-from openjudge.distributed.ray_engine import grade_on_ray as grade_on_ray
-from openjudge.distributed.ray_engine import import_ray as import_ray
+from openjudge.distributed.ray_backend import RayBackend as RayBackend
+from openjudge.distributed.ray_backend import grade_on_ray as grade_on_ray
+from openjudge.distributed.ray_backend import import_ray as import_ray
 
-__all__ = ["RayRunStats", "WorkerPlan", "grade_on_ray", "import_ray", "plan_workers", "worker_limits"]
+__all__ = ["RayBackend", "WorkerPlan", "grade_on_ray", "import_ray", "plan_workers", "worker_limits"]

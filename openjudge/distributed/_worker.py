@@ -18,6 +18,7 @@ from typing import Any
 from openjudge.config.build import build_job
 from openjudge.config.schema import JobConfig
 from openjudge.graders.schema import GraderScore
+from openjudge.jobs.replay import replaying_runner
 from openjudge.jobs.results import SampleOutcome
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.runner.sync import SyncPortal
@@ -41,6 +42,7 @@ class BatchGrader:
         use_cache: Use the judge-reply cache of the config.
         deadline_at: Wall-clock time (``time.time()``) when the run's deadline passes,
             or ``None``; pairs not finished by then become timeout errors.
+        replay: Samples may carry stored results to re-use (:mod:`openjudge.jobs.replay`).
     """
 
     def __init__(
@@ -50,13 +52,15 @@ class BatchGrader:
         base_dir: str | None,
         use_cache: bool,
         deadline_at: float | None,
+        replay: bool = False,
     ) -> None:
-        self._job = build_job(
+        job = build_job(
             config,
             source=source,
             base_dir=Path(base_dir) if base_dir is not None else None,
             use_cache=use_cache,
         )
+        self._base = replaying_runner(job.runner) if replay else job.runner
         self._deadline_at = deadline_at
         self._portal = SyncPortal()
 
@@ -70,7 +74,7 @@ class BatchGrader:
         return pyarrow.table({"outcome": pyarrow.array(outcomes, type=pyarrow.string())})
 
     def _runner(self) -> GradingRunner:
-        runner = self._job.runner
+        runner = self._base
         if self._deadline_at is None:
             return runner
         remaining = max(self._deadline_at - time.time(), _TINY_DEADLINE_S)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, ParamSpec, TypeVar
 
@@ -160,14 +160,13 @@ class BaseGrader:
         mode: GraderMode = GraderMode.POINTWISE,
         description: str = "",
         *,
-        score_range: ScoreRange | tuple[float, float] | None = None,
+        score_range: ScoreRange | tuple[float, float] | Sequence[float] | None = None,
     ) -> None:
         self.name = name or self.default_name or type(self).__name__
         self.mode = GraderMode(mode)
         self.description = description
-        if isinstance(score_range, tuple):
-            score_range = ScoreRange(low=score_range[0], high=score_range[1])
-        self.score_range = score_range if score_range is not None else self.default_score_range
+        declared = ScoreRange.coerce(score_range)  # a list or mapping too; anything else: ValueError
+        self.score_range = declared if declared is not None else self.default_score_range
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

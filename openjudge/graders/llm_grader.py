@@ -233,8 +233,9 @@ class LLMGrader(BaseGrader):
             values = [r.score for r in scores]
         usage = sum((r.usage for r in (*scores, *errors) if r.usage is not None), TokenUsage())
         latency = sum(r.latency_s or 0.0 for r in (*scores, *errors))
+        queue = sum(r.queue_s or 0.0 for r in (*scores, *errors)) or None
         if not scores:
-            return errors[0].model_copy(update={"usage": usage, "latency_s": latency})
+            return errors[0].model_copy(update={"usage": usage, "latency_s": latency, "queue_s": queue})
         winner = vote_winner(values)
         chosen = next(r for r in scores if r.score == winner)
         metadata: dict[str, JsonValue] = {
@@ -244,9 +245,18 @@ class LLMGrader(BaseGrader):
             "failed_votes": len(errors),
             "agreement": values.count(winner) / len(values),
         }
-        return chosen.model_copy(update={"metadata": metadata, "usage": usage, "latency_s": latency})
+        return chosen.model_copy(
+            update={"metadata": metadata, "usage": usage, "latency_s": latency, "queue_s": queue}
+        )
 
     async def _judge(self, messages: list[dict[str, Any]]) -> GraderResult:
+        queued = [0.0]
+        result = await self._judge_rounds(messages, queued)
+        if queued[0]:  # only calls that waited for the provider's limits pay for the copy
+            result = result.model_copy(update={"queue_s": queued[0]})
+        return result
+
+    async def _judge_rounds(self, messages: list[dict[str, Any]], queued: list[float]) -> GraderResult:
         usage: TokenUsage | None = None
         latency = 0.0
         output = None if self.model.capabilities.structured_output == "prompt" else self._output
@@ -271,6 +281,7 @@ class LLMGrader(BaseGrader):
                 )
             usage = response.usage if usage is None else usage + response.usage
             latency += response.latency_s
+            queued[0] += response.queue_s
             if response.finish_reason == "content_filter":
                 if response.cache_key is not None:
                     await self._settle(response, usable=False)

@@ -48,6 +48,9 @@ ErrorKind: TypeAlias = Literal[
 ]
 
 
+_RANGE_KEYS = frozenset({"low", "high", "higher_is_better"})
+
+
 class ScoreRange(BaseModel):
     """The closed interval a grader's raw score lives in.
 
@@ -69,6 +72,35 @@ class ScoreRange(BaseModel):
             raise ValueError(f"score range needs finite low < high, got [{self.low}, {self.high}]")
         return self
 
+    @classmethod
+    def coerce(cls, value: object) -> ScoreRange | None:
+        """A range from ``ScoreRange``, ``(low, high)`` or ``[low, high]``, a ``{low, high}``
+        mapping, or ``None``.
+
+        Raises:
+            ValueError: Anything else, or low >= high (the message shows the accepted forms).
+        """
+        if value is None or isinstance(value, ScoreRange):
+            return value
+        bounds: tuple[object, object] | None = None
+        if isinstance(value, Mapping) and {"low", "high"} <= value.keys() <= _RANGE_KEYS:
+            bounds = (value["low"], value["high"])
+        elif isinstance(value, tuple | list) and len(value) == 2:
+            bounds = (value[0], value[1])
+        numbers = [float(v) for v in bounds or () if isinstance(v, int | float) and not isinstance(v, bool)]
+        if len(numbers) == 2:
+            low, high = numbers
+            if not (math.isfinite(low) and math.isfinite(high) and low < high):
+                raise ValueError(f"score_range needs finite low < high, e.g. (1, 5); got {value!r}")
+            better = value.get("higher_is_better", True) if isinstance(value, Mapping) else True
+            if not isinstance(better, bool):
+                raise ValueError(f"score_range: higher_is_better must be true or false; got {better!r}")
+            return cls(low=low, high=high, higher_is_better=better)
+        raise ValueError(
+            f"score_range must be two numbers (low, high) with low < high, e.g. (1, 5) "
+            f"(in YAML: [1, 5]), or a ScoreRange; got {value!r}"
+        )
+
     def contains(self, value: float) -> bool:
         return self.low <= value <= self.high
 
@@ -87,7 +119,10 @@ class _ResultBase(BaseModel):
     usage: TokenUsage | None = None
     """Tokens spent producing this result (LLM graders only)."""
     latency_s: float | None = None
-    """Wall time of the judge calls behind this result (LLM graders only)."""
+    """Time the judge spent on the calls behind this result: every attempt and re-ask, waits
+    for limits and retry backoff excluded (LLM graders only)."""
+    queue_s: float | None = None
+    """Time the calls behind this result waited for the provider's limits (LLM graders only)."""
 
 
 class GraderScore(_ResultBase):

@@ -6,6 +6,11 @@ a decode error is retried with more data when it is an unterminated string or li
 ``_CUT_MARGIN`` characters of the end of the buffer, and a number (or other non-container
 scalar) that ends that close to the end of the buffer is re-decoded after reading more, as
 it may go on (``-0`` then ``.25``).
+
+Valid JSON that Python's parser cannot hold (nested too deeply for its recursion limit, or
+an integer longer than ``sys.get_int_max_str_digits()``) is skipped by a bracket scan that
+respects strings, and reported as an :class:`UnreadableElement` in place of the value: the
+elements after it are read as usual.
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ import re
 from collections.abc import Iterator
 from typing import IO
 
-__all__ = ["JsonArrayReader", "JsonArraySyntaxError"]
+__all__ = ["JsonArrayReader", "JsonArraySyntaxError", "UnreadableElement"]
 
 _NON_SPACE = re.compile(r"[^ \t\n\r]")
+# What matters when skipping a value: complete strings, a string cut by the end of the
+# buffer (a lone quote), brackets and commas.
+_SKIP_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|["\[\]{},]', re.DOTALL)
 # How close to the end of the buffer a decode error may be and still come from a value cut
 # off by the chunk boundary (``-Infinity`` is the longest token that can be cut).
 _CUT_MARGIN = 16
@@ -29,6 +37,15 @@ class JsonArraySyntaxError(ValueError):
     def __init__(self, message: str, *, line: int) -> None:
         super().__init__(message)
         self.line = line
+
+
+class UnreadableElement:
+    """Stands for an element that is valid JSON but that the parser cannot hold."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: RecursionError | ValueError) -> None:
+        self.error = error
 
 
 class JsonArrayReader:
@@ -103,12 +120,40 @@ class JsonArrayReader:
                     continue
                 self._pos = exc.pos
                 raise self._fail(f"element {index}: invalid JSON ({exc.msg})") from exc
+            except (RecursionError, ValueError) as exc:  # too deep, or too many digits
+                self._skip_value()
+                return UnreadableElement(exc)
             # A number near the end of the buffer may go on in the next chunk ("-0" + ".25").
             scalar = not isinstance(value, dict | list | str)
             if scalar and len(self._buf) - end < _CUT_MARGIN and self._read(self._chunk):
                 continue
             self._pos = end
             return value
+
+    def _skip_value(self) -> None:
+        """Move the cursor past the value at it without decoding it (brackets and strings only)."""
+        depth = 0
+        offset = 0  # from self._pos, which reading more may move
+        while True:
+            token = _SKIP_TOKEN.search(self._buf, self._pos + offset)
+            if token is None or token.group() == '"':  # out of text, or a string cut off
+                offset = len(self._buf) - self._pos if token is None else token.start() - self._pos
+                if not self._read(max(self._chunk, len(self._buf) - self._pos)):
+                    self._pos = len(self._buf)
+                    return  # end of file: the caller reports the unclosed array
+                continue
+            text = token.group()
+            if text in "[{":
+                depth += 1
+            elif text in "]}" and depth > 0:
+                depth -= 1
+                if depth == 0:
+                    self._pos = token.end()
+                    return
+            elif text in ",]}":  # the end of a scalar at depth 0
+                self._pos = token.start()
+                return
+            offset = token.end() - self._pos
 
     def __iter__(self) -> Iterator[tuple[int, int, object]]:
         """Yield ``(index, line, value)`` per element: 1-based index, file line of its start."""

@@ -25,9 +25,15 @@ Sample ids are unique within a file and stable across reruns of the same file:
 
 * a record with an ``id_key`` field (default ``"id"``) holding a non-empty string or an
   integer gets ``str(value)``; a second record with the same id is a :class:`BadRecord`;
+* ids of the form ``invalid-line-<N>`` are reserved for bad records (:attr:`BadRecord.id`),
+  so a record that claims one is a :class:`BadRecord` too: a generated id never collides
+  with a user's;
 * any other record gets the first 16 hex digits of the SHA-256 of its canonical JSON
   (sorted keys, no spaces, UTF-8), with ``-2``, ``-3``, ... appended to exact duplicates
   in file order.
+
+Records a Python JSON parser cannot hold (nested about 1,000 levels deep, or an integer of
+more than 4,300 digits) are :class:`BadRecord` s naming the line, like any malformed record.
 
 Records are streamed; the id index is not: it costs about 80 bytes per record with a
 content id and about 150 with an explicit one.
@@ -40,6 +46,7 @@ import csv
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,9 +54,10 @@ from typing import IO, Literal, TypeAlias, cast
 
 from pydantic import JsonValue
 
-from openjudge.jobs._json_array import JsonArrayReader, JsonArraySyntaxError
+from openjudge.jobs._json_array import JsonArrayReader, JsonArraySyntaxError, UnreadableElement
 
 __all__ = [
+    "BAD_RECORD_ID_PREFIX",
     "BadRecord",
     "DatasetError",
     "DatasetFormat",
@@ -69,6 +77,8 @@ _SUFFIXES: dict[str, Literal["jsonl", "json", "csv"]] = {
 }
 _WHITESPACE = b" \t\n\r"
 _HEX16 = re.compile("[0-9a-f]{16}")
+BAD_RECORD_ID_PREFIX = "invalid-line-"
+_RESERVED_ID = re.compile(re.escape(BAD_RECORD_ID_PREFIX) + "[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +109,12 @@ class BadRecord:
 
     line: int
     message: str
+
+    @property
+    def id(self) -> str:
+        """The id its results are written under: ``invalid-line-<line>`` (reserved: no
+        usable record can have it)."""
+        return f"{BAD_RECORD_ID_PREFIX}{self.line}"
 
 
 class DatasetError(ValueError):
@@ -231,13 +247,22 @@ class _IdIndex:
                     f"integer, got {value!r}",
                 )
             explicit = str(value)
+            if _RESERVED_ID.fullmatch(explicit):
+                return BadRecord(
+                    parsed.line,
+                    f"{parsed.where}: id {explicit!r} is reserved for malformed records "
+                    f"(ids '{BAD_RECORD_ID_PREFIX}<number>'); give this record another id",
+                )
             if self._taken(explicit):
                 first = self._seen.get(explicit)
                 seen = f" (first seen at {parsed.unit} {first})" if first is not None else ""
                 return BadRecord(parsed.line, f"{parsed.where}: duplicate id {explicit!r}{seen}")
             self._seen[explicit] = parsed.line
             return SampleRecord(parsed.line, parsed.data, explicit)
-        base = sample_id(parsed.data)
+        try:
+            base = sample_id(parsed.data)
+        except (RecursionError, ValueError) as exc:  # unreachable for records the parser accepted
+            return BadRecord(parsed.line, f"{parsed.where}: {_unusable(exc)}")
         key = int(base, 16)
         if key not in self._hashes and base not in self._seen:
             self._hashes.add(key)
@@ -290,6 +315,18 @@ def _open_text(path: Path, *, newline: str | None) -> IO[str]:
         raise DatasetError(f"{path}: cannot open the dataset: {exc}", path=path) from exc
 
 
+def _unusable(exc: RecursionError | ValueError) -> str:
+    """Why valid JSON cannot be used: too deep for the parser, or a too-long integer."""
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply to read (about 1,000 levels or more); flatten the record"
+    if "digits" in str(exc):
+        return (
+            f"a number has more than {sys.get_int_max_str_digits():,} digits (Python's limit for "
+            "reading integers); write it as a string"
+        )
+    return f"unusable JSON value ({exc})"
+
+
 def _type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -324,6 +361,9 @@ def _iter_jsonl(path: Path) -> Iterator[_Parsed | BadRecord]:
                 if not raw.endswith(b"\n"):
                     message += "; the last line has no newline: is the file still being written?"
                 yield BadRecord(number, message)
+                continue
+            except (RecursionError, ValueError) as exc:
+                yield BadRecord(number, f"line {number}: {_unusable(exc)}")
                 continue
             yield _as_object(value, number)
 
@@ -367,6 +407,9 @@ def _iter_json_array(path: Path, chunk_size: int) -> Iterator[_Parsed | BadRecor
     with _open_text(path, newline=None) as f:
         try:
             for index, line, value in JsonArrayReader(f, chunk_size):
+                if isinstance(value, UnreadableElement):
+                    yield BadRecord(index, f"{_where(index, line)}: {_unusable(value.error)}")
+                    continue
                 yield _as_object(value, index, line)
         except JsonArraySyntaxError as exc:
             raise DatasetError(f"{path}: line {exc.line}: {exc}", path=path, line=exc.line) from exc

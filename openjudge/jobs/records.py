@@ -1,4 +1,4 @@
-"""Typed models of one line of a results file (the format is described in :mod:`.results`).
+"""Typed models of the lines of a results file (the format is described in :mod:`.results`).
 
 These models are the single definition of the public output format: the writer serialises
 them and the summary and the report read them back. Reading ignores unknown fields, so
@@ -7,20 +7,31 @@ files written by a later version with extra fields still load.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange
+from openjudge.graders.schema import (
+    ErrorKind,
+    GraderError,
+    GraderRank,
+    GraderResult,
+    GraderScore,
+    ScoreRange,
+)
+from openjudge.jobs.fingerprint import JobFingerprint
 from openjudge.models.usage import TokenUsage
 
 __all__ = [
     "ErrorEntry",
+    "HeaderLine",
     "OutcomeLine",
     "RankEntry",
     "ResultEntry",
+    "ResultsHeader",
     "ScoreEntry",
     "entry_from_result",
+    "result_from_entry",
 ]
 
 
@@ -38,7 +49,10 @@ class ScoreEntry(_Entry):
         reason: The grader's explanation.
         metadata: Grader-specific details.
         score_range: The declared range of ``score``, if any.
-        latency_s: Wall time of the judge calls (LLM graders), else ``None``.
+        latency_s: Time the judge spent answering (LLM graders; every attempt and re-ask,
+            waits excluded), else ``None``.
+        queue_s: Time spent waiting for the provider's concurrency or rate limits (LLM
+            graders), else ``None``.
         usage: Tokens spent (LLM graders), else ``None``.
     """
 
@@ -49,6 +63,7 @@ class ScoreEntry(_Entry):
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     score_range: ScoreRange | None = None
     latency_s: float | None = None
+    queue_s: float | None = None
     usage: TokenUsage | None = None
 
 
@@ -60,6 +75,7 @@ class RankEntry(_Entry):
     reason: str = ""
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     latency_s: float | None = None
+    queue_s: float | None = None
     usage: TokenUsage | None = None
 
 
@@ -77,6 +93,7 @@ class ErrorEntry(_Entry):
     message: str
     error_type: str = ""
     latency_s: float | None = None
+    queue_s: float | None = None
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
     usage: TokenUsage | None = None
 
@@ -102,6 +119,26 @@ class OutcomeLine(_Entry):
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
+class ResultsHeader(_Entry):
+    """What the first line of a results file says about the job that wrote it.
+
+    Attributes:
+        format: The results-file format version (1).
+        writer: The distribution and version that wrote the file.
+        job: Everything that decides a score (see :mod:`openjudge.jobs.fingerprint`).
+    """
+
+    format: int = 1
+    writer: str = ""
+    job: JobFingerprint
+
+
+class HeaderLine(_Entry):
+    """The first line of a results file: ``{"openjudge": {...}}`` (it has no ``id``)."""
+
+    openjudge: ResultsHeader
+
+
 def entry_from_result(result: GraderResult) -> ScoreEntry | RankEntry | ErrorEntry:
     """Convert a grader's result model to its results-file entry."""
     if isinstance(result, GraderScore):
@@ -112,6 +149,7 @@ def entry_from_result(result: GraderResult) -> ScoreEntry | RankEntry | ErrorEnt
             metadata=dict(result.metadata),
             score_range=result.score_range,
             latency_s=result.latency_s,
+            queue_s=result.queue_s,
             usage=result.usage,
         )
     if isinstance(result, GraderRank):
@@ -120,6 +158,7 @@ def entry_from_result(result: GraderResult) -> ScoreEntry | RankEntry | ErrorEnt
             reason=result.reason,
             metadata=dict(result.metadata),
             latency_s=result.latency_s,
+            queue_s=result.queue_s,
             usage=result.usage,
         )
     if isinstance(result, GraderError):
@@ -128,7 +167,47 @@ def entry_from_result(result: GraderResult) -> ScoreEntry | RankEntry | ErrorEnt
             message=result.message,
             error_type=result.error_type,
             latency_s=result.latency_s,
+            queue_s=result.queue_s,
             metadata=dict(result.metadata),
             usage=result.usage,
         )
     raise TypeError(f"expected GraderScore, GraderRank or GraderError, got {type(result).__name__}")
+
+
+_ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
+
+
+def result_from_entry(name: str, entry: ScoreEntry | RankEntry | ErrorEntry) -> GraderResult:
+    """The grader result a results-file entry was written from (what resuming re-uses)."""
+    if isinstance(entry, ScoreEntry):
+        return GraderScore(
+            name=name,
+            score=entry.score,
+            reason=entry.reason,
+            metadata=entry.metadata,
+            score_range=entry.score_range,
+            latency_s=entry.latency_s,
+            queue_s=entry.queue_s,
+            usage=entry.usage,
+        )
+    if isinstance(entry, RankEntry):
+        return GraderRank(
+            name=name,
+            rank=entry.rank,
+            reason=entry.reason,
+            metadata=entry.metadata,
+            latency_s=entry.latency_s,
+            queue_s=entry.queue_s,
+            usage=entry.usage,
+        )
+    kind = cast(ErrorKind, entry.kind) if entry.kind in _ERROR_KINDS else "internal"
+    return GraderError(
+        name=name,
+        kind=kind,
+        message=entry.message,
+        error_type=entry.error_type,
+        metadata=entry.metadata,
+        latency_s=entry.latency_s,
+        queue_s=entry.queue_s,
+        usage=entry.usage,
+    )

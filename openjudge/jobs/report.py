@@ -7,26 +7,33 @@ be attached to a ticket. It shows:
 * the summary table (as :func:`~openjudge.jobs.summary.render_table`) and the aggregates;
 * per grader, a histogram of normalised scores in 20 bins (over [0, 1] when the grader
   declares a score range, else over the observed range), in an element with
-  ``class="chart histogram" data-grader="<name>"``;
+  ``class="chart histogram" data-grader="<name>"``; likewise per aggregate
+  (``data-aggregate="<name>"``); every y axis is fitted to its tallest bar;
 * errors per grader and kind, with the first message seen;
 * a histogram of all judge latencies (``class="chart latency"``);
-* the ``lowest`` (default 10) lowest-scoring samples per grader by normalised score.
+* the ``lowest`` (default 10) lowest-scoring samples per grader by normalised score, with
+  the inputs the grader saw when a :class:`SampleSource` is given (read back from the
+  dataset by id; cut to 300 characters).
 
-Everything taken from the data is HTML-escaped. Memory: 8 bytes per score and per latency
-plus ``lowest`` samples per grader (reasons cut to 300 characters).
+Everything taken from the data is HTML-escaped. Memory: 8 bytes per score, aggregate value
+and latency, plus ``lowest`` samples per grader.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
+import math
 import os
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
+from typing import Any
 
 from openjudge.jobs._svg import bin_counts, histogram_svg
+from openjudge.jobs.datasets import DatasetFormat, SampleRecord, iter_samples
 from openjudge.jobs.records import ErrorEntry, OutcomeLine, ScoreEntry
 from openjudge.jobs.results import read_outcomes
 from openjudge.jobs.summary import (
@@ -37,13 +44,35 @@ from openjudge.jobs.summary import (
     format_number,
     grader_row,
     percentile,
+    total_row,
 )
 
-__all__ = ["write_report"]
+__all__ = ["SampleSource", "write_report"]
 
 _BINS = 20
 _LATENCY_BINS = 30
 _REASON_CHARS = 300
+
+
+_INPUT_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class SampleSource:
+    """Where the report finds the inputs of the samples it lists.
+
+    Attributes:
+        path: The dataset the results were graded from.
+        format: Its format (as for :func:`~openjudge.jobs.datasets.iter_samples`).
+        id_field: Its id field.
+        inputs: Grader name to the function that maps a sample to that grader's inputs;
+            a grader without one is shown the whole sample.
+    """
+
+    path: Path
+    format: DatasetFormat = "auto"
+    id_field: str | None = "id"
+    inputs: Mapping[str, Callable[[Mapping[str, Any]], Mapping[str, Any]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -51,6 +80,7 @@ class _GraderView:
     scores: array[float] = field(default_factory=lambda: array("d"))
     ranged: bool = True
     lowest: list[tuple[float, int, str, float, str]] = field(default_factory=list)
+    inputs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -59,12 +89,17 @@ class _Collector:
     builder: SummaryBuilder
     graders: dict[str, _GraderView] = field(default_factory=dict)
     latencies: array[float] = field(default_factory=lambda: array("d"))
+    aggregates: dict[str, array[float]] = field(default_factory=dict)
     error_examples: dict[tuple[str, str], str] = field(default_factory=dict)
     seq: int = 0
 
     def add(self, line: OutcomeLine) -> None:
         self.builder.add(line)
         self.seq += 1
+        for name, value in line.aggregates.items():
+            values = self.aggregates.setdefault(name, array("d"))
+            if value is not None and math.isfinite(value):
+                values.append(value)
         for name, entry in line.results.items():
             view = self.graders.get(name)
             if view is None:
@@ -87,8 +122,35 @@ class _Collector:
                 heapq.heapreplace(lowest, (-norm, -self.seq, line.id, entry.score, _cut(entry.reason)))
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 1] + "…"
+def _cut(text: str, limit: int = _REASON_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str, separators=(", ", ": "))
+    return _cut(text, _INPUT_CHARS)
+
+
+def _find_inputs(source: SampleSource, graders: dict[str, _GraderView]) -> None:
+    """Read the lowest samples back from the dataset and note what each grader saw."""
+    wanted: dict[str, list[str]] = {}
+    for name, view in graders.items():
+        for _, _, sample_id, _, _ in view.lowest:
+            wanted.setdefault(sample_id, []).append(name)
+    if not wanted or not source.path.is_file():
+        return
+    for record in iter_samples(source.path, format=source.format, on_error="skip", id_key=source.id_field):
+        if not isinstance(record, SampleRecord) or record.id not in wanted:
+            continue
+        for name in wanted.pop(record.id):
+            mapper = source.inputs.get(name)
+            try:
+                shown: object = dict(mapper(record.data)) if mapper is not None else record.data
+            except Exception:  # the grader could not read it either: show the whole sample
+                shown = record.data
+            graders[name].inputs[record.id] = _show(shown)
+        if not wanted:
+            return
 
 
 def write_report(
@@ -98,6 +160,7 @@ def write_report(
     title: str,
     lowest: int = 10,
     prices: Mapping[str, Price] | None = None,
+    samples: SampleSource | None = None,
 ) -> None:
     """Write a self-contained HTML report of a results file.
 
@@ -107,9 +170,11 @@ def write_report(
         title: The report's title.
         lowest: How many lowest-scoring samples to list per grader.
         prices: Optional price per grader for the cost column.
+        samples: The dataset, to show the inputs of the lowest-scoring samples.
 
     Raises:
         ResultsFileError: If the results file is damaged.
+        DatasetError: If ``samples`` names a dataset that cannot be read.
         ValueError: If ``lowest`` is negative.
     """
     if lowest < 0:
@@ -117,6 +182,8 @@ def write_report(
     collector = _Collector(lowest_n=lowest, builder=SummaryBuilder(prices=prices))
     for line in read_outcomes(results_path):
         collector.add(line)
+    if samples is not None:
+        _find_inputs(samples, collector.graders)
     page = _page(title, results_path.name, collector.builder.build(), collector)
     report_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = report_path.with_name(report_path.name + ".tmp")
@@ -139,18 +206,18 @@ def _tr(cells: Sequence[str], kinds: Sequence[str], *, attrs: str = "") -> str:
 _SUMMARY_KINDS = ("", *["num"] * (len(GRADER_COLUMNS) - 1))
 _AGGREGATE_KINDS = ("", "num", "num", "num")
 _ERROR_KINDS = ("", "kind", "num", "message")
-_LOWEST_KINDS = ("id", "num", "num", "message")
+_LOWEST_KINDS = ("id", "num", "num", "message", "message inputs")
 
 
 def _summary_section(summary: RunSummary) -> str:
     rows = [_tr(grader_row(g), _SUMMARY_KINDS) for g in summary.graders]
     if len(summary.graders) > 1:
-        total = ("total", *([""] * 9), format_number(summary.total_tokens), format_number(summary.cost))
-        rows.append(_tr(total, _SUMMARY_KINDS, attrs=' class="total"'))
+        rows.append(_tr(total_row(summary), _SUMMARY_KINDS, attrs=' class="total"'))
     html = _table(GRADER_COLUMNS, _SUMMARY_KINDS, rows, cls="summary")
     html += (
-        '<p class="note">mean, std (population), min and max are over raw scores; '
-        "p50 and p95 are judge latencies in seconds.</p>"
+        '<p class="note">mean, std (population), min and max are over raw scores; judge p50 and '
+        "p95 are the time the judge took to answer, queue p50 and p95 the time calls waited for "
+        "the provider's limits, in seconds.</p>"
     )
     if summary.aggregates:
         agg_rows = [
@@ -184,6 +251,23 @@ def _histogram_card(name: str, view: _GraderView, summary: RunSummary) -> str:
     return (
         f'<div class="card chart histogram" data-grader="{escape(name)}">'
         f'<h3>{escape(name)}</h3><p class="facts">{escape(facts)}</p>{chart}</div>'
+    )
+
+
+def _aggregate_card(name: str, values: array[float]) -> str:
+    if not values:
+        chart = '<p class="empty">No values: every sample had a failed input.</p>'
+    else:
+        low, high = min(values), max(values)
+        if low >= 0.0 and high <= 1.0:
+            low, high = 0.0, 1.0
+        elif low == high:
+            low, high = low - 0.5, high + 0.5
+        chart = histogram_svg(bin_counts(values, low, high, _BINS), low, high, x_label="aggregate value")
+    facts = f"n {format_number(len(values))} · mean {format_number(sum(values) / len(values) if values else None)}"
+    return (
+        f'<div class="card chart histogram" data-aggregate="{escape(name)}">'
+        f'<h3>{escape(name)} (aggregate)</h3><p class="facts">{escape(facts)}</p>{chart}</div>'
     )
 
 
@@ -233,19 +317,27 @@ def _lowest_section(graders: dict[str, _GraderView]) -> str:
             continue
         rows = [
             _tr(
-                (sample_id, format_number(-neg_norm), format_number(score), reason),
+                (
+                    sample_id,
+                    format_number(-neg_norm),
+                    format_number(score),
+                    reason,
+                    view.inputs.get(sample_id, "-"),
+                ),
                 _LOWEST_KINDS,
                 attrs=f' class="lowest-row" data-grader="{escape(name)}"',
             )
             for neg_norm, _, sample_id, score, reason in sorted(view.lowest, reverse=True)
         ]
-        table = _table(("sample id", "normalised", "score", "reason"), _LOWEST_KINDS, rows, cls="lowest")
+        header = ("sample id", "normalised", "score", "reason", "inputs")
+        table = _table(header, _LOWEST_KINDS, rows, cls="lowest")
         parts.append(f'<h3>{escape(name)}</h3><div class="scroll">{table}</div>')
     return "".join(parts) or '<p class="empty">No scores.</p>'
 
 
 def _page(title: str, source: str, summary: RunSummary, collector: _Collector) -> str:
     cards = "".join(_histogram_card(name, view, summary) for name, view in collector.graders.items())
+    cards += "".join(_aggregate_card(name, values) for name, values in collector.aggregates.items())
     meta = f"{format_number(summary.samples)} samples · {len(summary.graders)} graders · {source}"
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -294,6 +386,7 @@ tr.total td { font-weight: 600; border-top: 2px solid var(--line); }
 .num { text-align: right; white-space: nowrap; }
 .id { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; white-space: nowrap; }
 .message { max-width: 640px; overflow-wrap: anywhere; color: #323f4b; }
+.inputs { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
 td.kind { color: var(--bad); font-weight: 600; white-space: nowrap; }
 table.errors, table.lowest { width: 100%; }
 th.message { width: 60%; }

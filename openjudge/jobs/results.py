@@ -1,7 +1,14 @@
-"""Resumable results files: one JSON object per sample, appended as samples finish.
+"""Resumable results files: a header, then one JSON object per sample, appended as samples finish.
 
-This is the public output format of ``openjudge run``. Each line is a UTF-8 JSON object,
-ended by ``\\n``, with these fields (defined by :class:`~openjudge.jobs.records.OutcomeLine`)::
+This is the public output format of ``openjudge run``. Each line is a UTF-8 JSON object
+ended by ``\\n``. The first line is a header that binds the file to the job that wrote it
+(defined by :class:`~openjudge.jobs.records.HeaderLine`; it has no ``id``, so skip it)::
+
+    {"openjudge": {"format": 1, "writer": "openjudge-graders 0.2.0", "job": FINGERPRINT}}
+
+where FINGERPRINT describes every grader, aggregator and the id field
+(:class:`~openjudge.jobs.fingerprint.JobFingerprint`). Every other line is one sample
+(defined by :class:`~openjudge.jobs.records.OutcomeLine`)::
 
     {
       "id": str,                      # sample id, unique within the file
@@ -15,22 +22,24 @@ where ``usage`` is summed over the sample's results and RESULT is one of::
 
     {"type": "score", "score": float, "normalized_score": float, "reason": str,
      "metadata": {...}, "score_range": {"low": float, "high": float,
-     "higher_is_better": bool} | null, "latency_s": float | null, "usage": USAGE | null}
+     "higher_is_better": bool} | null, "latency_s": float | null, "queue_s": float | null,
+     "usage": USAGE | null}
 
     {"type": "rank", "rank": [int, ...], "reason": str, "metadata": {...},
-     "latency_s": float | null, "usage": USAGE | null}
+     "latency_s": float | null, "queue_s": float | null, "usage": USAGE | null}
 
     {"type": "error", "kind": str, "message": str, "error_type": str,
-     "latency_s": float | null, "metadata": {...}, "usage": USAGE | null}
+     "latency_s": float | null, "queue_s": float | null, "metadata": {...}, "usage": USAGE | null}
 
 ``normalized_score`` is in [0, 1] (1 is best) when the grader declares a score range and
-equals ``score`` otherwise. ``latency_s`` and ``usage`` are set by LLM graders only.
+equals ``score`` otherwise. ``latency_s`` (time the judge spent answering), ``queue_s``
+(time waiting for the provider's limits) and ``usage`` are set by LLM graders only.
 Non-finite floats are written as ``null``. Readers must ignore fields they do not know.
 
-Resuming: :class:`ResultsWriter` reads the ids already in the file, so a rerun skips them.
-A crash can leave at most a torn last line (no newline, or not JSON); it is cut off when
-the file is reopened, so an interrupted run loses nothing that was written and repeats
-nothing.
+Resuming: :class:`ResultsWriter` reads the header and the ids already in the file, so a
+rerun skips them (:mod:`.resume` decides whether the file's job is the current one). A
+crash can leave at most a torn last line (no newline, or not JSON); it is cut off when the
+file is reopened, so an interrupted run loses nothing that was written and repeats nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +58,7 @@ from typing import TypeVar, cast
 from pydantic import JsonValue
 
 from openjudge.graders.schema import GraderResult
-from openjudge.jobs.records import OutcomeLine, entry_from_result
+from openjudge.jobs.records import HeaderLine, OutcomeLine, ResultsHeader, entry_from_result
 from openjudge.models.usage import TokenUsage
 
 if sys.platform != "win32":
@@ -59,6 +68,8 @@ __all__ = [
     "ResultsFileError",
     "ResultsWriter",
     "SampleOutcome",
+    "index_results",
+    "read_header",
     "read_outcomes",
     "read_results",
     "result_to_json",
@@ -122,9 +133,10 @@ class ResultsWriter:
 
     Opening (``with ResultsWriter(path) as writer``) creates the file and its folder if
     needed, takes an exclusive advisory lock (POSIX; a second run on the same file fails
-    fast), reads the ids already written and cuts off a torn last line left by a crash.
-    Every :meth:`write` appends one complete line with a single unbuffered write; if the
-    write fails the file is truncated back, so it never holds half a line while open.
+    fast), reads the header and the ids already written and cuts off a torn last line left
+    by a crash. Every :meth:`write` appends one complete line with a single unbuffered
+    write; if the write fails the file is truncated back, so it never holds half a line
+    while open.
 
     Call it from one thread or task only: it has no internal lock.
 
@@ -150,6 +162,7 @@ class ResultsWriter:
         self._fd: int | None = None
         self._size = 0
         self._done: set[str] = set()
+        self._header: ResultsHeader | None = None
         self._unsynced = 0
         self._last_sync = 0.0
         self.truncated_bytes = 0
@@ -178,11 +191,11 @@ class ResultsWriter:
         opened = False
         try:
             _lock(fd, self.path)
-            self._done, good_size, total = _scan(self.path)
-            if good_size < total:
-                os.ftruncate(fd, good_size)
+            scan = _scan(self.path)
+            if scan.good_size < scan.total_size:
+                os.ftruncate(fd, scan.good_size)
                 os.fsync(fd)
-                self.truncated_bytes = total - good_size
+                self.truncated_bytes = scan.total_size - scan.good_size
                 logger.warning("%s: cut off a torn last line (%d bytes)", self.path, self.truncated_bytes)
             if created:
                 _fsync_dir(self.path.parent)
@@ -191,13 +204,49 @@ class ResultsWriter:
             if not opened:
                 os.close(fd)
         self._fd = fd
-        self._size = good_size
+        self._size = scan.good_size
+        self._done = scan.ids
+        self._header = scan.header
         self._last_sync = time.monotonic()
+
+    @property
+    def header(self) -> ResultsHeader | None:
+        """The file's header, or ``None`` if it has none (new, or written before headers)."""
+        self._require_open()
+        return self._header
+
+    def set_header(self, header: ResultsHeader) -> None:
+        """Start the file with ``header``, replacing the one it has.
+
+        Raises:
+            ResultsFileError: If the file already holds results (they belong to its header).
+        """
+        fd = self._require_open()
+        if self._done:
+            raise ResultsFileError(f"{self.path} already holds results: its header cannot change")
+        data = (HeaderLine(openjudge=header).model_dump_json() + "\n").encode("utf-8")
+        os.ftruncate(fd, 0)
+        self._size = 0
+        self._append(fd, data)
+        self._header = header
+        self.sync()
 
     def completed_ids(self) -> set[str]:
         """Ids already in the file, including those written since it was opened."""
         self._require_open()
         return set(self._done)
+
+    def __contains__(self, sample_id: object) -> bool:
+        return sample_id in self._done
+
+    def __len__(self) -> int:
+        """Samples in the file."""
+        return len(self._done)
+
+    def read_line(self, offset: int, length: int) -> OutcomeLine:
+        """The sample line at ``offset`` (as :func:`index_results` gives it)."""
+        raw = os.pread(self._require_open(), length, offset)
+        return OutcomeLine.model_validate_json(raw)
 
     def write(self, outcome: SampleOutcome | OutcomeLine) -> None:
         """Append one outcome as one line.
@@ -210,7 +259,16 @@ class ResultsWriter:
         line = outcome.to_line() if isinstance(outcome, SampleOutcome) else outcome
         if line.id in self._done:
             raise ValueError(f"sample {line.id!r} is already in {self.path}: skip the ids in completed_ids()")
-        data = (line.model_dump_json() + "\n").encode("utf-8")
+        self._append(fd, (line.model_dump_json() + "\n").encode("utf-8"))
+        self._done.add(line.id)
+        self._unsynced += 1
+        if (self._fsync_every is not None and self._unsynced >= self._fsync_every) or (
+            self._fsync_interval_s is not None
+            and time.monotonic() - self._last_sync >= self._fsync_interval_s
+        ):
+            self.sync()
+
+    def _append(self, fd: int, data: bytes) -> None:
         written = False
         try:
             view = memoryview(data)
@@ -221,13 +279,6 @@ class ResultsWriter:
             if not written:  # never leave half a line behind
                 os.ftruncate(fd, self._size)
         self._size += len(data)
-        self._done.add(line.id)
-        self._unsynced += 1
-        if (self._fsync_every is not None and self._unsynced >= self._fsync_every) or (
-            self._fsync_interval_s is not None
-            and time.monotonic() - self._last_sync >= self._fsync_interval_s
-        ):
-            self.sync()
 
     def sync(self) -> None:
         """Flush the file to disk (``os.fsync``)."""
@@ -272,51 +323,94 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _record_id(raw: bytes) -> str | None:
+def _parse_line(raw: bytes) -> str | ResultsHeader | None:
+    """A line's sample id, or the header, or ``None`` if it is neither."""
     try:
         value = json.loads(raw)
     except ValueError:
         return None
-    if isinstance(value, dict) and isinstance(value.get("id"), str):
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("id"), str):
         return cast(str, value["id"])
+    if "openjudge" in value:
+        try:
+            return HeaderLine.model_validate(value).openjudge
+        except ValueError:
+            return None
     return None
 
 
-def _scan(path: Path) -> tuple[set[str], int, int]:
-    """Return the ids in the file, the size of its consistent prefix and its total size.
+@dataclass(slots=True)
+class _Scan:
+    header: ResultsHeader | None = None
+    ids: set[str] = field(default_factory=set)
+    offsets: dict[str, tuple[int, int]] = field(default_factory=dict)
+    good_size: int = 0
+    total_size: int = 0
+
+
+def _scan(path: Path, *, offsets: bool = False) -> _Scan:
+    """Read the header and the ids in the file, the size of its consistent prefix and its size.
 
     Everything from the first bad line on is torn if no good line follows it; a bad line
     followed by good ones means the file was damaged otherwise, and nothing is cut.
     """
-    ids: set[str] = set()
-    good_size = offset = 0
+    scan = _Scan()
+    offset = 0
     first_bad: int | None = None
     with path.open("rb") as f:
         for number, raw in enumerate(f, start=1):
+            start = offset
             offset += len(raw)
-            record_id = _record_id(raw) if raw.endswith(b"\n") else None
-            if record_id is None:
+            parsed = _parse_line(raw) if raw.endswith(b"\n") else None
+            if isinstance(parsed, ResultsHeader) and number > 1:
+                parsed = None  # a header belongs on the first line only
+            if parsed is None:
                 if raw.strip() or not raw.endswith(b"\n"):
                     first_bad = first_bad or number
                 elif first_bad is None:
-                    good_size = offset  # a blank line is harmless
+                    scan.good_size = offset  # a blank line is harmless
                 continue
             if first_bad is not None:
                 raise ResultsFileError(
                     f"{path}: line {first_bad} is not a results record but later lines are; "
                     "the file is damaged: fix or delete that line, or write to a new file"
                 )
-            if record_id in ids:
-                logger.warning("%s: sample %r appears more than once", path, record_id)
-            ids.add(record_id)
-            good_size = offset
-    return ids, good_size, offset
+            if isinstance(parsed, ResultsHeader):
+                scan.header = parsed
+            else:
+                if parsed in scan.ids:
+                    logger.warning("%s: sample %r appears more than once", path, parsed)
+                scan.ids.add(parsed)
+                if offsets:
+                    scan.offsets[parsed] = (start, len(raw))
+            scan.good_size = offset
+    scan.total_size = offset
+    return scan
+
+
+def index_results(path: Path) -> dict[str, tuple[int, int]]:
+    """Id to ``(offset, length)`` of its line in a results file (the last line if repeated)."""
+    return _scan(path, offsets=True).offsets
+
+
+def read_header(path: Path) -> ResultsHeader | None:
+    """The header of a results file, or ``None`` if it has none."""
+    with path.open("rb") as f:
+        first = f.readline()
+    parsed = _parse_line(first) if first.endswith(b"\n") else None
+    return parsed if isinstance(parsed, ResultsHeader) else None
+
+
+def _is_header(raw: bytes) -> bool:
+    return b'"openjudge"' in raw[:64] and isinstance(_parse_line(raw), ResultsHeader)
 
 
 def read_results(path: Path) -> Iterator[dict[str, JsonValue]]:
-    """Stream the lines of a results file as JSON objects (see the module docstring).
+    """Stream the sample lines of a results file as JSON objects (see the module docstring).
 
-    A torn last line (from a run that crashed or is still writing) is skipped.
+    The header and a torn last line (from a run that crashed or is still writing) are skipped.
 
     Raises:
         ResultsFileError: If a line other than the last is not a JSON object.
@@ -332,7 +426,7 @@ def read_results(path: Path) -> Iterator[dict[str, JsonValue]]:
 
 
 def read_outcomes(path: Path) -> Iterator[OutcomeLine]:
-    """Stream the lines of a results file as validated :class:`OutcomeLine` models.
+    """Stream the sample lines of a results file as validated :class:`OutcomeLine` models.
 
     Raises:
         ResultsFileError: If a line other than a torn last line does not match the format.
@@ -343,7 +437,7 @@ def read_outcomes(path: Path) -> Iterator[OutcomeLine]:
 def _read(path: Path, parse: Callable[[bytes], T]) -> Iterator[T]:
     with path.open("rb") as f:
         for number, raw in enumerate(f, start=1):
-            if not raw.strip():
+            if not raw.strip() or (number == 1 and _is_header(raw)):
                 continue
             try:
                 value = parse(raw)

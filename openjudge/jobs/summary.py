@@ -1,12 +1,13 @@
 """Summary statistics of a run, accumulated one results line at a time.
 
-Per grader: results seen, scores, ranks, errors by kind, the mean, **population** standard
-deviation (divide by n: it describes the scores observed, and is 0 for one score), min and
-max of the *raw* score, the mean normalised score, latency p50/p95, tokens and cost. Per
-aggregate: the mean of its non-null values.
+Per grader: results seen, scores, ranks, errors by kind (with the first message of each),
+the mean, **population** standard deviation (divide by n: it describes the scores
+observed, and is 0 for one score), min and max of the *raw* score, the mean normalised
+score, p50/p95 of the judge's latency and of the time queued for the provider's limits,
+tokens and cost. Per aggregate: the mean of its non-null values.
 
-Memory: O(1) per grader except latencies, which are kept exactly (8 bytes each in an
-``array('d')``: 8 MB per million results) so the percentiles are exact. Percentiles use
+Memory: O(1) per grader except latencies and queue times, which are kept exactly (8 bytes
+each in an ``array('d')``: 16 MB per million results) so the percentiles are exact. Percentiles use
 linear interpolation between order statistics (numpy's default ``"linear"`` method).
 """
 
@@ -18,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TypedDict
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from openjudge.jobs.records import ErrorEntry, OutcomeLine, RankEntry, ResultEntry, ScoreEntry
 from openjudge.jobs.results import SampleOutcome
@@ -30,10 +31,12 @@ __all__ = [
     "Price",
     "RunSummary",
     "SummaryBuilder",
+    "format_cost",
     "format_number",
     "grader_row",
     "percentile",
     "render_table",
+    "total_row",
 ]
 
 
@@ -60,7 +63,11 @@ class GraderSummary(_Model):
         mean: Mean score (``None`` without scores); likewise ``std``, ``min``, ``max``.
         std: Population standard deviation of the scores.
         normalized_mean: Mean of the normalised scores.
-        latency_p50_s: Median latency of results that report one; likewise ``latency_p95_s``.
+        latency_p50_s: Median judge latency of results that report one (time the judge spent
+            answering; queueing excluded); likewise ``latency_p95_s``.
+        queue_p50_s: Median time those results queued for the provider's limits; likewise
+            ``queue_p95_s``.
+        error_examples: The first message seen per error kind.
         prompt_tokens: Prompt tokens over all results; likewise the completion tokens and
             requests.
         cost: Token cost from the price table, or ``None`` if the grader has no price.
@@ -78,6 +85,9 @@ class GraderSummary(_Model):
     normalized_mean: float | None
     latency_p50_s: float | None
     latency_p95_s: float | None
+    queue_p50_s: float | None = None
+    queue_p95_s: float | None = None
+    error_examples: dict[str, str] = Field(default_factory=dict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     requests: int = 0
@@ -136,7 +146,9 @@ class _GraderStats:
         self.low = math.inf
         self.high = -math.inf
         self.errors: Counter[str] = Counter()
+        self.examples: dict[str, str] = {}
         self.latencies = array("d")
+        self.queued = array("d")
         self.prompt_tokens = self.completion_tokens = self.requests = 0
 
     def add(self, entry: ResultEntry) -> None:
@@ -155,8 +167,11 @@ class _GraderStats:
             self.ranked += 1
         elif isinstance(entry, ErrorEntry):
             self.errors[entry.kind] += 1
+            self.examples.setdefault(entry.kind, entry.message)
         if entry.latency_s is not None and math.isfinite(entry.latency_s):
             self.latencies.append(entry.latency_s)
+            queued = entry.queue_s or 0.0  # a judge result without a queue time did not wait
+            self.queued.append(queued if math.isfinite(queued) else 0.0)
         if entry.usage is not None:
             self.prompt_tokens += entry.usage.prompt_tokens
             self.completion_tokens += entry.usage.completion_tokens
@@ -165,6 +180,7 @@ class _GraderStats:
     def build(self, name: str, price: Price | None) -> GraderSummary:
         has = self.scored > 0
         latencies = sorted(self.latencies)
+        queued = sorted(self.queued)
         cost = None
         if price is not None:
             cost = (
@@ -184,6 +200,9 @@ class _GraderStats:
             normalized_mean=self.normalized_sum / self.scored if has else None,
             latency_p50_s=percentile(latencies, 50),
             latency_p95_s=percentile(latencies, 95),
+            queue_p50_s=percentile(queued, 50),
+            queue_p95_s=percentile(queued, 95),
+            error_examples={kind: self.examples[kind] for kind in sorted(self.examples)},
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
             requests=self.requests,
@@ -257,6 +276,18 @@ def format_number(value: float | None) -> str:
     return "0" if text == "-0" else text
 
 
+def format_cost(value: float | None) -> str:
+    """Dollars with two significant digits below a dollar: ``$0.000065``, ``$0.0090``, ``$1.25``."""
+    if value is None:
+        return "-"
+    if value == 0 or not math.isfinite(value):
+        return f"${value:g}"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    decimals = min(12, max(2, 1 - math.floor(math.log10(abs(value)))))
+    return f"${value:.{decimals}f}"
+
+
 GRADER_COLUMNS = (
     "grader",
     "n",
@@ -266,11 +297,14 @@ GRADER_COLUMNS = (
     "std",
     "min",
     "max",
-    "p50 s",
-    "p95 s",
+    "judge p50 s",
+    "judge p95 s",
+    "queue p50 s",
+    "queue p95 s",
     "tokens",
     "cost",
 )
+"""The summary table's columns: judge latency and queue time percentiles are in seconds."""
 
 
 def grader_row(g: GraderSummary) -> tuple[str, ...]:
@@ -286,18 +320,35 @@ def grader_row(g: GraderSummary) -> tuple[str, ...]:
         format_number(g.max),
         format_number(g.latency_p50_s),
         format_number(g.latency_p95_s),
+        format_number(g.queue_p50_s),
+        format_number(g.queue_p95_s),
         format_number(g.total_tokens),
-        format_number(g.cost),
+        format_cost(g.cost),
     )
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1) -> list[str]:
-    """Aligned text lines: the first ``left`` columns left-aligned, the rest right-aligned."""
+def total_row(summary: RunSummary) -> tuple[str, ...]:
+    """The cells of the totals row (tokens and cost), in :data:`GRADER_COLUMNS` order."""
+    blanks = [""] * (len(GRADER_COLUMNS) - 3)
+    return ("total", *blanks, format_number(summary.total_tokens), format_cost(summary.cost))
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1, text_last: bool = False
+) -> list[str]:
+    """Aligned text lines: the first ``left`` columns (and the last, if ``text_last``)
+    left-aligned, the rest right-aligned."""
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    last = len(widths) - 1 if text_last else -1
 
     def fmt(cells: Sequence[str]) -> str:
         aligned = (
-            cell.ljust(width) if i < left else cell.rjust(width)
+            cell.ljust(width) if i < left or i == last else cell.rjust(width)
             for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
         )
         return "  ".join(aligned).rstrip()
@@ -308,17 +359,22 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 
 def render_table(summary: RunSummary) -> str:
     """A plain-text table of the summary for a terminal, columns aligned.
 
-    One row per grader (score statistics over raw scores, latency percentiles in seconds,
-    ``-`` where there is nothing to show), then errors by kind and aggregates if any.
+    One row per grader (score statistics over raw scores; the judge's latency and the time
+    queued for the provider's limits in seconds; ``-`` where there is nothing to show), then
+    errors by kind with the first message of each, and aggregates if any.
     """
     lines = [f"{format_number(summary.samples)} samples"]
     rows = [grader_row(g) for g in summary.graders]
     if summary.graders:
-        total = ("total", *([""] * 9), format_number(summary.total_tokens), format_number(summary.cost))
-        lines += ["", *_table(GRADER_COLUMNS, [*rows, total] if len(rows) > 1 else rows)]
-    errors = [(g.name, kind, format_number(n)) for g in summary.graders for kind, n in g.errors.items()]
+        lines += ["", *_table(GRADER_COLUMNS, [*rows, total_row(summary)] if len(rows) > 1 else rows)]
+    errors = [
+        (g.name, kind, format_number(n), _cut(g.error_examples.get(kind, ""), 100))
+        for g in summary.graders
+        for kind, n in g.errors.items()
+    ]
     if errors:
-        lines += ["", *_table(("grader", "error kind", "count"), errors, left=2)]
+        header = ("grader", "error kind", "count", "first message")
+        lines += ["", *_table(header, errors, left=2, text_last=True)]
     if summary.aggregates:
         aggregates = [
             (a.name, format_number(a.count), format_number(a.missing), format_number(a.mean))

@@ -13,7 +13,7 @@
 * :mod:`.compare`: two configs on the same items, paired-bootstrap differences.
 * :mod:`.console`, :mod:`.html`: the text table and the HTML report.
 
-Needs numpy (``pip install 'openjudge[metaeval]'``). Names are imported on first use, so
+Needs numpy (``pip install 'openjudge-graders[metaeval]'``). Names are imported on first use, so
 importing this package (as the ``openjudge`` command does) costs nothing.
 """
 
@@ -77,7 +77,7 @@ def __getattr__(name: str) -> object:
     except ModuleNotFoundError as exc:
         if exc.name != "numpy":
             raise
-        raise ImportError("openjudge.metaeval needs numpy: pip install 'openjudge[metaeval]'") from exc
+        raise ImportError("openjudge.metaeval needs numpy: pip install 'openjudge-graders[metaeval]'") from exc
     value = getattr(imported, name)
     globals()[name] = value
     return value

@@ -1,6 +1,6 @@
 """``openjudge meta-eval``: how far to trust a judge config, measured on labelled data.
 
-Registered by :mod:`openjudge.cli` with :func:`add_parser`; this module imports nothing
+Registered in :data:`openjudge.cli.COMMANDS` (:func:`add_arguments`, :func:`run_command`); this module imports nothing
 heavy until the command runs (numpy comes with the statistics).
 """
 
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "needs_numpy", "run_command"]
+__all__ = ["HELP", "add_arguments", "needs_numpy", "run_command"]
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -27,19 +27,18 @@ a second config judges the same data and the differences get paired-bootstrap in
 def needs_numpy(exc: ImportError) -> str:
     """The message for a failed import of the statistics: name the extra when numpy is missing."""
     if exc.name == "numpy" or (exc.name or "").startswith("numpy."):
-        return f"openjudge meta-eval needs numpy: pip install 'openjudge[metaeval]' ({exc})"
+        return f"openjudge meta-eval needs numpy: pip install 'openjudge-graders[metaeval]' ({exc})"
     return str(exc)
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Add the ``meta-eval`` subcommand to an argparse subparsers object."""
+HELP = "measure a judge config against labelled data (agreement, biases, consistency, cost)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the ``meta-eval`` subcommand's arguments on its parser."""
     from openjudge.metaeval.loaders import FORMATS
 
-    parser: argparse.ArgumentParser = sub.add_parser(
-        "meta-eval",
-        help="measure a judge config against labelled data (agreement, biases, consistency, cost)",
-        description=DESCRIPTION,
-    )
+    parser.description = DESCRIPTION
     parser.add_argument("config", type=Path, help="judge config (YAML), as for 'openjudge run'")
     parser.add_argument("--data", type=Path, required=True, help="labelled data (JSONL, JSON array or CSV)")
     parser.add_argument(
@@ -70,7 +69,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="let temperature-0 judges use the judge cache (cached replies make cost and time figures low)",
     )
     parser.add_argument("--no-progress", action="store_true", help="do not draw progress lines")
-    return parser
 
 
 def _usage_error(args: argparse.Namespace) -> str | None:

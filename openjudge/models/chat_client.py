@@ -177,6 +177,7 @@ class ChatClient:
             r.model or self.transport.model,
             False,
             key if self.cache is not None else None,
+            outcome.queue_s,
         )
         if response.cache_key is not None and self.cache is not None:
             # Stored before the identical calls that follow this one are released, so none of

@@ -148,11 +148,13 @@ class ChatResponse(NamedTuple):
         usage: Tokens spent, requests counted (retries included; 0 when served from a cache).
         finish_reason: Why generation stopped (``stop``, ``length``, ...), if known.
         logprobs: Per-token log-probabilities, when requested and returned.
-        latency_s: Wall time of the whole call, retries and waits included.
+        latency_s: Time the backend took over every attempt of the call (waiting for the
+            provider's limits and retry backoff excluded).
         model: The model name the server reported.
         cached: Served from the judge cache rather than by the backend.
         cache_key: The cache entry this reply is stored under, when the model that
             returned it caches; see :class:`CachingChatModel`.
+        queue_s: Time the call waited for the provider's concurrency and rate limits.
     """
 
     content: str
@@ -163,6 +165,7 @@ class ChatResponse(NamedTuple):
     model: str = ""
     cached: bool = False
     cache_key: str | None = None
+    queue_s: float = 0.0
 
 
 @runtime_checkable

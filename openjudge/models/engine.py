@@ -53,12 +53,25 @@ class Outcome(NamedTuple, Generic[ResponseT]):
     Attributes:
         response: The successful attempt's response, as the transport built it.
         requests: Attempts made, the successful one included.
-        latency_s: Wall time of the whole call, retries and waits included.
+        latency_s: Time spent inside attempts (the backend's time; waits excluded).
+        queue_s: Time spent waiting for the connection key's concurrency and rate limits.
     """
 
     response: ResponseT
     requests: int
     latency_s: float
+    queue_s: float
+
+
+class _Spent:
+    """What one call has spent so far: attempts, time inside them, time queued for limits."""
+
+    __slots__ = ("busy_s", "queued_s", "requests")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.busy_s = 0.0
+        self.queued_s = 0.0
 
 
 def _is_retryable(exc: BaseException) -> bool:
@@ -139,7 +152,7 @@ class CallEngine(Generic[RequestT, ResponseT]):
             ChatModelError: The last attempt's error, with ``requests`` set to the attempts made.
         """
         started = time.monotonic()
-        attempts = [0]
+        attempts = _Spent()
         try:
             try:
                 response = await self._limited_attempt(request, attempts)
@@ -148,22 +161,22 @@ class CallEngine(Generic[RequestT, ResponseT]):
                     raise
                 response = await self._retry(request, first, started, attempts)
         except ChatModelError as exc:
-            exc.requests = attempts[0]
-            self.record(TokenUsage(0, 0, attempts[0]))
+            exc.requests = attempts.requests
+            self.record(TokenUsage(0, 0, attempts.requests))
             raise
         except BaseException:
             # Cancelled calls still spent requests; cancellation is re-raised untouched.
-            self.record(TokenUsage(0, 0, attempts[0]))
+            self.record(TokenUsage(0, 0, attempts.requests))
             raise
         usage = response.usage
-        requests = attempts[0]
+        requests = attempts.requests
         if usage.requests != requests:
             usage = TokenUsage(usage.prompt_tokens, usage.completion_tokens, requests)
         self.record(usage)
-        return Outcome(response, requests, time.monotonic() - started)
+        return Outcome(response, requests, attempts.busy_s, attempts.queued_s)
 
     async def _retry(
-        self, request: RequestT, first: ChatModelError, started: float, attempts: list[int]
+        self, request: RequestT, first: ChatModelError, started: float, attempts: _Spent
     ) -> ResponseT:
         policy = self.policy.retry
         elapsed = time.monotonic() - started
@@ -185,13 +198,18 @@ class CallEngine(Generic[RequestT, ResponseT]):
                 return await self._limited_attempt(request, attempts)
         raise AssertionError("unreachable: tenacity reraises the last error")
 
-    async def _limited_attempt(self, request: RequestT, attempts: list[int]) -> ResponseT:
+    async def _limited_attempt(self, request: RequestT, attempts: _Spent) -> ResponseT:
         transport = self.transport
         gate = self._gates.get()
         estimate = self._estimate(request) if gate.tokens is not None and self._estimate is not None else 0
-        if not gate.try_acquire():
+        if gate.try_acquire():
+            began = time.monotonic()
+        else:
+            queued = time.monotonic()
             await gate.acquire(estimate)
-        attempts[0] += 1
+            began = time.monotonic()
+            attempts.queued_s += began - queued
+        attempts.requests += 1
         timeout_s = self.policy.timeout_s
         try:
             if self._guarded:
@@ -213,6 +231,7 @@ class CallEngine(Generic[RequestT, ResponseT]):
             raise
         finally:
             gate.release()
+            attempts.busy_s += time.monotonic() - began
         gate.on_success()
         if gate.tokens is not None:
             gate.settle_tokens(estimate, response.usage.total_tokens)

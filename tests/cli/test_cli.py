@@ -131,7 +131,7 @@ def test_malformed_lines_and_missing_fields_are_recorded(
         ),
         (
             "providers:\n  p:\n    kind: openia\n    model: m\ngraders:\n  g:\n    type: llm\n    provider: p\n",
-            "job.yaml:3: providers.p.kind: Input should be 'openai'",
+            "job.yaml:3: providers.p.kind: unknown provider kind 'openia'; did you mean 'openai'?",
         ),
         (
             "providers:\n  p:\n    kind: openai\ngraders:\n  g:\n    type: llm\n    provider: p\n",
@@ -159,13 +159,15 @@ def test_malformed_lines_and_missing_fields_are_recorded(
         ),
         (
             "graders:\n  g:\n    type: string_match\n    params: {mode: fuzzy}\n",
-            "graders.g.params: cannot build 'string_match'",
+            "job.yaml:4: graders.g.params.mode: unknown parameter 'mode'; did you mean 'match_mode'? "
+            "(valid: case_sensitive, description, full_match, match_mode, name, strip)",
         ),
         ("graders: [\n", "job.yaml:2: invalid YAML"),
         (
             "providers:\n  p: {kind: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key: k}\n"
             "graders:\n  g:\n    type: llm\n    provider: p\n    params: {template: '{x}', sampling: {temprature: 1}}\n",
-            "graders.g.params: cannot build 'llm'",
+            "job.yaml:7: graders.g.params.sampling.temprature: unknown field 'temprature'; "
+            "did you mean 'temperature'?",
         ),
     ],
 )
@@ -180,7 +182,7 @@ def test_config_errors_name_file_line_and_field(
 
 def test_validate_graders_and_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(QUICKSTART)]) == 0
-    assert "ok (5 graders, 0 providers)" in capsys.readouterr().out
+    assert "ok (5 graders, 0 providers; the first 100 records of" in capsys.readouterr().out
     assert main(["graders", "--json"]) == 0
     listing = {g["name"]: g for g in json.loads(capsys.readouterr().out)}
     assert listing["action_loop_detection"]["required_inputs"] == ["messages"]

@@ -50,10 +50,11 @@ async def test_openai_and_litellm_hosted_vllm_give_identical_scores() -> None:
 
 
 def test_api_version_only_for_azure_and_litellm() -> None:
-    config = parse_config(
-        CONFIG.format(kind="openai", model="m", base_url="http://127.0.0.1:9/v1").replace(
-            "api_key: sk-test", "api_key: sk-test\n    api_version: 2024-10-21"
-        )
+    text = CONFIG.format(kind="openai", model="m", base_url="http://127.0.0.1:9/v1").replace(
+        "api_key: sk-test", "api_key: sk-test\n    api_version: 2024-10-21"
     )
-    with pytest.raises(ConfigError, match="api_version applies to kind 'azure' or 'litellm'"):
-        build_job(config)
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="job.yaml")
+    assert caught.value.problems == [
+        "job.yaml:8: providers.judge.api_version: applies to kind 'azure' or 'litellm', not 'openai'"
+    ]

@@ -79,7 +79,7 @@ def test_a_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     from openjudge.distributed import import_ray
 
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
-    with pytest.raises(ImportError, match=r'pip install "openjudge\[ray\]"'):
+    with pytest.raises(ImportError, match=r'pip install "openjudge-graders\[ray\]"'):
         import_ray()
 
 
@@ -93,7 +93,7 @@ def test_the_cli_reports_a_missing_ray_as_usage_error(
     monkeypatch.setitem(sys.modules, "ray", None)
     argv = ["run", str(config), "--data", str(data), "--out", str(tmp_path / "r.jsonl"), "--engine", "ray"]
     assert main(argv) == 2
-    assert 'pip install "openjudge[ray]"' in capsys.readouterr().err
+    assert 'pip install "openjudge-graders[ray]"' in capsys.readouterr().err
     assert main([*argv[:-2], "--engine", "ray", "--workers", "0"]) == 2
     assert "--workers must be at least 1" in capsys.readouterr().err
     assert not (tmp_path / "r.jsonl").exists()

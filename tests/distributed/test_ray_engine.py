@@ -10,14 +10,20 @@ import json
 import os
 import signal
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
+import anyio
 import pytest
 import ray
 
 from openjudge.cli import main
-from openjudge.distributed import grade_on_ray
-from openjudge.jobs.records import OutcomeLine
+from openjudge.config.build import build_job
+from openjudge.config.loader import load_config
+from openjudge.distributed import RayBackend, grade_on_ray
+from openjudge.jobs.engine import run_job
+from openjudge.jobs.fingerprint import job_fingerprint
+from openjudge.jobs.records import HeaderLine, OutcomeLine, ResultsHeader
 from openjudge.jobs.results import ResultsWriter, SampleOutcome
 from openjudge.models.policy import ProviderLimits
 from providers.testing.judge_server import JudgeServerProcess
@@ -99,9 +105,13 @@ def test_resumes_a_partial_results_file_without_regrading_or_duplicates(
     config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
     data = write_samples(tmp_path / "data.jsonl", n, bad_lines=(10, 500))
     out = tmp_path / "results.jsonl"
-    # A previous run wrote the first 300 samples (marked with a score the judge never
-    # gives), one malformed record, then crashed in the middle of a line.
+    job_config = load_config(config)
+    job = build_job(job_config, use_cache=False)
+    header = HeaderLine(openjudge=ResultsHeader(job=job_fingerprint(job_config, job)))
+    # A previous run of this job wrote the first 300 samples (marked with a score the judge
+    # never gives), one malformed record, then crashed in the middle of a line.
     with out.open("w", encoding="utf-8") as f:
+        f.write(header.model_dump_json() + "\n")
         for i in range(done):
             marker = {"type": "score", "score": 9.0, "normalized_score": 1.0, "reason": "earlier run"}
             results = {"quality": marker, "exact": marker}
@@ -111,7 +121,9 @@ def test_resumes_a_partial_results_file_without_regrading_or_duplicates(
         f.write('{"id": "s00300", "line": 30')
 
     judge.reset_stats()
-    stats = grade_on_ray(config, data, out, workers=2, batch_size=100, window=400)
+    backend = RayBackend(job_config, workers=2, batch_size=100, window=400, base_dir=tmp_path)
+    run = partial(run_job, job_config, job, data_path=data, out_path=out, backend=backend)
+    stats = anyio.run(run)
 
     assert judge.stats().chat_requests == n - done  # earlier samples were not sent again
     assert (stats.graded, stats.skipped_done, stats.bad_records, stats.interrupted) == (
@@ -120,8 +132,8 @@ def test_resumes_a_partial_results_file_without_regrading_or_duplicates(
         1,
         False,
     )
-    assert stats.windows == 2  # 700 samples in windows of 400
-    assert stats.workers == 2 and stats.worker_limits == {"judge": ProviderLimits(max_concurrency=4)}
+    assert backend.windows == 2  # 700 samples in windows of 400
+    assert stats.workers == 2 and backend.worker_limits == {"judge": ProviderLimits(max_concurrency=4)}
     ids = ids_in(out)
     assert len(ids) == len(set(ids)) == n + 2
     assert set(ids) == {f"s{i:05d}" for i in range(n)} | {"invalid-line-12", "invalid-line-503"}
@@ -132,7 +144,7 @@ def test_resumes_a_partial_results_file_without_regrading_or_duplicates(
 
     # Rerun: nothing left to do.
     again = grade_on_ray(config, data, out, workers=2)
-    assert (again.graded, again.skipped_done, again.bad_records, again.windows) == (0, n, 0, 0)
+    assert (again.graded, again.skipped_done, again.bad_records) == (0, n, 0)
     assert len(ids_in(out)) == n + 2
 
 
@@ -156,9 +168,9 @@ def test_sigterm_mid_run_stops_cleanly_and_a_rerun_completes(
     before = signal.getsignal(signal.SIGTERM)
     first = grade_on_ray(config, data, out, workers=2, batch_size=50)
     assert signal.getsignal(signal.SIGTERM) is before  # the handler is put back
-    assert (first.interrupted, first.graded) == (True, 120)
-    partial = ids_in(out)
-    assert len(partial) == len(set(partial)) == 120
+    assert first.interrupted and 120 < first.graded < n  # outcomes already in hand are kept
+    written = ids_in(out)
+    assert len(written) == len(set(written)) == first.graded
 
     monkeypatch.setattr(ResultsWriter, "write", write)
     second = grade_on_ray(config, data, out, workers=2, batch_size=50)  # the actors were released
@@ -167,3 +179,30 @@ def test_sigterm_mid_run_stops_cleanly_and_a_rerun_completes(
     final = ids_in(out)
     assert sorted(final) == [f"s{i:05d}" for i in range(n)]  # no gaps, no duplicates
     assert all(row["quality"][1] == judge_score(int(i[1:])) for i, row in graded(out).items())
+
+
+def test_a_grader_added_to_the_config_is_graded_on_the_workers_and_the_rest_replayed(
+    cluster: None, judge: JudgeServerProcess, tmp_path: Path
+) -> None:
+    n = 60
+    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    data = write_samples(tmp_path / "data.jsonl", n)
+    out = tmp_path / "results.jsonl"
+    assert grade_on_ray(config, data, out, workers=2, batch_size=20).graded == n
+    before = graded(out)
+
+    added = "  format:\n    type: reasoning_format\n    mapper: {response: answer}\naggregators:"
+    config.write_text(config.read_text(encoding="utf-8").replace("aggregators:", added), encoding="utf-8")
+    judge.reset_stats()
+    stats = grade_on_ray(config, data, out, workers=2, batch_size=20)
+    assert judge.stats().chat_requests == 0  # the stored judge results crossed to the workers
+    assert stats.changes is not None and stats.changes.added == ("format",)
+    assert (stats.graded, stats.regraded, stats.pairs) == (n, n, n)
+    after = graded(out)
+    assert after.keys() == before.keys()
+    for sample_id, row in after.items():
+        assert row["quality"] == before[sample_id]["quality"] and row["exact"] == before[sample_id]["exact"]
+        assert row["format"][:2] == ("score", 0.0)  # no <think>/<answer> in these answers
+        quality, exact = row["quality"][2], row["exact"][2]
+        assert quality is not None and exact is not None
+        assert row["reward"][1] == pytest.approx((quality + exact + 0.0) / 3)  # recomputed over all three

@@ -363,3 +363,68 @@ def test_json_array_parser_matches_json_loads(
             assert record.data == row
         else:
             assert isinstance(record, BadRecord)
+
+
+# ---------------------------------------------------------------- records the parser cannot hold
+
+
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_jsonl_deep_nesting_and_huge_numbers_are_bad_records_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"q": ' + _DEEP + '}\n{"n": ' + "7" * 5000 + '}\n{"q": 1}\n', encoding="utf-8")
+    records = _records(path)
+    assert _bad(records) == [
+        BadRecord(
+            1, "line 1: JSON nested too deeply to read (about 1,000 levels or more); flatten the record"
+        ),
+        BadRecord(
+            2,
+            "line 2: a number has more than 4,300 digits (Python's limit for reading integers); "
+            "write it as a string",
+        ),
+    ]
+    assert [r.data for r in _good(records)] == [{"q": 1}]
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 4096, 1 << 16])
+def test_json_array_skips_unreadable_elements_and_reads_the_rest(tmp_path: Path, chunk_size: int) -> None:
+    path = tmp_path / "data.json"
+    path.write_text(
+        '[{"q": 1}, {"deep": '
+        + _DEEP
+        + '},\n {"n": '
+        + "9" * 5000
+        + '}, {"s": "]},[\\"x"}, '
+        + "9" * 5000
+        + ', {"q": 2}]',
+        encoding="utf-8",
+    )
+    records = _records(path, chunk_size=chunk_size)
+    assert [(type(r).__name__, r.line) for r in records] == [
+        ("SampleRecord", 1),
+        ("BadRecord", 2),
+        ("BadRecord", 3),
+        ("SampleRecord", 4),
+        ("BadRecord", 5),
+        ("SampleRecord", 6),
+    ]
+    bad = _bad(records)
+    assert bad[0].message.startswith("element 2 (line 1): JSON nested too deeply")
+    assert bad[1].message.startswith("element 3 (line 2): a number has more than 4,300 digits")
+    assert [r.data for r in _good(records)] == [{"q": 1}, {"s": ']},["x'}, {"q": 2}]
+
+
+def test_ids_of_bad_records_are_reserved(tmp_path: Path) -> None:
+    path = tmp_path / "data.jsonl"
+    path.write_text(
+        '{"id": "invalid-line-2", "q": 1}\n{broken\n{"id": "invalid-line-x", "q": 2}\n', encoding="utf-8"
+    )
+    records = _records(path)
+    assert [r.id for r in records] == ["invalid-line-1", "invalid-line-2", "invalid-line-x"]
+    assert records[0] == BadRecord(
+        1,
+        "line 1: id 'invalid-line-2' is reserved for malformed records (ids 'invalid-line-<number>'); "
+        "give this record another id",
+    )

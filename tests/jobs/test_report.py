@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange
-from openjudge.jobs.report import write_report
+from openjudge.jobs._svg import nice_top
+from openjudge.jobs.report import SampleSource, write_report
 from openjudge.jobs.results import ResultsWriter, SampleOutcome
 from openjudge.models.usage import TokenUsage
 
@@ -30,7 +34,7 @@ class _Page(HTMLParser):
     def _chart(self) -> str | None:
         for _, attrs in reversed(self._stack):
             if "chart" in attrs.get("class", "").split():
-                return attrs.get("data-grader", "latency")
+                return attrs.get("data-grader") or attrs.get("data-aggregate", "latency")
         return None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -114,10 +118,16 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, _Page]:
 def test_one_histogram_per_grader(page: tuple[str, _Page]) -> None:
     _, parsed = page
     charts = parsed.with_class("chart", "histogram")
-    assert [c["data-grader"] for c in charts] == ["quality", "length", "pairwise", "safety"]
+    assert [c.get("data-grader") or c["data-aggregate"] for c in charts] == [
+        "quality",
+        "length",
+        "pairwise",
+        "safety",
+        "overall",  # the aggregate's histogram comes after the graders'
+    ]
     # Every score is in exactly one bar: the bar titles "low – high: count" add up.
     totals = {g: sum(int(t.rsplit(": ", 1)[1]) for t in titles) for g, titles in parsed.bars.items()}
-    assert totals == {"quality": 26, "length": 30, "safety": 26, "latency": 59}
+    assert totals == {"quality": 26, "length": 30, "safety": 26, "overall": 30, "latency": 59}
     assert "pairwise" not in parsed.bars  # ranks only: no bars
 
 
@@ -152,13 +162,21 @@ def test_lowest_rows(page: tuple[str, _Page]) -> None:
     assert by_grader == {
         # lowest normalised first; ties keep the earliest samples
         "quality": [
-            ["s00", "0", "1", "quality reason 0"],
-            ["s05", "0", "1", _XSS],
-            ["s15", "0", "1", "quality reason 15"],
+            ["s00", "0", "1", "quality reason 0", "-"],
+            ["s05", "0", "1", _XSS, "-"],
+            ["s15", "0", "1", "quality reason 15", "-"],
         ],
-        "length": [["s00", "0", "0", ""], ["s01", "0.1", "0.1", ""], ["s02", "0.2", "0.2", ""]],
-        "safety": [["s02", "1", "1", "safe"], ["s03", "1", "1", "safe"], ["s04", "1", "1", "safe"]],
-    }
+        "length": [
+            ["s00", "0", "0", "", "-"],
+            ["s01", "0.1", "0.1", "", "-"],
+            ["s02", "0.2", "0.2", "", "-"],
+        ],
+        "safety": [
+            ["s02", "1", "1", "safe", "-"],
+            ["s03", "1", "1", "safe", "-"],
+            ["s04", "1", "1", "safe", "-"],
+        ],
+    }  # no dataset was given: no inputs to show
 
 
 def test_summary_table(page: tuple[str, _Page]) -> None:
@@ -211,3 +229,45 @@ def test_single_valued_unranged_grader_and_no_lowest(tmp_path: Path) -> None:
     assert parsed.rows_with_class("lowest-row") == []
     with pytest.raises(ValueError, match="lowest"):
         write_report(results, report, title="t", lowest=-1)
+
+
+@pytest.mark.parametrize(
+    ("peak", "top"), [(0, 1), (1, 1), (7, 8), (11, 12), (267, 300), (301, 400), (4100, 5000)]
+)
+def test_the_y_axis_is_fitted_to_the_tallest_bar(peak: int, top: int) -> None:
+    assert nice_top(peak) == top
+
+
+def test_the_lowest_samples_show_the_inputs_each_grader_saw(tmp_path: Path) -> None:
+    data = tmp_path / "data.jsonl"
+    long_answer = "x" * 1000
+    samples = [
+        {"id": "a", "answer": _XSS, "expected": "b", "noise": "not an input"},
+        {"id": "b", "answer": long_answer, "expected": "y"},
+        {"id": "c", "answer": "same", "expected": "same"},
+    ]
+    data.write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    with ResultsWriter(results) as writer:
+        for i, sample in enumerate(samples):
+            score = float(sample["answer"] == sample["expected"])
+            writer.write(
+                SampleOutcome(
+                    id=str(sample["id"]),
+                    line=i + 1,
+                    results={"exact": GraderScore(name="exact", score=score)},
+                )
+            )
+    report = tmp_path / "report.html"
+
+    def inputs(sample: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {"response": sample["answer"], "reference": sample["expected"]}
+
+    write_report(results, report, title="t", lowest=2, samples=SampleSource(data, inputs={"exact": inputs}))
+    html = report.read_text(encoding="utf-8")
+    parsed = _Page()
+    parsed.feed(html)
+    shown = {cells[0]: cells[4] for _, cells in parsed.rows_with_class("lowest-row")}
+    assert shown["a"] == json.dumps({"response": _XSS, "reference": "b"})  # what the grader saw, no more
+    assert shown["b"].startswith('{"response": "xxx') and len(shown["b"]) == 300 and shown["b"].endswith("…")
+    assert "<script" not in html

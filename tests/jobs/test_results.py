@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 
 from openjudge.graders.schema import GraderError, GraderRank, GraderScore, ScoreRange
-from openjudge.jobs.records import OutcomeLine, ScoreEntry
+from openjudge.jobs.fingerprint import GraderFingerprint, JobFingerprint
+from openjudge.jobs.records import HeaderLine, OutcomeLine, ResultsHeader, ScoreEntry
 from openjudge.jobs.results import (
     ResultsFileError,
     ResultsWriter,
     SampleOutcome,
+    index_results,
+    read_header,
     read_outcomes,
     read_results,
     result_to_json,
@@ -38,6 +41,7 @@ def test_result_to_json_score() -> None:
         metadata={"votes": [4, 4, 5]},
         score_range=ScoreRange(low=1, high=5),
         latency_s=1.25,
+        queue_s=0.5,
         usage=TokenUsage(prompt_tokens=10, completion_tokens=2, requests=1),
     )
     assert result_to_json(result) == {
@@ -48,6 +52,7 @@ def test_result_to_json_score() -> None:
         "metadata": {"votes": [4, 4, 5]},
         "score_range": {"low": 1.0, "high": 5.0, "higher_is_better": True},
         "latency_s": 1.25,
+        "queue_s": 0.5,
         "usage": {"prompt_tokens": 10, "completion_tokens": 2, "requests": 1},
     }
 
@@ -59,6 +64,7 @@ def test_result_to_json_rank_and_error() -> None:
         "reason": "b wins",
         "metadata": {},
         "latency_s": None,
+        "queue_s": None,
         "usage": None,
     }
     error = GraderError(
@@ -70,6 +76,7 @@ def test_result_to_json_rank_and_error() -> None:
         "message": "no answer in 30 s",
         "error_type": "TimeoutError",
         "latency_s": 30.0,
+        "queue_s": None,
         "metadata": {},
         "usage": None,
     }
@@ -311,3 +318,45 @@ def test_failed_write_leaves_no_partial_line(
         assert writer.completed_ids() == {"s0000"}
         writer.write(outcome_factory(1))  # the retry succeeds and the file stays consistent
     assert _ids(path) == ["s0000", "s0001"]
+
+
+# ---------------------------------------------------------------- the header
+
+
+def _header(graders: tuple[str, ...] = ("q",)) -> ResultsHeader:
+    fingerprint = JobFingerprint(
+        graders={name: GraderFingerprint(type="reasoning_format", grader_class="x.Y") for name in graders}
+    )
+    return ResultsHeader(writer="openjudge-graders test", job=fingerprint)
+
+
+def test_the_header_is_the_first_line_and_readers_skip_it(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    with ResultsWriter(path) as writer:
+        assert writer.header is None and len(writer) == 0
+        writer.set_header(_header())
+        writer.write(SampleOutcome(id="a", line=1, results={"q": GraderScore(name="q", score=1.0)}))
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert json.loads(first) == {"openjudge": json.loads(_header().model_dump_json())}
+    assert read_header(path) == _header()
+    assert [r["id"] for r in read_results(path)] == ["a"]
+    assert [o.id for o in read_outcomes(path)] == ["a"]
+    with ResultsWriter(path) as writer:
+        assert writer.header == _header() and writer.completed_ids() == {"a"}
+        offset, length = index_results(path)["a"]
+        assert writer.read_line(offset, length).id == "a"
+        with pytest.raises(ResultsFileError, match="already holds results"):
+            writer.set_header(_header(("other",)))
+
+
+def test_a_torn_header_is_cut_and_a_header_later_in_the_file_is_damage(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text(HeaderLine(openjudge=_header()).model_dump_json()[:30], encoding="utf-8")
+    with ResultsWriter(path) as writer:
+        assert writer.header is None and writer.truncated_bytes == 30
+    header = HeaderLine(openjudge=_header()).model_dump_json()
+    path.write_text(
+        header + "\n" + json.dumps({"id": "a"}) + "\n" + header + "\n" + json.dumps({"id": "b"}) + "\n"
+    )
+    with pytest.raises(ResultsFileError, match="line 3 is not a results record"), ResultsWriter(path):
+        pass

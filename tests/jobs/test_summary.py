@@ -10,6 +10,7 @@ from openjudge.jobs.results import SampleOutcome
 from openjudge.jobs.summary import (
     RunSummary,
     SummaryBuilder,
+    format_cost,
     format_number,
     percentile,
     render_table,
@@ -84,6 +85,8 @@ def test_grader_statistics_are_exact(from_json: bool) -> None:
         "completion_tokens": 60,
         "requests": 7,
     }
+    assert data.pop("error_examples") == {"parse_error": "bad", "timeout": "slow"}
+    assert (data.pop("queue_p50_s"), data.pop("queue_p95_s")) == (0.0, 0.0)  # no result waited
     assert data == pytest.approx(
         {
             "mean": 2.5,
@@ -134,22 +137,55 @@ def test_render_table() -> None:
     assert render_table(_summary(from_json=True)) == (
         "6 samples\n"
         "\n"
-        "grader  n  scored  errors    mean     std  min  max  p50 s  p95 s  tokens  cost\n"
-        "------  -  ------  ------  ------  ------  ---  ---  -----  -----  ------  ----\n"
-        "a       6       4       2     2.5   1.118    1    4      3    8.8     710  0.77\n"
-        "b       6       6       0  0.6667  0.4714    0    1      -      -       0     -\n"
-        "r       2       0       0       -       -    -    -      -      -       0     -\n"
-        "total                                                                 710  0.77\n"
+        "grader  n  scored  errors    mean     std  min  max  judge p50 s  judge p95 s  queue p50 s  queue p95 s  tokens   cost\n"
+        "------  -  ------  ------  ------  ------  ---  ---  -----------  -----------  -----------  -----------  ------  -----\n"
+        "a       6       4       2     2.5   1.118    1    4            3          8.8            0            0     710  $0.77\n"
+        "b       6       6       0  0.6667  0.4714    0    1            -            -            -            -       0      -\n"
+        "r       2       0       0       -       -    -    -            -            -            -            -       0      -\n"
+        "total                                                                                                       710  $0.77\n"
         "\n"
-        "grader  error kind   count\n"
-        "------  -----------  -----\n"
-        "a       parse_error      1\n"
-        "a       timeout          1\n"
+        "grader  error kind   count  first message\n"
+        "------  -----------  -----  -------------\n"
+        "a       parse_error      1  bad\n"
+        "a       timeout          1  slow\n"
         "\n"
         "aggregate  n  missing  mean\n"
         "---------  -  -------  ----\n"
         "overall    3        1   0.5\n"
     )
+
+
+def test_judge_latency_and_queue_time_are_separate_columns() -> None:
+    builder = SummaryBuilder()
+    for i in range(1, 5):  # judge 0.5 s each; queued 0, 1, 2, 3 s behind the provider's limit
+        queued = float(i - 1) or None  # a call that never waited records no queue time
+        builder.add(
+            SampleOutcome(
+                id=f"s{i}",
+                line=i,
+                results={"q": GraderScore(name="q", score=1.0, latency_s=0.5, queue_s=queued)},
+            )
+        )
+    builder.add(SampleOutcome(id="rule", line=5, results={"q": GraderScore(name="q", score=0.0)}))
+    (q,) = builder.build().graders
+    assert (q.latency_p50_s, q.latency_p95_s) == (0.5, 0.5)
+    assert q.queue_p50_s == 1.5
+    assert q.queue_p95_s == pytest.approx(2.85)  # 2 + 0.85 * (3 - 2)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, "-"),
+        (0.0, "$0"),
+        (6.5e-05, "$0.000065"),
+        (0.009, "$0.0090"),
+        (0.77, "$0.77"),
+        (1234.5, "$1,234.50"),
+    ],
+)
+def test_format_cost(value: float | None, text: str) -> None:
+    assert format_cost(value) == text
 
 
 @pytest.mark.parametrize(

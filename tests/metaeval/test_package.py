@@ -33,6 +33,6 @@ def test_the_command_line_does_not_import_numpy() -> None:
 
 def test_a_missing_numpy_names_the_extra() -> None:
     missing = ModuleNotFoundError("No module named 'numpy'", name="numpy")
-    assert "pip install 'openjudge[metaeval]'" in needs_numpy(missing)
+    assert "pip install 'openjudge-graders[metaeval]'" in needs_numpy(missing)
     other = ModuleNotFoundError("No module named 'x'", name="x")
     assert needs_numpy(other) == "No module named 'x'"

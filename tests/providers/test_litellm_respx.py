@@ -305,5 +305,5 @@ def test_litellm_is_imported_only_when_a_model_is_built() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.splitlines() == [
         "False",
-        "the litellm provider needs litellm: pip install 'openjudge[litellm]'",
+        "the litellm provider needs litellm: pip install 'openjudge-graders[litellm]'",
     ]

@@ -28,7 +28,7 @@ __all__ = ["UNIT_RANGE", "unit_score"]
 UNIT_RANGE = ScoreRange.model_construct(low=0.0, high=1.0, higher_is_better=True)
 """The declared range of every agent rule grader."""
 
-_FIELDS = ("name", "metadata", "usage", "latency_s", "score", "reason", "score_range")
+_FIELDS = ("name", "metadata", "usage", "latency_s", "queue_s", "score", "reason", "score_range")
 _FIELDS_SET = frozenset({"name", "metadata", "score", "reason", "score_range"})
 _SHORTCUT_OK = (
     tuple(GraderScore.model_fields) == _FIELDS
@@ -60,6 +60,7 @@ def unit_score(name: str, score: float, reason: str, metadata: dict[str, JsonVal
             "metadata": metadata,
             "usage": None,
             "latency_s": None,
+            "queue_s": None,
             "score": float(score),
             "reason": reason,
             "score_range": UNIT_RANGE,

@@ -43,7 +43,7 @@ def test_missing_skyrl_gym_raises_an_import_error_naming_the_extra() -> None:
         "try:\n    from integrations.skyrl import OpenJudgeEnv\n"
         "except ImportError as exc:\n    print(exc)\n"
     )
-    assert "pip install 'openjudge[skyrl]'" in run_python(code)
+    assert "pip install 'openjudge-graders[skyrl]'" in run_python(code)
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:

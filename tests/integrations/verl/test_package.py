@@ -50,7 +50,7 @@ def test_missing_verl_raises_an_import_error_naming_the_extra() -> None:
         "except ImportError as exc:\n    print(exc)\n"
     )
     message = run_python(code)
-    assert "pip install 'openjudge[verl]'" in message
+    assert "pip install 'openjudge-graders[verl]'" in message
     assert "torch==2.13.0" in message
     assert "BEFORE verl" in message
 
