@@ -22,7 +22,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import platform
 import resource
 import struct
 
@@ -115,7 +114,7 @@ def _set_limit(kind: int, soft: int, hard: int) -> None:
 
 def seccomp_supported() -> bool:
     """Whether this machine's architecture has a filter table here."""
-    return platform.machine() in _SYSCALLS
+    return os.uname().machine in _SYSCALLS
 
 
 class _Program:
@@ -142,7 +141,7 @@ class _Program:
 
 
 def build_filter(machine: str, *, pid: int, allow_processes: bool) -> bytes:
-    """The seccomp program for ``machine`` (``platform.machine()``) as raw ``sock_filter`` bytes."""
+    """The seccomp program for ``machine`` (``os.uname().machine``) as raw ``sock_filter`` bytes."""
     arch, numbers = _SYSCALLS[machine]
     deny = _RET_ERRNO | errno.EPERM
     p = _Program()
@@ -203,7 +202,7 @@ def install_seccomp(*, allow_processes: bool) -> bool:
     libc = _libc()
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
-    machine = platform.machine()
+    machine = os.uname().machine
     if machine not in _SYSCALLS:
         return False
     program = build_filter(machine, pid=os.getpid(), allow_processes=allow_processes)

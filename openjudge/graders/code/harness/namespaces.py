@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import sys
 from typing import NoReturn
 
@@ -218,9 +217,9 @@ def _build_root(spec: dict[str, object], libc: _Libc) -> None:
     size = int(str(spec["work_bytes"]))
     libc.mount("tmpfs", root + work, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size}")
     os.symlink(work, root + "/tmp")
-    number = _SYS_PIVOT_ROOT.get(platform.machine())
+    number = _SYS_PIVOT_ROOT.get(os.uname().machine)
     if number is None:
-        raise OSError(0, f"pivot_root is not known on {platform.machine()}")
+        raise OSError(0, f"pivot_root is not known on {os.uname().machine}")
     os.chdir(root)
     libc.check(libc.lib.syscall(number, b".", b"."), "pivot_root")  # new root on top of the old
     libc.check(libc.lib.umount2(b".", _MNT_DETACH), "detaching the old root")
