@@ -302,6 +302,7 @@ class LocalBackend:
             timed_out=timed_out,
             output_overflow=stdout.overflow,
             signal_in_status=self.signal_in_status,
+            cpu_seconds=limits.cpu_seconds,
         )
         return finish_run(facts, parse_report(bytes(results)), len(job.calls))
 

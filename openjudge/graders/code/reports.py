@@ -56,6 +56,8 @@ def _apply(report: ChildReport, record: dict[str, JsonValue]) -> None:
         report.memory = True
     elif event == "test" and report.test_passed is None:
         report.test_passed = record.get("ok") is True
+        if not report.test_passed and not report.error_type:
+            report.error_type = str(record.get("error", "Exception"))[:80]
     elif event == "violation" and len(report.violations) < 20:
         report.violations.append(str(record.get("what", ""))[:200])
     elif event == "done":
@@ -91,6 +93,7 @@ class RunFacts:
     timed_out: bool
     output_overflow: bool
     signal_in_status: bool  # namespace backends report a death by signal N as exit status 128 + N
+    cpu_seconds: float = float("inf")  # the CPU-time limit, to tell its SIGKILL from the OOM killer's
 
 
 def _signal(facts: RunFacts) -> int | None:
@@ -115,7 +118,10 @@ def _outcome(facts: RunFacts, report: ChildReport) -> tuple[RunOutcome, str]:
     if number == signal.SIGXCPU:
         return "timeout", "SIGXCPU"
     if number == signal.SIGKILL:
-        return "memory", "SIGKILL"  # only the kernel's OOM killer sends it before our own kill
+        # Before our own kill, only the kernel sends it: at the hard CPU limit, or the OOM killer.
+        if facts.elapsed_s >= facts.cpu_seconds:
+            return "timeout", "CPU time limit"
+        return "memory", "SIGKILL"
     if number is not None:
         return "error", signal.Signals(number).name
     if any(hint in facts.stderr for hint in _MEMORY_HINTS) and facts.returncode != 0:
