@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 
 from openjudge.graders.code.local import LocalBackend, ProcessBackend
@@ -38,8 +39,11 @@ async def works(backend: SandboxBackend) -> str | None:
 class AutoBackend:
     """The first of ``bwrap``, ``unshare`` and ``process`` whose probe run succeeds here.
 
-    The choice is made on first use and kept; falling back to ``process`` is logged as a
-    warning, because that backend does not hide the machine from the code.
+    When the grader runs as root, ``unshare`` is tried before ``bwrap``: bubblewrap keeps
+    the sandbox user mapped to root outside, where ``RLIMIT_NPROC`` does not bind and
+    root's own files stay readable to it, while ``unshare`` makes it the host's
+    ``nobody``. The choice is made on first use and kept; falling back to ``process`` is
+    logged as a warning, because that backend does not hide the machine from the code.
     """
 
     name = "auto"
@@ -52,10 +56,10 @@ class AutoBackend:
         """The backend ``auto`` stands for here (probing on the first call)."""
         if self._chosen is not None:
             return self._chosen
-        candidates: list[LocalBackend] = []
+        candidates: list[LocalBackend] = [UnshareBackend(work_root=self.work_root)]
         if shutil.which("bwrap"):
-            candidates.append(BwrapBackend(work_root=self.work_root))
-        candidates.append(UnshareBackend(work_root=self.work_root))
+            bwrap = BwrapBackend(work_root=self.work_root)
+            candidates.insert(1 if os.geteuid() == 0 else 0, bwrap)
         for candidate in candidates:
             problem = await works(candidate)
             if problem is None:

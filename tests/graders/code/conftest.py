@@ -39,4 +39,3 @@ def namespaced_backend(request: pytest.FixtureRequest, backend_problems: dict[st
     if problem is not None:
         pytest.skip(f"the {name} backend does not work here: {problem}")
     return name
-

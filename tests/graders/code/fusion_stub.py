@@ -41,7 +41,12 @@ def _run(request: dict[str, object]) -> dict[str, object]:
         )
     except subprocess.TimeoutExpired as exc:
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        result = {"status": "TimeLimitExceeded", "return_code": None, "stdout": stdout, "stderr": ""}
+        result: dict[str, object] = {
+            "status": "TimeLimitExceeded",
+            "return_code": None,
+            "stdout": stdout,
+            "stderr": "",
+        }
         return {"status": "Failed", "message": "", "compile_result": None, "run_result": result}
     result = {
         "status": "Finished",

@@ -18,7 +18,11 @@ def returned(value: object) -> CallResult:
     [
         ("assert solve(2) == 4", [("solve", (2,), {})], ["equal"]),
         ("assert 4 == solve(2), 'message'", [("solve", (2,), {})], ["equal"]),
-        ("assert f([1, (2, 3)], k={'a': None}) == {1, 2}", [("f", ([1, (2, 3)],), {"k": {"a": None}})], ["equal"]),
+        (
+            "assert f([1, (2, 3)], k={'a': None}) == {1, 2}",
+            [("f", ([1, (2, 3)],), {"k": {"a": None}})],
+            ["equal"],
+        ),
         ("assert f(1) is None\nassert g() is True", [("f", (1,), {}), ("g", (), {})], ["is", "is"]),
         ("assert f(1)\nassert not f(2)", [("f", (1,), {}), ("f", (2,), {})], ["truthy", "falsy"]),
         ("import math\nassert math.isclose(f(1), 0.5, rel_tol=1e-6)", [("f", (1,), {})], ["close"]),

@@ -23,7 +23,7 @@ def run_filter(program: bytes, nr: int, arch: int, arg0: int = 0) -> int:
             acc = struct.unpack_from("=I", data, k)[0]
             pc += 1
         elif op == RET:
-            return k
+            return int(k)
         else:
             taken = {0x15: acc == k, 0x35: acc >= k, 0x45: bool(acc & k)}[op]
             pc += 1 + (jt if taken else jf)

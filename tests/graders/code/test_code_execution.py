@@ -148,7 +148,7 @@ async def test_file_write_outside_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "outside.txt"
     code = f"open({str(target)!r}, 'w').write('pwned')\nprint('done')"
     for sandbox in ("auto", "process"):
-        result = await grade(CodeExecutionGrader(sandbox=sandbox), code, [{"output": "done"}])  # type: ignore[arg-type]  # literal names
+        result = await grade(CodeExecutionGrader(sandbox=sandbox), code, [{"output": "done"}])
         [entry] = entries_of(result)
         assert entry["passed"] is False
         assert entry["reason"] in ("runtime_error", "sandbox_violation")

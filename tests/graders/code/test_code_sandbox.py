@@ -25,9 +25,7 @@ from ._support import is_running, processes_mentioning
 pytestmark = pytest.mark.anyio
 
 
-async def run(
-    backend: str, code: str, limits: SandboxLimits | None = None, **job: object
-) -> SandboxRun:
+async def run(backend: str, code: str, limits: SandboxLimits | None = None, **job: object) -> SandboxRun:
     return await sandbox_backend(backend).run(SandboxJob(code, **job), limits or SandboxLimits())  # type: ignore[arg-type]  # names and job fields checked by the tests
 
 
@@ -48,7 +46,12 @@ async def test_calls_come_back_as_plain_data(backend_name: str) -> None:
         "def boom(): raise KeyError('k')\n"
         "class Solution:\n    def twice(self, n): return 2 * n\n"
     )
-    calls = (FunctionCall("values", (3,)), FunctionCall("boom"), FunctionCall("twice", (), {"n": 4}), FunctionCall("nope"))
+    calls = (
+        FunctionCall("values", (3,)),
+        FunctionCall("boom"),
+        FunctionCall("twice", (), {"n": 4}),
+        FunctionCall("nope"),
+    )
     result = await run(backend_name, code, calls=calls)
     assert result.outcome == "ok"
     first, boom, twice, missing = result.calls
@@ -57,7 +60,9 @@ async def test_calls_come_back_as_plain_data(backend_name: str) -> None:
     assert isinstance(decoded, list)
     assert decoded[:5] == [3, (3, "x"), frozenset({3}), {"k": None}, 2**100]
     assert decoded[5] != decoded[5] and decoded[6] == b"ab"  # nan, bytes
-    assert isinstance(decoded[7], Opaque) and decoded[7] != decoded[7]  # the always-equal object equals nothing
+    assert (
+        isinstance(decoded[7], Opaque) and decoded[7] != decoded[7]
+    )  # the always-equal object equals nothing
     assert (boom is not None, boom and boom.ok, boom and boom.error) == (True, False, "KeyError")
     assert twice is not None and decode(twice.value) == 8
     assert missing is not None and (missing.ok, missing.error) == (False, "NameError")
@@ -87,7 +92,9 @@ async def test_exits_and_errors(backend_name: str) -> None:
 
 async def test_wall_clock_limit(backend_name: str) -> None:
     start = time.monotonic()
-    result = await run(backend_name, "import time\nwhile True:\n    time.sleep(0.01)", SandboxLimits(timeout_s=1.0))
+    result = await run(
+        backend_name, "import time\nwhile True:\n    time.sleep(0.01)", SandboxLimits(timeout_s=1.0)
+    )
     assert result.outcome == "timeout"
     assert 1.0 <= result.elapsed_s < 1.0 + 2.0
     assert time.monotonic() - start < 1.0 + 3.0
@@ -106,7 +113,9 @@ async def test_memory_limit(backend_name: str) -> None:
 
 
 async def test_output_limit(backend_name: str) -> None:
-    result = await run(backend_name, "while True:\n    print('x' * 1000)", SandboxLimits(max_output_bytes=10_000))
+    result = await run(
+        backend_name, "while True:\n    print('x' * 1000)", SandboxLimits(max_output_bytes=10_000)
+    )
     assert result.outcome == "output_limit"
     assert len(result.stdout) == 10_000
 
@@ -141,7 +150,11 @@ async def test_no_network_even_through_raw_syscalls(backend_name: str) -> None:
             result = await run(backend_name, NETWORK.format(port=port))
         finally:
             await listener.aclose()
-    assert result.stdout.splitlines() == ["socket 13", "raw -1 13", "hi"]  # EACCES from seccomp; AF_UNIX works
+    assert result.stdout.splitlines() == [
+        "socket 13",
+        "raw -1 13",
+        "hi",
+    ]  # EACCES from seccomp; AF_UNIX works
 
 
 PROCESSES = """
@@ -167,12 +180,22 @@ print('system', 'allowed' if ctypes.CDLL(None).system(b'true') == 0 else 'refuse
 
 async def test_no_new_processes_by_default(backend_name: str) -> None:
     result = await run(backend_name, PROCESSES)
-    assert result.stdout.splitlines() == ["fork refused", "subprocess refused", "posix_spawn refused", "system refused"]
+    assert result.stdout.splitlines() == [
+        "fork refused",
+        "subprocess refused",
+        "posix_spawn refused",
+        "system refused",
+    ]
 
 
 async def test_allowed_processes_run(backend_name: str) -> None:
     result = await run(backend_name, PROCESSES, SandboxLimits(allow_subprocess=True))
-    assert result.stdout.splitlines() == ["fork allowed", "subprocess allowed", "posix_spawn allowed", "system allowed"]
+    assert result.stdout.splitlines() == [
+        "fork allowed",
+        "subprocess allowed",
+        "posix_spawn allowed",
+        "system allowed",
+    ]
 
 
 async def test_no_signals_or_ptrace_to_other_processes(backend_name: str) -> None:
@@ -232,7 +255,7 @@ print(open(os.path.expanduser('~/scratch')).read())
     ]
     assert lines[5] in ("/proc/1/environ False", "/proc/1/environ PermissionError")  # the sandbox's own init
     assert lines[6] == "[1, 2]"  # nothing of the host's processes
-    assert all(line.endswith(" 30") or line.endswith(" 2") for line in lines[7:11])  # EROFS / ENOENT
+    assert all(line.endswith((" 30", " 2")) for line in lines[7:11])  # EROFS / ENOENT
     assert lines[11] == "fine"
 
 
@@ -271,7 +294,10 @@ async def test_process_backend_guards_writes(tmp_path: Path, backend_problems: d
 async def test_only_the_standard_library_by_default(backend_name: str) -> None:
     plain = await run(backend_name, "import pydantic")
     assert (plain.outcome, plain.error_type) == ("error", "ModuleNotFoundError")
-    hidden = await run(backend_name, "import sys, sysconfig\nsys.path.append(sysconfig.get_paths()['purelib'])\nimport pydantic")
+    hidden = await run(
+        backend_name,
+        "import sys, sysconfig\nsys.path.append(sysconfig.get_paths()['purelib'])\nimport pydantic",
+    )
     if backend_name != "process":  # the namespace backends hide site-packages altogether
         assert (hidden.outcome, hidden.error_type) == ("error", "ModuleNotFoundError")
     with_site = await run(backend_name, "import pydantic\nprint('ok')", SandboxLimits(site_packages=True))
