@@ -93,6 +93,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     """
 
     default_name: ClassVar[str] = "math_answer_equivalence"
+    symbolic_function: ClassVar[str] = _COMPARE
+    """The worker-side comparison, ``"module:function"`` taking (got, want, abs_tol, rel_tol)."""
     default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)
 
     def __init__(
@@ -138,7 +140,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         if remaining <= 0:
             raise WorkTimeout("the symbolic comparisons used up their budget")
         verdict = await self.workers.call(
-            _COMPARE, [got, want, self.abs_tol, self.rel_tol], timeout_s=remaining
+            self.symbolic_function, [got, want, self.abs_tol, self.rel_tol], timeout_s=remaining
         )
         if not isinstance(verdict, bool):
             return False, "string_sympy_undecided"
