@@ -117,7 +117,7 @@ def start(argv: list[str]) -> tuple[subprocess.Popen[bytes], float]:
 def test_runner_timeout_stops_every_grader(tmp_path: Path) -> None:
     timeout = 2.0
     proc, working = start(write_job(tmp_path, timeout))
-    stdout, stderr = proc.communicate(timeout=120)
+    _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 0, stderr.decode()
     assert time.monotonic() - working < timeout + 2.0 + 3.0  # + the run's own start and finish
     [line] = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
