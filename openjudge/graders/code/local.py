@@ -11,7 +11,7 @@ whole PID namespace). Subclasses only say how to start the child.
 from __future__ import annotations
 
 import contextlib
-import json
+import marshal
 import os
 import shutil
 import signal
@@ -38,9 +38,13 @@ _MAX_REPORT_BYTES = 8_000_000
 
 
 def boot_command(python: str, harness_parent: str, config: dict[str, object]) -> list[str]:
-    """The interpreter command that imports the harness from ``harness_parent`` and runs it."""
+    """The interpreter command that imports the harness from ``harness_parent`` and runs it.
+
+    The config travels as hex-encoded ``marshal`` data (the child runs this same
+    interpreter, and ``marshal`` costs it no imports).
+    """
     boot = f"import sys;sys.path.insert(0,{harness_parent!r});from harness.main import main;main()"
-    return [python, "-I", "-S", "-c", boot, json.dumps(config)]
+    return [python, "-I", "-S", "-c", boot, marshal.dumps(config).hex()]
 
 
 def child_env(home: str) -> dict[str, str]:
@@ -54,14 +58,18 @@ def child_env(home: str) -> dict[str, str]:
     }
 
 
-def job_bytes(job: SandboxJob) -> bytes:
+def job_message(job: SandboxJob) -> dict[str, object]:
     """The job as the child reads it: code, calls with encoded arguments, test snippet."""
     calls = [
         {"function": c.function, "args": values.encode(list(c.args)), "kwargs": values.encode(dict(c.kwargs))}
         for c in job.calls
     ]
-    # json escapes lone surrogates, so such code reaches the child, which reports the failure.
-    return json.dumps({"code": job.code, "calls": calls, "test": job.test_code}).encode()
+    return {"code": job.code, "calls": calls, "test": job.test_code}
+
+
+def job_bytes(job: SandboxJob) -> bytes:
+    """:func:`job_message` as ``marshal`` data for a child running this same interpreter."""
+    return marshal.dumps(job_message(job))
 
 
 def harness_limits(limits: SandboxLimits) -> dict[str, object]:

@@ -68,7 +68,11 @@ def parse_report(data: bytes) -> ChildReport:
     """The facts in the child's result stream (see the module docstring)."""
     report = ChildReport()
     lines = data.split(b"\n")
-    if not lines or lines[0].strip() != b'{"event": "started"}':
+    try:
+        first = json.loads(lines[0])
+    except ValueError:
+        return report
+    if first != {"event": "started"}:
         return report
     report.started = True
     for line in lines[1:_MAX_LINES]:

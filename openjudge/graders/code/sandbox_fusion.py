@@ -27,8 +27,7 @@ import anyio
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, stop_before_delay
 from tenacity.wait import wait_random_exponential
 
-from openjudge.graders.code.harness import values
-from openjudge.graders.code.local import HARNESS_DIR
+from openjudge.graders.code.local import HARNESS_DIR, job_message
 from openjudge.graders.code.reports import RunFacts, finish_run, parse_report
 from openjudge.graders.code.sandbox import SandboxError, SandboxJob, SandboxLimits, SandboxRun
 from openjudge.models.loop_local import LoopLocal
@@ -47,11 +46,7 @@ class _Retryable(Exception):
 def remote_program(job: SandboxJob, marker: str) -> str:
     """A self-contained Python program that runs ``job`` under the harness and reports with ``marker``."""
     sources = {name: (HARNESS_DIR / f"{name}.py").read_text(encoding="utf-8") for name in _HARNESS_MODULES}
-    calls = [
-        {"function": c.function, "args": values.encode(list(c.args)), "kwargs": values.encode(dict(c.kwargs))}
-        for c in job.calls
-    ]
-    job_json = json.dumps({"code": job.code, "calls": calls, "test": job.test_code})
+    job_json = json.dumps(job_message(job))
     return (
         "import os, sys, types\n"
         f"_SOURCES = {sources!r}\n"

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from openjudge.graders.code.harness.main import dumps as harness_dumps
 from openjudge.graders.code.harness.values import MAX_DEPTH, Opaque, ValueTooLarge, decode, encode
 
 
@@ -85,3 +86,16 @@ def test_too_deep_or_too_large() -> None:
 def test_malformed_trees_are_refused(tree: object) -> None:
     with pytest.raises(ValueError, match=r"encoded value|unknown value tag|not hashable|pair|two numbers"):
         decode(tree)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"event": "call", "index": 0, "ok": True, "value": None},
+        ["tab\there", 'quote " and \\ backslash', "\x00\x1f\x7f", "lone \ud800 surrogate", "北京👍"],
+        [1.5, -0.0, 1e300, 2**63, -(2**63), False],
+        encode({"k": (1, 2.5, "x"), 3: [None, True]}),
+    ],
+)
+def test_the_harness_writes_json_that_json_reads(value: object) -> None:
+    assert json.loads(harness_dumps(value)) == value
