@@ -312,15 +312,17 @@ async def _bench_code(runs: int) -> None:
     print(f"code execution, median of {runs} sequential test cases (trivial solution, stdin -> stdout):")
     print(f"  bare interpreter start (no sandbox, no harness): {floor:7.1f} ms")
     for name in ("bwrap", "unshare", "process"):
-        problem = await works(sandbox_backend(name))  # type: ignore[arg-type]  # the literal names
+        problem = await works(sandbox_backend(name))
         if problem is not None:
             print(f"  {name:<8} not available here: {problem[:80]}")
             continue
-        grader = CodeExecutionGrader(sandbox=name)  # type: ignore[arg-type]  # the literal names
+        grader = CodeExecutionGrader(sandbox=name)
         times = []
         for _ in range(runs):
             start = time.perf_counter()
-            result = await grader.aevaluate(response="print(int(input()) * 2)", test_cases=[{"input": "21", "output": "42"}])
+            result = await grader.aevaluate(
+                response="print(int(input()) * 2)", test_cases=[{"input": "21", "output": "42"}]
+            )
             times.append(time.perf_counter() - start)
             assert isinstance(result, GraderScore) and result.score == 1.0, result
         median = sorted(times)[len(times) // 2] * 1e3
@@ -343,7 +345,9 @@ async def _bench_math(calls: int, repeats: int) -> None:
                 await grader.aevaluate(response=response, reference=reference)
         best = min(best, time.perf_counter() - start)
     per_call = best / (calls * len(MATH_ORDINARY)) * 1e6
-    print(f"math answer equivalence, ordinary answers, best of {repeats} x {calls * len(MATH_ORDINARY)} calls:")
+    print(
+        f"math answer equivalence, ordinary answers, best of {repeats} x {calls * len(MATH_ORDINARY)} calls:"
+    )
     print(f"  {per_call:.2f} µs per call (compare with the same section run on the previous version)")
     for response, reference in MATH_SYMBOLIC:  # first call: the symbolic step starts (a worker, or sympy)
         await grader.aevaluate(response=response, reference=reference)
