@@ -25,6 +25,8 @@ _METRICS: tuple[SimilarityMetric, ...] = ("bleu", "rouge_l", "edit_distance")
 # worker process (killed after timeout_s), so a long comparison neither stalls the event
 # loop nor outlives its budget; below it they take milliseconds.
 _WORKER_THRESHOLD = 4_000_000
+# BLEU is linear, but counting n-grams of very long texts still takes seconds.
+_BLEU_WORKER_TOKENS = 200_000
 _IN_WORKER = "openjudge.graders.text.similarity:compute_in_worker"
 
 
@@ -67,7 +69,8 @@ class SimilarityGrader(BaseGrader):
     Cost: ROUGE-L and edit distance are bit-parallel and take time proportional to
     ``longer · shorter / 64`` (see :mod:`openjudge.graders.text.metrics`): a 100k-char
     response against a 2k-char reference takes milliseconds, two unrelated 100k-char
-    texts take seconds. Large comparisons run in a worker process that is killed after
+    texts take seconds. Large comparisons (and BLEU over more than 200,000 tokens) run in
+    a worker process that is killed after
     ``timeout_s`` (the result is then ``GraderError(kind="timeout")``). ``max_length``
     caps the cost by truncating both sides (reported as ``truncated`` in the metadata).
 
@@ -122,7 +125,11 @@ class SimilarityGrader(BaseGrader):
         truncated = False
         if self.max_length is not None and max(len(hyp), len(ref)) > self.max_length:
             hyp, ref, truncated = hyp[: self.max_length], ref[: self.max_length], True
-        if self.metric != "bleu" and len(hyp) * len(ref) > _WORKER_THRESHOLD:
+        if (
+            len(hyp) + len(ref) > _BLEU_WORKER_TOKENS
+            if self.metric == "bleu"
+            else len(hyp) * len(ref) > _WORKER_THRESHOLD
+        ):
             try:
                 args: list[JsonValue] = [
                     self.metric,

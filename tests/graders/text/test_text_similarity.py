@@ -10,7 +10,8 @@ import pytest
 
 from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.text import SimilarityGrader
-from openjudge.graders.text.metrics import levenshtein_distance
+from openjudge.graders.text.metrics import levenshtein_distance, sentence_bleu
+from openjudge.graders.text.tokens import tokenize
 from openjudge.graders.text.similarity import SimilarityMetric
 
 pytestmark = pytest.mark.anyio
@@ -124,3 +125,16 @@ async def test_large_comparisons_run_in_a_worker_with_a_budget() -> None:
     assert isinstance(slow, GraderError) and slow.kind == "timeout"
     assert "set max_length" in slow.message
     tight.workers.close()
+
+
+async def test_long_bleu_runs_in_a_worker_with_the_same_result() -> None:
+    rng = random.Random(9)
+    words = [rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(120_000)]
+    hyp, ref = " ".join(words), " ".join(reversed(words))
+    grader = SimilarityGrader("bleu")
+    result = await grader.aevaluate(response=hyp, reference=ref)  # 240,000 tokens: above the in-loop limit
+    assert isinstance(result, GraderScore)
+    assert result.score == pytest.approx(
+        sentence_bleu(tokenize(hyp, lowercase=True), tokenize(ref, lowercase=True)).score
+    )
+    grader.workers.close()
