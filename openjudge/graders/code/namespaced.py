@@ -11,6 +11,7 @@ minimal ``/dev``, and one writable size-limited tmpfs, ``/sandbox/work`` (also `
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -45,6 +46,11 @@ def _inside(path: str, roots: list[str]) -> bool:
 
 def file_system_view(limits: SandboxLimits) -> FileSystemView:
     """The view for ``limits`` on this machine (interpreter paths resolved, symlinks kept)."""
+    return _view(limits.site_packages, tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=8)
+def _view(site_packages: bool, sys_path: tuple[str, ...]) -> FileSystemView:
     python = os.path.realpath(sys.executable)
     binds: list[tuple[str, str]] = [("/usr", "/usr")]
     symlinks: list[tuple[str, str]] = []
@@ -62,14 +68,14 @@ def file_system_view(limits: SandboxLimits) -> FileSystemView:
             binds.append((tree, tree))
             roots.append(tree)
     hide: list[str] = []
-    if limits.site_packages:
-        for entry in sys.path:
+    if site_packages:
+        for entry in sys_path:
             real = os.path.realpath(entry) if entry else ""
             if real and os.path.isdir(real) and not _inside(real, roots):
                 binds.append((real, real))
                 roots.append(real)
     else:
-        candidates = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path}
+        candidates = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys_path}
         for entry in sorted(candidates):
             real = os.path.realpath(entry) if entry else ""
             packages = os.path.basename(real) in ("site-packages", "dist-packages") and os.path.isdir(real)

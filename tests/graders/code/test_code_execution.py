@@ -245,3 +245,12 @@ def test_declared_inputs() -> None:
     spec = CodeExecutionGrader().input_spec()
     assert spec.required == {"response", "test_cases"}
     assert not spec.optional
+
+
+def test_built_from_a_config_with_a_sandbox() -> None:
+    from openjudge.graders.registry import lookup
+
+    grader = lookup("code_execution").load()(sandbox="sandbox_fusion", sandbox_url="http://127.0.0.1:8080/run_code")
+    assert isinstance(grader, CodeExecutionGrader) and grader.sandbox.name == "sandbox_fusion"
+    with pytest.raises(ValueError, match="needs sandbox_url"):
+        lookup("code_execution").load()(sandbox="sandbox_fusion")
