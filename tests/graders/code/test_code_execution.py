@@ -250,7 +250,8 @@ def test_declared_inputs() -> None:
 def test_built_from_a_config_with_a_sandbox() -> None:
     from openjudge.graders.registry import lookup
 
-    grader = lookup("code_execution").load()(sandbox="sandbox_fusion", sandbox_url="http://127.0.0.1:8080/run_code")
+    params: dict[str, Any] = {"sandbox": "sandbox_fusion", "sandbox_url": "http://127.0.0.1:8080/run_code"}
+    grader = lookup("code_execution").load()(**params)  # as a config file's params arrive
     assert isinstance(grader, CodeExecutionGrader) and grader.sandbox.name == "sandbox_fusion"
     with pytest.raises(ValueError, match="needs sandbox_url"):
-        lookup("code_execution").load()(sandbox="sandbox_fusion")
+        lookup("code_execution").load()(**{"sandbox": "sandbox_fusion"})
