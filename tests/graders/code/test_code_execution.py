@@ -254,4 +254,4 @@ def test_built_from_a_config_with_a_sandbox() -> None:
     grader = lookup("code_execution").load()(**params)  # as a config file's params arrive
     assert isinstance(grader, CodeExecutionGrader) and grader.sandbox.name == "sandbox_fusion"
     with pytest.raises(ValueError, match="needs sandbox_url"):
-        lookup("code_execution").load()(**{"sandbox": "sandbox_fusion"})
+        lookup("code_execution").load()(**{**params, "sandbox_url": None})
