@@ -12,8 +12,11 @@ from __future__ import annotations
 import builtins
 import io
 import os
-from collections.abc import Callable
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing costs start-up time in the sandbox; mypy reads this name as True
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
 
 __all__ = ["SandboxViolation", "install_file_guard"]
 

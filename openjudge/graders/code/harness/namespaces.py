@@ -23,9 +23,12 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from typing import NoReturn
 
 from . import confine
+
+TYPE_CHECKING = False  # typing costs start-up time in the sandbox; mypy reads this name as True
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 __all__ = ["EXIT_SETUP", "enter", "exit_status"]
 
