@@ -24,6 +24,7 @@ import errno
 import os
 import resource
 import struct
+import sys
 
 __all__ = [
     "apply_rlimits",
@@ -194,11 +195,13 @@ def _libc() -> ctypes.CDLL:
 
 
 def install_seccomp(*, allow_processes: bool) -> bool:
-    """Set ``no_new_privs`` and install the filter; False if this architecture has no table.
+    """Set ``no_new_privs`` and install the filter; False if this system has no table (not Linux x86-64/AArch64).
 
     Raises:
         OSError: The kernel refused (the sandbox must not run unconfined).
     """
+    if sys.platform != "linux":  # no prctl: the process backend then runs with rlimits only
+        return False
     libc = _libc()
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
