@@ -1,6 +1,7 @@
-"""Per-call cost of the agent rule graders, and the import cost of the seed grader module.
+"""Per-call cost of the rule graders, and the import cost of the seed grader module.
 
-Run: ``python bench/graders.py [--calls N] [--repeats R]`` from the repository root.
+Run: ``python bench/graders.py [--only agent,import,code,math] [--calls N] [--repeats R]``
+from the repository root.
 
 Targets:
 
@@ -10,7 +11,14 @@ Targets:
 * ``from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader`` in a
   fresh interpreter: under 150 ms (OpenJudge: 3.3–5.0 s).
 
-Each figure is the best of R repeats of N calls of ``await grader.aevaluate(messages=...)``
+* code execution, per test case of a trivial solution, with each sandbox backend that
+  works here: 50 ms (bounded by starting an interpreter; the figure for a bare
+  ``python -I -S`` start is printed beside it, so the cost of isolation can be read off);
+* math answer equivalence, per call on ordinary (numeric and string) answers: unchanged
+  within 10 % by the bounded symbolic step (run this section with another checkout's
+  interpreter to compare: it uses only the grader's public constructor and ``aevaluate``).
+
+Each agent figure is the best of R repeats of N calls of ``await grader.aevaluate(messages=...)``
 in one event loop; the best repeat is the one least disturbed by other processes. CPU time
 of this process is printed too, as it is less sensitive to a busy machine. A plain
 restatement of OpenJudge's algorithm (json.loads, a validated GraderScore, no shortcuts) is
@@ -268,14 +276,108 @@ def _timed(args: list[str]) -> float:
     return time.perf_counter() - start
 
 
+# --- code execution and math ------------------------------------------------------------------
+
+CODE_TARGET_MS = 50.0
+MATH_ORDINARY = [
+    ("The answer is #### 72", "72"),
+    ("so she has \\boxed{10} apples", "10"),
+    ("Total: 1,234.50 dollars", "1234.5"),
+    ("\\boxed{\\frac{3}{4}}", "0.75"),
+    ("The final answer is 18.", "18"),
+    ("<answer>Monday</answer>", "monday"),
+    ("\\boxed{(1, 2)}", "(1,2)"),
+    ("It is 50\\%.", "0.5"),
+]
+MATH_SYMBOLIC = [("\\boxed{\\frac{\\sqrt{2}}{2}}", "\\frac{1}{\\sqrt{2}}"), ("\\boxed{(x+1)^2}", "x^2+2x+1")]
+
+
+async def _bare_start_ms(runs: int) -> float:
+    """A bare ``python -I -S`` start and exit through anyio: the floor of any process per test."""
+    import anyio
+
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await anyio.run_process([sys.executable, "-I", "-S", "-c", "print(int(input()) * 2)"], input=b"21")
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2] * 1e3
+
+
+async def _bench_code(runs: int) -> None:
+    from openjudge.graders.code import CodeExecutionGrader, sandbox_backend
+    from openjudge.graders.code.backends import works
+
+    floor = await _bare_start_ms(runs)
+    print(f"code execution, median of {runs} sequential test cases (trivial solution, stdin -> stdout):")
+    print(f"  bare interpreter start (no sandbox, no harness): {floor:7.1f} ms")
+    for name in ("bwrap", "unshare", "process"):
+        problem = await works(sandbox_backend(name))
+        if problem is not None:
+            print(f"  {name:<8} not available here: {problem[:80]}")
+            continue
+        grader = CodeExecutionGrader(sandbox=name)
+        times = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            result = await grader.aevaluate(
+                response="print(int(input()) * 2)", test_cases=[{"input": "21", "output": "42"}]
+            )
+            times.append(time.perf_counter() - start)
+            assert isinstance(result, GraderScore) and result.score == 1.0, result
+        median = sorted(times)[len(times) // 2] * 1e3
+        verdict = "met" if median <= CODE_TARGET_MS else "not met"
+        print(
+            f"  {name:<8} {median:7.1f} ms per case (isolation and harness: +{median - floor:.1f} ms; "
+            f"target {CODE_TARGET_MS:.0f} ms: {verdict})"
+        )
+
+
+async def _bench_math(calls: int, repeats: int) -> None:
+    from openjudge.graders.math import MathAnswerEquivalenceGrader
+
+    grader = MathAnswerEquivalenceGrader()
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            for response, reference in MATH_ORDINARY:
+                await grader.aevaluate(response=response, reference=reference)
+        best = min(best, time.perf_counter() - start)
+    per_call = best / (calls * len(MATH_ORDINARY)) * 1e6
+    print(
+        f"math answer equivalence, ordinary answers, best of {repeats} x {calls * len(MATH_ORDINARY)} calls:"
+    )
+    print(f"  {per_call:.2f} µs per call (compare with the same section run on the previous version)")
+    for response, reference in MATH_SYMBOLIC:  # first call: the symbolic step starts (a worker, or sympy)
+        await grader.aevaluate(response=response, reference=reference)
+    times = []
+    for _ in range(max(5, calls // 10)):
+        for response, reference in MATH_SYMBOLIC:
+            start = time.perf_counter()
+            result = await grader.aevaluate(response=response, reference=reference)
+            times.append(time.perf_counter() - start)
+            assert isinstance(result, GraderScore) and result.score == 1.0, result
+    print(f"  symbolic answers (sympy): {sorted(times)[len(times) // 2] * 1e3:.2f} ms per call (median)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--only", default="agent,import,code,math", help="comma-separated sections")
     parser.add_argument("--calls", type=int, default=300, help="calls per repeat")
     parser.add_argument("--repeats", type=int, default=60, help="repeats per figure (the best is kept)")
     parser.add_argument("--import-runs", type=int, default=7, help="fresh interpreters per import figure")
+    parser.add_argument("--code-runs", type=int, default=40, help="test cases per code-execution figure")
     options = parser.parse_args()
-    asyncio.run(_bench_graders(options.calls, options.repeats))
-    _import_cost(options.import_runs)
+    sections = set(options.only.split(","))
+    if "agent" in sections:
+        asyncio.run(_bench_graders(options.calls, options.repeats))
+    if "import" in sections:
+        _import_cost(options.import_runs)
+    if "code" in sections:
+        asyncio.run(_bench_code(options.code_runs))
+    if "math" in sections:
+        asyncio.run(_bench_math(max(1, options.calls // 10), max(3, options.repeats // 4)))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,27 @@
-"""Reading a judge's reply: tolerant JSON extraction and the default verdict model."""
+"""Reading a judge's reply: the judge's own verdict, and the default verdict model.
+
+When the reply is not one bare JSON object (``structured_output: prompt``, or a server
+that ignores ``response_format``), the verdict is the **last** complete top-level JSON
+object in it, bare, fenced or wrapped in prose. Judges write their verdict last (the
+prompt asks for only the JSON object, reasoning models think first), while text they
+quote from the candidate comes before it; taking the first object would let a response
+that contains ``{"score": 5}`` forge its own score.
+"""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["JudgeVerdict", "extract_json_object"]
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
-_MAX_SCAN = 64
+# Characters that failed parse attempts may scan, as a multiple of the reply's length:
+# a "{" in prose fails at once, but a long unterminated object would be rescanned from
+# every "{" in it. Past the budget the reply is not read further (it fails closed).
+_SCAN_BUDGET = 8
+_DEEP_FAILURE_COST = 20_000
 # strict=False: accept raw control characters (tabs, newlines) inside strings, which
 # models often write in a "reason" and which strict JSON forbids.
 _DECODER = json.JSONDecoder(strict=False)
@@ -27,7 +37,10 @@ class JudgeVerdict(BaseModel):
 
 
 def extract_json_object(text: str) -> dict[str, Any]:
-    """The JSON object in a judge reply: bare, fenced, or wrapped in prose.
+    """The judge's verdict object: the whole reply if it is one, else the last top-level object in it.
+
+    Objects nested inside another object do not count on their own; a ``{`` that does
+    not start valid JSON is skipped.
 
     Raises:
         ValueError: No JSON object could be read (the message says why).
@@ -37,29 +50,29 @@ def extract_json_object(text: str) -> dict[str, Any]:
         raise ValueError("the reply is empty")
     try:
         value = _DECODER.decode(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     else:
         if isinstance(value, dict):
             return value
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
-    for block in _FENCE.findall(stripped):
+    last: dict[str, Any] | None = None
+    budget = _SCAN_BUDGET * len(stripped) + _DEEP_FAILURE_COST
+    start = stripped.find("{")
+    while start != -1 and budget > 0:
         try:
-            value = _DECODER.decode(block)
-        except ValueError:
+            value, end = _DECODER.raw_decode(stripped, start)
+        except json.JSONDecodeError as exc:
+            budget -= max(1, exc.pos - start)
+            start = stripped.find("{", start + 1)
+            continue
+        except (ValueError, RecursionError):  # digit limits, nesting past the recursion limit
+            budget -= _DEEP_FAILURE_COST
+            start = stripped.find("{", start + 1)
             continue
         if isinstance(value, dict):
-            return value
-    start = stripped.find("{")
-    scanned = 0
-    while start != -1 and scanned < _MAX_SCAN:
-        try:
-            value, _ = _DECODER.raw_decode(stripped, start)
-        except ValueError:
-            pass
-        else:
-            if isinstance(value, dict):
-                return value
-        scanned += 1
-        start = stripped.find("{", start + 1)
-    raise ValueError("no JSON object found in the reply")
+            last = value
+        start = stripped.find("{", end)
+    if last is None:
+        raise ValueError("no JSON object found in the reply")
+    return last

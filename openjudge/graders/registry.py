@@ -180,7 +180,7 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "code_execution",
         f"{_G}.code.code_execution:CodeExecutionGrader",
         "rule",
-        "Fraction of test cases a Python solution passes, in a resource-limited subprocess",
+        "Fraction of test cases a Python solution passes; sandboxed, verdicts decided outside the sandbox",
     ),
     (
         "ngram_repetition_penalty",

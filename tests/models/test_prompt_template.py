@@ -64,3 +64,13 @@ def test_language_fallback_and_system_placeholders() -> None:
     assert t.system_placeholders(LanguageEnum.ZH) == frozenset()
     assert t.render({"x": "1"}, LanguageEnum.ZH) == [{"role": "user", "content": "评估 1"}]
     assert PromptTemplate.from_prompt("hi {x}").placeholders() == frozenset({"x"})
+
+
+def test_lone_surrogates_are_refused_with_the_field_name() -> None:
+    prompt = PromptTemplate.from_prompt("Q: {question}\nA: {answer}").compile()
+    with pytest.raises(ValueError, match=r"input 'answer' contains a lone surrogate U\+D800 at character 2"):
+        prompt.render({"question": "fine", "answer": "ab\ud800"})
+    with pytest.raises(ValueError, match="input 'question'"):
+        prompt.render({"question": {"nested": "\udfff"}, "answer": "ok"})
+    rendered = prompt.render({"question": "北京 👍", "answer": "é"})
+    assert rendered[0]["content"] == "Q: 北京 👍\nA: é"

@@ -1,9 +1,8 @@
-"""Run a Python solution against test cases in a sandboxed subprocess."""
+"""Run a Python solution against test cases in a sandbox; the verdicts are decided here, outside it."""
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import ClassVar, Literal, TypeAlias
 
@@ -11,10 +10,20 @@ import anyio
 from pydantic import JsonValue, ValidationError
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
+from openjudge.graders.code.backends import sandbox_backend
 from openjudge.graders.code.cases import CodeTestCase
-from openjudge.graders.code.sandbox import SandboxLimits, SandboxRun, run_python
+from openjudge.graders.code.checks import Check, checks_from_test
+from openjudge.graders.code.sandbox import (
+    BackendName,
+    FunctionCall,
+    SandboxBackend,
+    SandboxError,
+    SandboxJob,
+    SandboxLimits,
+    SandboxRun,
+)
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.models.loop_local import LoopLocal
 
 __all__ = ["CodeExecutionGrader", "FailureReason", "OutputMatch", "extract_code"]
@@ -23,14 +32,33 @@ OutputMatch: TypeAlias = Literal["exact", "lines", "tokens"]
 FailureReason: TypeAlias = Literal[
     "passed", "wrong_answer", "timeout", "runtime_error", "memory", "output_limit", "sandbox_violation"
 ]
-_FENCE = re.compile(r"```[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)```", re.DOTALL)
 _PYTHON_TAGS = frozenset({"python", "py", "python3", "py3"})
 _STDERR_TAIL = 500
+_FENCE = "```"
 
 
 def extract_code(text: str) -> str:
-    """The last fenced ```` ```python ```` block of ``text``, else its last untagged block, else ``text``."""
-    blocks = [(m["lang"].lower(), m["body"]) for m in _FENCE.finditer(text)]
+    """The last fenced ```` ```python ```` block of ``text``, else its last untagged block, else ``text``.
+
+    A block opens with three backticks, an optional language tag and a line break, and
+    ends at the next three backticks. The scan is linear in the length of ``text``.
+    """
+    blocks: list[tuple[str, str]] = []
+    start = text.find(_FENCE)
+    while start != -1:
+        line_end = text.find("\n", start + 3)
+        if line_end == -1:
+            break
+        info = text[start + 3 : line_end].lstrip(" \t")
+        size = 0
+        while size < len(info) and (info[size].isalnum() or info[size] in "_+.-"):
+            size += 1
+        lang = info[:size]
+        end = text.find(_FENCE, line_end + 1)
+        if end == -1:
+            break
+        blocks.append((lang.lower(), text[line_end + 1 : end]))
+        start = text.find(_FENCE, end + 3)
     for wanted in (lambda lang: lang in _PYTHON_TAGS, lambda lang: lang == ""):
         chosen = [body for lang, body in blocks if wanted(lang)]
         if chosen:
@@ -75,32 +103,63 @@ def _coerce_cases(test_cases: object) -> list[CodeTestCase]:
     return cases
 
 
+def _plan(code: str, case: CodeTestCase) -> tuple[SandboxJob, list[Check], bool]:
+    """The job for ``case``, the checks decided here, and whether a snippet runs in the child."""
+    checks: list[Check] = []
+    if case.call is not None:
+        call = case.call
+        checks.append(
+            Check(
+                FunctionCall(call.function, tuple(call.args), dict(call.kwargs)),
+                call.expected,
+                json_sequences=True,
+                source=f"expected {call.expected!r}"[:120],
+            )
+        )
+    test_code = case.test
+    if test_code is not None:
+        converted = checks_from_test(test_code)
+        if converted is not None:
+            checks.extend(converted)
+            test_code = None
+    job = SandboxJob(code, case.stdin, tuple(c.call for c in checks), test_code)
+    return job, checks, test_code is not None
+
+
 class CodeExecutionGrader(BaseGrader):
     """Fraction of test cases a Python solution passes, in [0, 1]; higher is better.
 
-    Each test case runs in a fresh sandbox (:func:`~openjudge.graders.code.sandbox.run_python`):
-    its own temporary directory, removed afterwards; memory, CPU-time and wall-clock
-    limits; no network; no writes outside the directory; no new processes unless
-    allowed; the process group killed at the end. The sandbox is best effort and is
-    **not a security boundary** (see :mod:`openjudge.graders.code.sandbox`): run
-    untrusted code inside a container or VM without credentials.
+    Each test case runs in a fresh sandbox (see :mod:`openjudge.graders.code.sandbox` and
+    the threat model in ``docs/graders.md``): by default new namespaces with a read-only
+    view of the interpreter only, no network, no new processes, no signals to anything
+    outside, memory/CPU/wall-clock limits, everything killed at the end.
 
-    A test passes when the program (and the test's ``test`` snippet, if any) runs to
-    completion and the output matches the expected output under ``output_match``:
-    ``lines`` (default) ignores trailing whitespace on each line and trailing blank
-    lines, ``tokens`` compares whitespace-separated tokens, ``exact`` compares bytes
-    as text.
+    The verdict is decided here, outside the sandbox, from facts the sandbox reports:
+    standard output is compared with ``expected_stdout``; a call check's return value
+    comes back as plain data and is compared with the expected value, which never enters
+    the sandbox. Assert-style snippets made of simple asserts on calls are turned into
+    call checks; other snippets run inside the sandbox, which reports whether they
+    passed, so they are **not hack-proof** (``metadata["tests"][i]["verified"]`` says
+    ``"grader"`` or ``"sandbox"``).
+
+    Output is compared under ``output_match``: ``lines`` (default) ignores trailing
+    whitespace on each line and trailing blank lines, ``tokens`` compares
+    whitespace-separated tokens, ``exact`` compares the text as is.
+
+    A sandbox that fails to start (or a remote sandbox service that fails) makes the
+    whole result a ``GraderError``, never a score.
 
     Inputs:
         response: The solution: Python source, or text containing it in a Markdown
             fence (the last ```` ```python ```` block is used when ``extract_code``).
         test_cases: A non-empty list of :class:`~openjudge.graders.code.cases.CodeTestCase`
-            or mappings (``stdin``/``input``, ``expected_stdout``/``output``, ``test``).
+            or mappings (``stdin``/``input``, ``expected_stdout``/``output``, ``test``, ``call``).
 
     Score: passed / total. ``metadata["tests"]`` has one entry per test: ``passed``,
     ``reason`` (``passed``, ``wrong_answer``, ``timeout``, ``runtime_error``,
-    ``memory``, ``output_limit``, ``sandbox_violation``), ``elapsed_s`` and, on
-    failure, the error type and the tail of stderr.
+    ``memory``, ``output_limit``, ``sandbox_violation``), ``elapsed_s``, ``verified``
+    and, on failure, a ``detail`` and the tail of stderr. ``metadata["sandbox"]`` names
+    the backend.
 
     Args:
         timeout_s: Wall-clock limit per test.
@@ -112,11 +171,13 @@ class CodeExecutionGrader(BaseGrader):
         max_concurrency: Tests of one sample run at the same time.
         max_processes: Sandboxes running at once across all calls of this grader in
             one event loop (default: the number of CPUs).
-        allow_subprocess: Let solutions start processes.
-        isolate_network: Try a network namespace in addition to the Python guard.
+        allow_subprocess: Let solutions start processes (killed with the run).
         site_packages: Let solutions import installed packages (by default only the
-            standard library is importable).
-        work_root: Where temporary directories are created (default: the system temp dir).
+            standard library is visible).
+        sandbox: ``auto`` (default), ``bwrap``, ``unshare``, ``process``,
+            ``sandbox_fusion``, or a :class:`~openjudge.graders.code.sandbox.SandboxBackend`.
+        sandbox_url: The SandboxFusion ``run_code`` URL (``sandbox_fusion`` only).
+        work_root: Where local backends create temporary directories.
         name: Result name (default ``"code_execution"``).
         description: One line on what is measured.
     """
@@ -136,8 +197,9 @@ class CodeExecutionGrader(BaseGrader):
         max_concurrency: int = 2,
         max_processes: int | None = None,
         allow_subprocess: bool = False,
-        isolate_network: bool = True,
         site_packages: bool = False,
+        sandbox: BackendName | SandboxBackend = "auto",
+        sandbox_url: str | None = None,
         work_root: str | None = None,
         name: str = "",
         description: str = "",
@@ -156,70 +218,94 @@ class CodeExecutionGrader(BaseGrader):
             memory_mb=memory_mb,
             max_output_bytes=max_output_bytes,
             allow_subprocess=allow_subprocess,
-            isolate_network=isolate_network,
             site_packages=site_packages,
         )
+        self.sandbox: SandboxBackend = (
+            sandbox_backend(sandbox, url=sandbox_url, work_root=work_root)
+            if isinstance(sandbox, str)
+            else sandbox
+        )
+        if not isinstance(self.sandbox, SandboxBackend):
+            raise TypeError(
+                f"sandbox must be a backend name or a SandboxBackend, got {type(sandbox).__name__}"
+            )
         self.output_match: OutputMatch = output_match
         self.extract_code = extract_code
         self.max_concurrency = max_concurrency
-        self.work_root = work_root
         self._processes = LoopLocal(lambda: anyio.CapacityLimiter(processes))
 
-    def _judge(self, case: CodeTestCase, run: SandboxRun) -> tuple[FailureReason, str]:
+    def _judge(
+        self, case: CodeTestCase, run: SandboxRun, checks: list[Check], in_child: bool
+    ) -> tuple[FailureReason, str]:
         if run.outcome == "timeout":
             return "timeout", "time limit exceeded"
         if run.outcome == "memory":
             return "memory", "memory limit exceeded"
         if run.outcome == "output_limit":
             return "output_limit", "output limit exceeded"
-        if run.outcome != "ok" and (run.violations or run.outcome == "violation"):
+        if run.outcome == "violation":
             return "sandbox_violation", f"blocked: {run.violations[0] if run.violations else run.error_type}"
         if run.outcome != "ok":
             return "runtime_error", run.error_type or f"exit status {run.returncode}"
-        if case.test is not None and not run.completed:
-            return "runtime_error", "the program exited before the test code ran"
+        for check, result in zip(checks, run.calls, strict=True):
+            if result is None:
+                return "runtime_error", f"the program ended before {check.describe_call()} returned"
+            passed, why = check.holds(result)
+            if not passed:
+                return ("runtime_error" if not result.ok else "wrong_answer"), why
+        if in_child and run.test_passed is not True:
+            return "runtime_error", "the test code did not run to the end"
         if case.expected_stdout is not None and not _outputs_match(
             run.stdout, case.expected_stdout, self.output_match
         ):
             return "wrong_answer", "output differs from the expected output"
         return "passed", ""
 
-    async def _run_case(self, code: str, case: CodeTestCase) -> dict[str, JsonValue]:
+    async def _run_case(self, code: str, case: CodeTestCase) -> tuple[dict[str, JsonValue], str]:
+        job, checks, in_child = _plan(code, case)
         async with self._processes.get():
-            run = await run_python(
-                code, stdin=case.stdin, test_code=case.test, limits=self.limits, work_root=self.work_root
-            )
-        reason, detail = self._judge(case, run)
+            run = await self.sandbox.run(job, self.limits)
+        reason, detail = self._judge(case, run, checks, in_child)
         entry: dict[str, JsonValue] = {
             "passed": reason == "passed",
             "reason": reason,
             "elapsed_s": round(run.elapsed_s, 4),
+            "verified": "sandbox" if in_child else "grader",
         }
         if reason != "passed":
             entry["detail"] = detail
             entry["stderr_tail"] = run.stderr[-_STDERR_TAIL:]
         if run.violations:
             entry["violations"] = list(run.violations)
-        return entry
+        return entry, run.backend
 
     @grader_boundary
     async def aevaluate(
-        self, *, response: str, test_cases: Sequence[CodeTestCase | Mapping[str, str]]
-    ) -> GraderScore:
+        self, *, response: str, test_cases: Sequence[CodeTestCase | Mapping[str, object]]
+    ) -> GraderScore | GraderError:
         """Run the solution in ``response`` against ``test_cases``."""
         response = require_str("response", response)
         cases = _coerce_cases(test_cases)
         code = extract_code(response) if self.extract_code else response
         results: list[dict[str, JsonValue]] = [{} for _ in cases]
+        backends: set[str] = set()
         limiter = anyio.CapacityLimiter(self.max_concurrency)
 
         async def run_one(index: int) -> None:
             async with limiter:
-                results[index] = await self._run_case(code, cases[index])
+                results[index], backend = await self._run_case(code, cases[index])
+                backends.add(backend)
 
-        async with anyio.create_task_group() as tg:
-            for index in range(len(cases)):
-                tg.start_soon(run_one, index)
+        failures: list[SandboxError] = []
+        try:
+            async with anyio.create_task_group() as tg:
+                for index in range(len(cases)):
+                    tg.start_soon(run_one, index)
+        except* SandboxError as group:
+            failures.extend(e for e in group.exceptions if isinstance(e, SandboxError))
+        if failures:
+            first = failures[0]
+            return GraderError(name=self.name, kind=first.kind, message=str(first), error_type="SandboxError")
         passed = sum(1 for entry in results if entry["passed"] is True)
         reasons = sorted({str(entry["reason"]) for entry in results if entry["passed"] is not True})
         tests: list[JsonValue] = list(results)
@@ -228,6 +314,11 @@ class CodeExecutionGrader(BaseGrader):
             score=passed / len(cases),
             reason=f"{passed} of {len(cases)} tests passed"
             + (f" (failures: {', '.join(reasons)})" if reasons else ""),
-            metadata={"passed": passed, "total": len(cases), "tests": tests},
+            metadata={
+                "passed": passed,
+                "total": len(cases),
+                "tests": tests,
+                "sandbox": ", ".join(sorted(backends)),
+            },
             score_range=self.score_range,
         )

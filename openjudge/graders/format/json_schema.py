@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -11,7 +12,8 @@ from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_
 from openjudge.graders.format._json_text import parse_json
 from openjudge.graders.format.schema_validator import JsonSchema, SchemaError
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
+from openjudge.graders.workers import WorkerPool, WorkTimeout
 
 __all__ = ["JsonSchemaGrader"]
 
@@ -24,6 +26,11 @@ class JsonSchemaGrader(BaseGrader):
     ``additionalProperties``, ``items``, ``enum``, ``const``, bounds, lengths,
     ``anyOf``/``oneOf``/``allOf``/``not``, ``$ref`` into ``$defs`` ...). A schema with a
     validation keyword it does not implement is rejected rather than half-checked.
+
+    ``pattern`` and ``patternProperties`` match with RE2, in time linear in the text. A
+    schema with a pattern RE2 cannot run (look-around, back-references) is validated in
+    a worker process that is killed after ``timeout_s``, giving
+    ``GraderError(kind="timeout")``.
 
     The schema is given once to the constructor, or per sample as the ``schema`` input
     (which then takes precedence).
@@ -39,6 +46,7 @@ class JsonSchemaGrader(BaseGrader):
         schema: The schema used when a sample has none.
         strip_code_fence: Unwrap a response that is one Markdown fenced block.
         max_errors: How many validation errors to report.
+        timeout_s: Time limit of a validation that needs backtracking patterns.
         name: Result name (default ``"json_schema"``).
         description: One line on what is measured.
 
@@ -55,15 +63,33 @@ class JsonSchemaGrader(BaseGrader):
         *,
         strip_code_fence: bool = True,
         max_errors: int = 10,
+        timeout_s: float = 5.0,
         name: str = "",
         description: str = "",
     ) -> None:
         if max_errors < 1:
             raise ValueError(f"max_errors must be >= 1, got {max_errors}")
+        if not (math.isfinite(timeout_s) and timeout_s > 0):
+            raise ValueError(f"timeout_s must be a finite number > 0, got {timeout_s!r}")
         super().__init__(name=name, description=description)
         self.schema = None if schema is None else JsonSchema(schema)
         self.strip_code_fence = strip_code_fence
         self.max_errors = max_errors
+        self.timeout_s = float(timeout_s)
+        self.workers = WorkerPool(max_workers=1, preload=("openjudge.graders.format.schema_validator",))
+
+    async def _errors(self, validator: JsonSchema, instance: JsonValue) -> list[str]:
+        if not validator.backtracking:
+            try:
+                return validator.errors(instance, limit=self.max_errors)
+            except RecursionError:
+                return ["$: the document is nested too deeply to validate"]
+        found = await self.workers.call(
+            "openjudge.graders.format.schema_validator:validate_in_worker",
+            [validator.schema, instance, self.max_errors],  # type: ignore[list-item]  # a checked JSON schema
+            timeout_s=self.timeout_s,
+        )
+        return [str(e) for e in found] if isinstance(found, list) else ["$: the validator failed"]
 
     def _schema_for(self, schema: object) -> JsonSchema:
         if schema is None:
@@ -82,7 +108,7 @@ class JsonSchemaGrader(BaseGrader):
     @grader_boundary
     async def aevaluate(
         self, *, response: str, schema: Mapping[str, JsonValue] | bool | None = None
-    ) -> GraderScore:
+    ) -> GraderScore | GraderError:
         """Validate the JSON in ``response`` against the schema."""
         response = require_str("response", response)
         validator = self._schema_for(schema)
@@ -94,11 +120,16 @@ class JsonSchemaGrader(BaseGrader):
             valid = False
         else:
             try:
-                errors = validator.errors(parsed.value, limit=self.max_errors)
-            except RecursionError:
-                errors = ["$: the document is nested too deeply to validate"]
+                errors = await self._errors(validator, parsed.value)
             except SchemaError as exc:
                 raise InvalidInputError(f"input 'schema' is not a usable JSON Schema: {exc}") from exc
+            except WorkTimeout:
+                return GraderError(
+                    name=self.name,
+                    kind="timeout",
+                    message=f"validation with a backtracking pattern did not finish within {self.timeout_s:g} s",
+                    error_type="WorkTimeout",
+                )
             valid = not errors
             metadata["errors"] = list(errors)
             reason = "response JSON satisfies the schema" if valid else f"schema violation: {errors[0]}"

@@ -7,9 +7,10 @@ Supported (draft 2020-12 semantics, which agree with drafts 6-2019 on these):
   ``#/definitions/x``, ...), boolean schemas ``true`` / ``false``;
 * numbers: ``minimum``, ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum``
   (numeric form), ``multipleOf``;
-* strings: ``minLength``, ``maxLength`` (in code points), ``pattern`` (Python ``re``
-  search, which agrees with ECMA-262 on common patterns; it has no time limit, so
-  take patterns from trusted schemas);
+* strings: ``minLength``, ``maxLength`` (in code points), ``pattern`` (a search with
+  RE2, linear in the text; see :mod:`openjudge.graders.safe_regex`; a pattern RE2
+  cannot run makes :attr:`JsonSchema.backtracking` true, and the grader then validates
+  in a worker process it can kill);
 * arrays: ``items`` (a schema; or, draft-4 style, a list meaning ``prefixItems``),
   ``prefixItems``, ``minItems``, ``maxItems``, ``uniqueItems``, ``contains``;
 * objects: ``properties``, ``required``, ``additionalProperties``,
@@ -34,8 +35,9 @@ from urllib.parse import unquote
 from pydantic import JsonValue
 
 from openjudge.graders.format._json_text import canonical_json, json_type_name
+from openjudge.graders.safe_regex import SafeRegex, backtracking_match
 
-__all__ = ["JsonSchema", "SchemaError"]
+__all__ = ["JsonSchema", "SchemaError", "validate_in_worker"]
 
 _TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 _UNSUPPORTED = frozenset(
@@ -106,6 +108,8 @@ class JsonSchema:
 
     Args:
         schema: A JSON Schema as a mapping (or a boolean schema).
+        allow_backtracking: Match patterns RE2 cannot run with ``re`` in this thread
+            (no time limit: for worker processes only).
 
     Raises:
         SchemaError: The schema is malformed, has a dangling ``$ref``, or uses an
@@ -117,10 +121,21 @@ class JsonSchema:
         ["$: missing required property 'a'"]
     """
 
-    def __init__(self, schema: Mapping[str, JsonValue] | bool) -> None:
+    def __init__(self, schema: Mapping[str, JsonValue] | bool, *, allow_backtracking: bool = False) -> None:
         self._root: object = schema
-        self._patterns: dict[str, re.Pattern[str]] = {}
+        self._patterns: dict[str, SafeRegex] = {}
+        self._allow_backtracking = allow_backtracking
         self._check(schema, "#")
+
+    @property
+    def schema(self) -> Mapping[str, JsonValue] | bool:
+        """The schema as given."""
+        return self._root  # type: ignore[return-value]  # checked by _check at construction
+
+    @property
+    def backtracking(self) -> bool:
+        """Whether a pattern needs backtracking (``re``): validate such schemas in a worker process."""
+        return any(not p.linear for p in self._patterns.values())
 
     # ----------------------------------------------------------------- loading
 
@@ -196,15 +211,25 @@ class JsonSchema:
                 raise SchemaError(f"{where}/pattern: must be a string")
             self._pattern(pattern, f"{where}/pattern")
 
-    def _pattern(self, pattern: str, where: str) -> re.Pattern[str]:
+    def _pattern(self, pattern: str, where: str) -> SafeRegex:
         compiled = self._patterns.get(pattern)
         if compiled is None:
             try:
-                compiled = re.compile(pattern)
-            except re.error as exc:
+                compiled = SafeRegex(pattern)
+            except (re.error, RecursionError, OverflowError) as exc:
                 raise SchemaError(f"{where}: invalid regular expression {pattern!r}: {exc}") from exc
             self._patterns[pattern] = compiled
         return compiled
+
+    def _search(self, pattern: str, text: str, where: str) -> bool:
+        compiled = self._pattern(pattern, where)
+        if compiled.linear:
+            return compiled.matches(text)
+        if not self._allow_backtracking:
+            raise RuntimeError(
+                "a backtracking pattern must be matched in a worker process (see backtracking)"
+            )
+        return backtracking_match(pattern, False, text, "search")
 
     def _resolve(self, ref: str, where: str) -> object:
         if not ref.startswith("#"):
@@ -314,7 +339,7 @@ class JsonSchema:
         if isinstance(high, int) and len(value) > high:
             out.append(f"{path}: longer than {high} characters")
         pattern = schema.get("pattern")
-        if isinstance(pattern, str) and self._pattern(pattern, path).search(value) is None:
+        if isinstance(pattern, str) and not self._search(pattern, value, path):
             out.append(f"{path}: does not match pattern {pattern!r}")
 
     def _validate_array(
@@ -375,7 +400,7 @@ class JsonSchema:
             if matched:
                 self._validate(value, props[key_str], child, out, limit, 0)
             for pattern, sub in patterns.items():
-                if self._pattern(str(pattern), path).search(key_str):
+                if self._search(str(pattern), key_str, path):
                     matched = True
                     self._validate(value, sub, child, out, limit, 0)
             if not matched:
@@ -383,3 +408,13 @@ class JsonSchema:
                     out.append(f"{path}: unexpected property {key_str!r}")
                 elif additional is not True:
                     self._validate(value, additional, child, out, limit, 0)
+
+
+def validate_in_worker(schema: JsonValue, instance: JsonValue, limit: int) -> list[str]:
+    """:meth:`JsonSchema.errors` with backtracking patterns allowed, for a :class:`~openjudge.graders.workers.WorkerPool`."""
+    if not isinstance(schema, Mapping | bool):
+        raise SchemaError("the schema must be an object or a boolean")
+    try:
+        return JsonSchema(schema, allow_backtracking=True).errors(instance, limit=limit)
+    except RecursionError:
+        return ["$: the document is nested too deeply to validate"]

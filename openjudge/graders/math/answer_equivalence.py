@@ -6,7 +6,6 @@ import math
 from typing import ClassVar, Literal, TypeAlias
 
 import anyio
-import anyio.to_thread
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
@@ -19,8 +18,9 @@ from openjudge.graders.math.normalize import (
     split_elements,
     squash,
 )
-from openjudge.graders.math.symbolic import symbolic_equal, sympy_available
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.graders.math.symbolic import sympy_available
+from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
+from openjudge.graders.workers import WorkerPool, WorkTimeout
 
 __all__ = ["MathAnswerEquivalenceGrader", "Method"]
 
@@ -36,6 +36,8 @@ Method: TypeAlias = Literal[
 ]
 _MAX_ELEMENTS = 50
 _SNIPPET = 200
+_COMPARE = "openjudge.graders.math.symbolic:compare"
+_PRELOAD = ("openjudge.graders.math.symbolic", "sympy", "sympy.parsing.sympy_parser")
 
 
 class MathAnswerEquivalenceGrader(BaseGrader):
@@ -60,14 +62,16 @@ class MathAnswerEquivalenceGrader(BaseGrader):
        in order; ``\{…\}`` and bare comma lists in any order).
     4. ``symbolic``: sympy decides (``\sqrt{2}/2`` = ``1/\sqrt{2}``, ``(x+1)^2`` =
        ``x^2+2x+1``) if sympy is importable; see :mod:`openjudge.graders.math.symbolic`.
-       It runs in a worker thread; all symbolic work for one sample shares the
-       ``sympy_timeout_s`` budget (a timed-out thread is abandoned, not killed).
-       Without sympy the verdict is the string comparison's (0) and the method is
-       ``string_no_sympy``; if sympy cannot parse an answer or times out it is
-       ``string_sympy_undecided``; with ``use_sympy=False`` it is
-       ``string_sympy_disabled``.
+       It runs in a worker process (:class:`~openjudge.graders.workers.WorkerPool`) that
+       is killed when the sample's ``sympy_timeout_s`` budget, shared by all its symbolic
+       comparisons, is spent; the result is then ``GraderError(kind="timeout")``, never
+       a score. Without sympy the verdict is the string comparison's (0) and the method
+       is ``string_no_sympy``; if sympy cannot parse an answer (or the translator refuses
+       it, e.g. a tower of exponents) it is ``string_sympy_undecided``; with
+       ``use_sympy=False`` it is ``string_sympy_disabled``.
 
-    No answer in the response scores 0.0 with method ``none``.
+    No answer in the response scores 0.0 with method ``none``. Steps 1-3 are linear in
+    the length of the texts and run in the event loop.
 
     Inputs:
         response: The model's solution text.
@@ -79,7 +83,9 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         abs_tol: Absolute tolerance for numeric comparison (>= 0).
         rel_tol: Relative tolerance for numeric comparison (>= 0).
         use_sympy: Try sympy for answers that are not plain numbers.
-        sympy_timeout_s: Time budget of the symbolic comparisons of one sample (> 0).
+        sympy_timeout_s: Time budget of the symbolic comparisons of one sample (> 0),
+            enforced by killing the worker process.
+        sympy_workers: Worker processes for symbolic comparisons (per event loop).
         fallback_to_last_number: Use the last number in the response when it has no
             box and no answer tag.
         name: Result name (default ``"math_answer_equivalence"``).
@@ -87,6 +93,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     """
 
     default_name: ClassVar[str] = "math_answer_equivalence"
+    symbolic_function: ClassVar[str] = _COMPARE
+    """The worker-side comparison, ``"module:function"`` taking (got, want, abs_tol, rel_tol)."""
     default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)
 
     def __init__(
@@ -96,6 +104,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         rel_tol: float = 1e-9,
         use_sympy: bool = True,
         sympy_timeout_s: float = 5.0,
+        sympy_workers: int = 2,
         fallback_to_last_number: bool = True,
         name: str = "",
         description: str = "",
@@ -111,6 +120,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         self.use_sympy = use_sympy
         self.sympy_timeout_s = float(sympy_timeout_s)
         self.fallback_to_last_number = fallback_to_last_number
+        self.workers = WorkerPool(max_workers=sympy_workers, preload=_PRELOAD, memory_mb=2048)
 
     def _quick(self, got: str, want: str) -> tuple[bool, Method] | None:
         """String and numeric steps; None if neither decides."""
@@ -126,13 +136,13 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             return False, "string_sympy_disabled"
         if not sympy_available():
             return False, "string_no_sympy"
-        verdict: bool | None = None
-        with anyio.move_on_after(max(0.0, deadline - anyio.current_time())):
-            verdict = await anyio.to_thread.run_sync(
-                lambda: symbolic_equal(got, want, abs_tol=self.abs_tol, rel_tol=self.rel_tol),
-                abandon_on_cancel=True,
-            )
-        if verdict is None:
+        remaining = deadline - anyio.current_time()
+        if remaining <= 0:
+            raise WorkTimeout("the symbolic comparisons used up their budget")
+        verdict = await self.workers.call(
+            self.symbolic_function, [got, want, self.abs_tol, self.rel_tol], timeout_s=remaining
+        )
+        if not isinstance(verdict, bool):
             return False, "string_sympy_undecided"
         return verdict, "symbolic"
 
@@ -172,7 +182,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         return await self._symbolic(got, want, deadline)
 
     @grader_boundary
-    async def aevaluate(self, *, response: str, reference: str | int | float) -> GraderScore:
+    async def aevaluate(self, *, response: str, reference: str | int | float) -> GraderScore | GraderError:
         """Compare the final answer in ``response`` with ``reference``."""
         response = require_str("response", response)
         if isinstance(reference, int | float) and not isinstance(reference, bool):
@@ -200,7 +210,16 @@ class MathAnswerEquivalenceGrader(BaseGrader):
                 score_range=self.score_range,
             )
         deadline = anyio.current_time() + self.sympy_timeout_s
-        equal, method = await self._compare(got, want, deadline)
+        try:
+            equal, method = await self._compare(got, want, deadline)
+        except WorkTimeout:
+            return GraderError(
+                name=self.name,
+                kind="timeout",
+                message=f"symbolic comparison of {got[:80]!r} with {want[:80]!r} exceeded its "
+                f"{self.sympy_timeout_s:g} s budget",
+                error_type="WorkTimeout",
+            )
         metadata["method"] = method
         return GraderScore(
             name=self.name,

@@ -12,6 +12,7 @@ Extraction: TypeAlias = Literal["boxed", "answer_tag", "last_number", "reference
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _BRACE = re.compile(r"(?<!\\)[{}]")
+_TOKEN = re.compile(r"[^\s$]+")
 _LAST_NUMBER = re.compile(
     r"(?:(?<![A-Za-z0-9_)\]])[-\u2212])?(?<![0-9.])"
     r"(?:\\[dt]?frac\{-?[0-9]+\}\{[0-9]+\}"
@@ -62,7 +63,7 @@ def last_boxed(text: str) -> str | None:
             if end is not None:
                 return text[i + 1 : end]
         elif i > start:
-            token = re.match(r"[^\s$]+", text[i:])
+            token = _TOKEN.match(text, i)  # match at i: slicing here would make the scan quadratic
             if token is not None:
                 return token.group()
     return None

@@ -7,8 +7,11 @@ subset (numbers, single-letter variables, ``+ - * / ^``, ``\frac``, ``\sqrt``,
 ``\exp``, braces and parentheses); anything else is "undecided". The translator
 rejects every identifier except those names and single letters, so the text handed
 to sympy's parser (which evaluates Python) cannot name a Python builtin. Nested
-exponents and exponents longer than three digits, and more than two powers, are rejected too,
-so a hostile answer such as ``9^{9^{9}}`` cannot make sympy compute for hours.
+exponents (``9^{9^{9}}``), chained ones (``9^{999}^{999}``, which Python reads as a
+tower), exponents longer than three digits, and more than two powers are rejected too,
+so a hostile answer cannot make sympy compute for hours. That is a first line only: the
+grader runs :func:`compare` in a worker process that is killed when the budget is spent
+(:class:`~openjudge.graders.workers.WorkerPool`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import importlib.util
 import re
 import string
 
-__all__ = ["latex_to_sympy_text", "symbolic_equal", "sympy_available"]
+__all__ = ["compare", "latex_to_sympy_text", "symbolic_equal", "sympy_available"]
 
 _MAX_INPUT = 200
 _MAX_POWERS = 2
@@ -75,7 +78,20 @@ def _group(text: str, i: int) -> tuple[str, int]:
 def _translate(text: str) -> str:
     out: list[str] = []
     i = 0
+    after_power = False  # the last thing written was an exponent: another "^" would build a tower
     while i < len(text):
+        if text[i] == "^":
+            if after_power:
+                raise _Unsupported("chained exponents")
+            power, i = _group(text, i + 1)
+            exponent = _translate(power)
+            if "**" in exponent or any(len(d) > 3 for d in re.findall(r"[0-9]+", exponent)):
+                raise _Unsupported("exponent too large or nested")
+            out.append(f"**({exponent})")
+            after_power = True
+            continue
+        if not text[i].isspace():
+            after_power = False
         if text.startswith("\\frac", i):
             num, i = _group(text, i + 5)
             den, i = _group(text, i)
@@ -91,12 +107,6 @@ def _translate(text: str) -> str:
             body, i = _group(text, i)
             root = f"sqrt({_translate(body)})"
             out.append(root if index is None else f"(({_translate(body)})**(1/({_translate(index)})))")
-        elif text[i] == "^":
-            power, i = _group(text, i + 1)
-            exponent = _translate(power)
-            if "**" in exponent or any(len(d) > 3 for d in re.findall(r"[0-9]+", exponent)):
-                raise _Unsupported("exponent too large or nested")
-            out.append(f"**({exponent})")
         elif text[i] == "\\":
             match = _COMMAND.match(text, i)
             command = match.group() if match else text[i : i + 2]
@@ -191,3 +201,8 @@ def symbolic_equal(left: str, right: str, *, abs_tol: float, rel_tol: float) -> 
     except Exception:  # any sympy failure means "undecided", not a crash
         return None
     return True if decided else None
+
+
+def compare(left: str, right: str, abs_tol: float, rel_tol: float) -> bool | None:
+    """:func:`symbolic_equal` with positional arguments, for a :class:`~openjudge.graders.workers.WorkerPool`."""
+    return symbolic_equal(left, right, abs_tol=abs_tol, rel_tol=rel_tol)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import ClassVar, Literal, TypeAlias
 
@@ -9,13 +10,16 @@ from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.graders.safe_regex import SafeRegex
+from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.graders.text.tokens import normalize_for_match
+from openjudge.graders.workers import WorkerPool, WorkTimeout
 
 __all__ = ["MatchMode", "StringMatchGrader"]
 
 MatchMode: TypeAlias = Literal["exact", "normalized", "contains", "regex"]
 _MODES: tuple[MatchMode, ...] = ("exact", "normalized", "contains", "regex")
+_PATTERN_CACHE = 256
 _REASONS: dict[MatchMode, tuple[str, str]] = {
     "exact": ("response equals the reference", "response differs from the reference"),
     "normalized": (
@@ -44,16 +48,19 @@ class StringMatchGrader(BaseGrader):
         (NFKC, case-fold, punctuation deleted, whitespace collapsed).
         ``contains``: the reference occurs in the response. An empty reference is
         contained in every response.
-        ``regex``: ``re.search`` (or ``re.fullmatch`` with ``full_match``) of the pattern
-        in the response. A pattern that does not compile is an ``invalid_input`` error.
-        Python's ``re`` has no time limit: a pathological pattern on a long response
-        can backtrack for a long time, so use trusted patterns.
+        ``regex``: search (or full match with ``full_match``) of the pattern in the
+        response, in linear time with RE2 (see :mod:`openjudge.graders.safe_regex` for
+        its few differences from ``re``). A pattern RE2 cannot run (look-around,
+        back-references) runs on ``re`` in a worker process that is killed after
+        ``regex_timeout_s``, giving ``GraderError(kind="timeout")``. A pattern that does
+        not compile is an ``invalid_input`` error.
 
     Args:
         match_mode: One of ``exact``, ``normalized``, ``contains``, ``regex``.
         case_sensitive: For ``exact``, ``contains`` and ``regex``; ``normalized`` always ignores case.
         strip: Strip leading and trailing whitespace of both texts (``exact`` and ``contains``).
         full_match: For ``regex``: the whole response must match.
+        regex_timeout_s: Time limit of a backtracking (non-RE2) match.
         name: Result name (default ``"string_match"``).
         description: One line on what is measured.
 
@@ -72,31 +79,41 @@ class StringMatchGrader(BaseGrader):
         case_sensitive: bool = True,
         strip: bool = True,
         full_match: bool = False,
+        regex_timeout_s: float = 1.0,
         name: str = "",
         description: str = "",
     ) -> None:
         if match_mode not in _MODES:
             raise ValueError(f"match_mode must be one of {', '.join(_MODES)}; got {match_mode!r}")
+        if not (math.isfinite(regex_timeout_s) and regex_timeout_s > 0):
+            raise ValueError(f"regex_timeout_s must be a finite number > 0, got {regex_timeout_s!r}")
         super().__init__(name=name, description=description)
         self.match_mode: MatchMode = match_mode
         self.case_sensitive = case_sensitive
         self.strip = strip
         self.full_match = full_match
+        self.regex_timeout_s = float(regex_timeout_s)
+        self.workers = WorkerPool(max_workers=1, preload=("openjudge.graders.safe_regex",))
+        self._patterns: dict[str, SafeRegex] = {}
+
+    def _pattern(self, reference: str) -> SafeRegex:
+        pattern = self._patterns.get(reference)
+        if pattern is None:
+            try:
+                pattern = SafeRegex(reference, ignore_case=not self.case_sensitive)
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise InvalidInputError(
+                    f"input 'reference' is not a valid regular expression: {exc}"
+                ) from exc
+            if len(self._patterns) >= _PATTERN_CACHE:
+                self._patterns.clear()
+            self._patterns[reference] = pattern
+        return pattern
 
     def _matches(self, response: str, reference: str) -> bool:
         mode = self.match_mode
         if mode == "normalized":
             return normalize_for_match(response) == normalize_for_match(reference)
-        if mode == "regex":
-            flags = 0 if self.case_sensitive else re.IGNORECASE
-            try:
-                pattern = re.compile(reference, flags)
-            except (re.error, RecursionError, OverflowError) as exc:
-                raise InvalidInputError(
-                    f"input 'reference' is not a valid regular expression: {exc}"
-                ) from exc
-            found = pattern.fullmatch(response) if self.full_match else pattern.search(response)
-            return found is not None
         if self.strip:
             response, reference = response.strip(), reference.strip()
         if not self.case_sensitive:
@@ -104,11 +121,29 @@ class StringMatchGrader(BaseGrader):
         return response == reference if mode == "exact" else reference in response
 
     @grader_boundary
-    async def aevaluate(self, *, response: str, reference: str) -> GraderScore:
+    async def aevaluate(self, *, response: str, reference: str) -> GraderScore | GraderError:
         """Grade ``response`` against ``reference`` (see the class docstring)."""
         response = require_str("response", response)
         reference = require_str("reference", reference)
-        matched = self._matches(response, reference)
+        if self.match_mode == "regex":
+            pattern = self._pattern(reference)
+            try:
+                matched = await pattern.amatches(
+                    response,
+                    "fullmatch" if self.full_match else "search",
+                    workers=self.workers,
+                    timeout_s=self.regex_timeout_s,
+                )
+            except WorkTimeout:
+                return GraderError(
+                    name=self.name,
+                    kind="timeout",
+                    message=f"the pattern needs backtracking (RE2 cannot run it) and did not finish "
+                    f"within {self.regex_timeout_s:g} s",
+                    error_type="WorkTimeout",
+                )
+        else:
+            matched = self._matches(response, reference)
         metadata: dict[str, JsonValue] = {"match_mode": self.match_mode, "matched": matched}
         return GraderScore(
             name=self.name,

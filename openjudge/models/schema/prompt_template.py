@@ -2,7 +2,9 @@
 
 Templates use ``{field}`` placeholders and ``{{``/``}}`` for literal braces, as in
 OpenJudge. The template is parsed once; values are then inserted verbatim, so a value
-that contains ``{``, ``}`` or ``{score}`` can neither break nor alter the prompt.
+that contains ``{``, ``}`` or ``{score}`` can neither break nor alter the prompt. A value
+that cannot be sent at all (a lone surrogate has no UTF-8 encoding) is refused when
+rendering, before any request is made.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from openjudge.models.schema.oai.message import ChatMessage, Role
 
-__all__ = ["CompiledPrompt", "LanguageEnum", "PromptTemplate", "render_value"]
+__all__ = ["CompiledPrompt", "LanguageEnum", "PromptTemplate", "check_sendable", "render_value"]
 
 
 class LanguageEnum(StrEnum):
@@ -70,6 +72,25 @@ def render_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def check_sendable(field: str, text: str) -> None:
+    """Raise ``ValueError`` naming ``field`` if ``text`` has a lone surrogate (it has no UTF-8 form).
+
+    Such text (often from ``surrogateescape`` decoding or a broken JSON escape) would fail
+    in the HTTP client on every retry; refusing it here costs no request.
+    """
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = text[exc.start]
+        raise ValueError(
+            f"input {field!r} contains a lone surrogate U+{ord(char):04X} at character {exc.start}, "
+            "which cannot be sent as UTF-8; clean it first, e.g. "
+            "text.encode('utf-8', 'replace').decode('utf-8')"
+        ) from None
+
+
 class CompiledPrompt:
     """A template's messages for one language, parsed once; renders without re-parsing."""
 
@@ -98,6 +119,7 @@ class CompiledPrompt:
 
         Raises:
             KeyError: A placeholder has no value (the message names it).
+            ValueError: A value has a lone surrogate (the message names the field).
         """
         out: list[dict[str, Any]] = []
         for msg in self.messages:
@@ -109,6 +131,7 @@ class CompiledPrompt:
                 if seg.field not in values:
                     raise KeyError(f"template placeholder {{{seg.field}}} has no value")
                 text = render_value(values[seg.field])
+                check_sendable(seg.field, text)
                 if delimit:
                     closing = f"</{seg.field}>"
                     if closing in text:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from pydantic import ValidationError
 
-from openjudge.graders.code import CodeTestCase
+from openjudge.graders.code import CallCheck, CodeTestCase
 from openjudge.graders.code.code_execution import _outputs_match, extract_code
 
 
@@ -30,6 +32,26 @@ def test_from_io_lists() -> None:
         CodeTestCase.from_io_lists(["1", "2"], ["2"])
 
 
+def test_functional_io_lists_become_call_checks() -> None:
+    [case] = CodeTestCase.from_io_lists(["[2, 7, 11]\n9\n"], ["[0, 1]"], fn_name="twoSum")
+    assert case.call == CallCheck(function="twoSum", args=[[2, 7, 11], 9], expected=[0, 1])
+    with pytest.raises(ValueError, match="test 0: functional inputs and outputs must be JSON"):
+        CodeTestCase.from_io_lists(["not json"], ["1"], fn_name="f")
+
+
+def test_call_checks_validate() -> None:
+    case = CodeTestCase.model_validate({"call": {"fn_name": "f", "expected": None}})
+    assert case.call is not None and (case.call.function, case.call.args, case.call.expected) == (
+        "f",
+        [],
+        None,
+    )
+    with pytest.raises(ValidationError, match="expected"):
+        CodeTestCase.model_validate({"call": {"function": "f"}})
+    with pytest.raises(ValidationError, match="identifier"):
+        CodeTestCase.model_validate({"call": {"function": "os.system", "expected": 0}})
+
+
 @pytest.mark.parametrize(
     ("text", "code"),
     [
@@ -43,6 +65,14 @@ def test_from_io_lists() -> None:
 )
 def test_extract_code(text: str, code: str) -> None:
     assert extract_code(text) == code
+
+
+@pytest.mark.parametrize("piece", ["```python", "```\n", "```py```\n", "`" * 7])
+def test_extract_code_is_linear_on_hostile_text(piece: str) -> None:
+    text = piece * 200_000  # the old regex took minutes on "```python" repeated
+    start = time.process_time()
+    extract_code(text)
+    assert time.process_time() - start < 5.0
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import pytest
 
 from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.code import CodeExecutionGrader, CodeTestCase
+from openjudge.graders.code.namespaced import BwrapBackend
 
 pytestmark = pytest.mark.anyio
 
@@ -19,6 +20,14 @@ ADD_CASES: list[dict[str, str]] = [
     {"input": "5 7\n", "output": "12"},
 ]
 ADD = "a, b = map(int, input().split())\nprint(a + b)"
+
+
+async def test_a_failing_sandbox_is_an_error_not_a_score() -> None:
+    grader = CodeExecutionGrader(sandbox=BwrapBackend(executable="/nonexistent/bwrap"))
+    result = await grader.aevaluate(response="print(1)", test_cases=[{"output": "1"}] * 3)
+    assert isinstance(result, GraderError)
+    assert (result.kind, result.error_type) == ("internal", "SandboxError")
+    assert "could not start the bwrap sandbox" in result.message
 
 
 async def grade(grader: CodeExecutionGrader, response: str, cases: Any) -> GraderScore:
@@ -57,7 +66,7 @@ async def test_markdown_fence_is_extracted() -> None:
     assert (await grade(raw, response, ADD_CASES)).score == 0.0
 
 
-async def test_assert_style_tests() -> None:
+async def test_assert_style_tests_are_decided_by_the_grader() -> None:
     cases = [
         CodeTestCase(test="assert add(2, 3) == 5"),
         CodeTestCase(test="assert add(-1, 1) == 0"),
@@ -66,18 +75,37 @@ async def test_assert_style_tests() -> None:
     ]
     result = await grade(CodeExecutionGrader(), "def add(a, b):\n    return a + b", cases)
     assert result.score == 0.75
+    assert {e["verified"] for e in entries_of(result)} == {"grader"}
     last = entries_of(result)[3]
-    assert (last["reason"], last["detail"]) == ("runtime_error", "AssertionError")
-    assert "AssertionError" in last["stderr_tail"]
+    assert (last["reason"], last["detail"]) == ("wrong_answer", "add(1, 1) returned 2; assert add(1, 1) == 3")
 
 
-async def test_exiting_before_the_tests_fails() -> None:
-    result = await grade(CodeExecutionGrader(), "import sys\nsys.exit(0)", [{"test": "assert False"}])
+async def test_other_snippets_run_in_the_sandbox() -> None:
+    case = CodeTestCase(test="values = [add(i, i) for i in range(3)]\nassert values == [0, 2, 4]")
+    good = await grade(CodeExecutionGrader(), "def add(a, b):\n    return a + b", [case])
+    assert good.score == 1.0 and entries_of(good)[0]["verified"] == "sandbox"
+    bad = await grade(CodeExecutionGrader(), "def add(a, b):\n    return a * b", [case])
+    [entry] = entries_of(bad)
+    assert (entry["reason"], entry["detail"]) == ("runtime_error", "AssertionError")
+    assert "AssertionError" in entry["stderr_tail"]
+
+
+async def test_call_checks() -> None:
+    cases = [
+        {"call": {"function": "pair", "args": [1, [2]], "expected": [1, [2]]}},  # a tuple is a JSON list
+        {"call": {"fn_name": "pair", "args": [1], "kwargs": {"b": None}, "expected": [1, None]}},
+        {"call": {"function": "pair", "args": [1, 2], "expected": [2, 1]}},
+        {"call": {"function": "missing", "expected": 0}},
+    ]
+    result = await grade(CodeExecutionGrader(), "def pair(a, b):\n    return (a, b)", cases)
+    assert [e["reason"] for e in entries_of(result)] == ["passed", "passed", "wrong_answer", "runtime_error"]
+    assert entries_of(result)[3]["detail"] == "missing() raised NameError"
+
+
+async def test_exiting_before_the_calls_fails() -> None:
+    result = await grade(CodeExecutionGrader(), "import os\nos._exit(0)", [{"test": "assert f() == 1"}])
     [entry] = entries_of(result)
-    assert (entry["reason"], entry["detail"]) == (
-        "runtime_error",
-        "the program exited before the test code ran",
-    )
+    assert (entry["reason"], entry["detail"]) == ("runtime_error", "the program ended before f() returned")
 
 
 async def test_stdout_and_test_together() -> None:
@@ -107,24 +135,23 @@ async def test_socket_is_refused() -> None:
     code = "import socket\ns = socket.socket()\ns.connect(('127.0.0.1', 80))\nprint('connected')"
     result = await grade(CodeExecutionGrader(), code, [{"output": "connected"}])
     [entry] = entries_of(result)
-    assert entry["reason"] == "sandbox_violation"
-    assert entry["violations"] == ["network access (socket)"]
+    assert (entry["reason"], entry["detail"]) == ("runtime_error", "PermissionError")
 
 
-async def test_caught_violation_does_not_fail_a_correct_answer() -> None:
+async def test_caught_refusal_does_not_fail_a_correct_answer() -> None:
     code = "try:\n    import urllib.request; urllib.request.urlopen('http://example.com')\nexcept OSError:\n    pass\nprint(3)"
     result = await grade(CodeExecutionGrader(), code, [{"output": "3"}])
-    [entry] = entries_of(result)
-    assert entry["passed"] is True
-    assert entry["violations"] == ["network access"]
+    assert entries_of(result)[0]["passed"] is True
 
 
 async def test_file_write_outside_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "outside.txt"
     code = f"open({str(target)!r}, 'w').write('pwned')\nprint('done')"
-    result = await grade(CodeExecutionGrader(), code, [{"output": "done"}])
-    [entry] = entries_of(result)
-    assert entry["reason"] == "sandbox_violation"
+    for sandbox in ("auto", "process"):
+        result = await grade(CodeExecutionGrader(sandbox=sandbox), code, [{"output": "done"}])
+        [entry] = entries_of(result)
+        assert entry["passed"] is False
+        assert entry["reason"] in ("runtime_error", "sandbox_violation")
     assert not target.exists()
 
 
@@ -141,7 +168,7 @@ async def test_runtime_error_and_output_limit() -> None:
 async def test_temp_dirs_are_gone(tmp_path: Path) -> None:
     root = tmp_path / "runs"
     root.mkdir()
-    grader = CodeExecutionGrader(work_root=str(root))
+    grader = CodeExecutionGrader(work_root=str(root), sandbox="process")
     result = await grade(grader, "open('scratch.txt', 'w').write('x')\nprint(1)", [{"output": "1"}] * 3)
     assert result.score == 1.0
     assert list(root.iterdir()) == []
@@ -204,6 +231,10 @@ async def test_invalid_response() -> None:
 def test_bad_configuration() -> None:
     with pytest.raises(ValueError, match="timeout_s"):
         CodeExecutionGrader(timeout_s=-1)
+    with pytest.raises(ValueError, match="unknown sandbox"):
+        CodeExecutionGrader(sandbox="docker")  # type: ignore[arg-type]  # deliberately wrong
+    with pytest.raises(TypeError, match="SandboxBackend"):
+        CodeExecutionGrader(sandbox=42)  # type: ignore[arg-type]  # deliberately wrong
     with pytest.raises(ValueError, match="output_match"):
         CodeExecutionGrader(output_match="fuzzy")  # type: ignore[arg-type]  # deliberately wrong
     with pytest.raises(ValueError, match="max_concurrency"):
@@ -214,3 +245,13 @@ def test_declared_inputs() -> None:
     spec = CodeExecutionGrader().input_spec()
     assert spec.required == {"response", "test_cases"}
     assert not spec.optional
+
+
+def test_built_from_a_config_with_a_sandbox() -> None:
+    from openjudge.graders.registry import lookup
+
+    params: dict[str, Any] = {"sandbox": "sandbox_fusion", "sandbox_url": "http://127.0.0.1:8080/run_code"}
+    grader = lookup("code_execution").load()(**params)  # as a config file's params arrive
+    assert isinstance(grader, CodeExecutionGrader) and grader.sandbox.name == "sandbox_fusion"
+    with pytest.raises(ValueError, match="needs sandbox_url"):
+        lookup("code_execution").load()(**{**params, "sandbox_url": None})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -240,3 +241,31 @@ def test_agrees_with_jsonschema_package(instance: Any) -> None:
     for schema in DIFF_SCHEMAS:
         expected = reference.Draft202012Validator(schema).is_valid(instance)
         assert JsonSchema(schema).is_valid(instance) == expected, (schema, instance)
+
+
+async def test_hostile_patterns_are_bounded() -> None:
+    # The red-team's case: 34 "a" and "!" against ^(a+)+$ ignored timeout_s and SIGTERM.
+    grader = JsonSchemaGrader(
+        {"type": "object", "properties": {"k": {"type": "string", "pattern": "^(a+)+$"}}}
+    )
+    start = time.monotonic()
+    result = await grader.aevaluate(response='{"k": "' + "a" * 34 + '!"}')
+    assert time.monotonic() - start < 2.0
+    assert isinstance(result, GraderScore) and result.score == 0.0
+    assert result.metadata["errors"] == ["$.k: does not match pattern '^(a+)+$'"]
+    keys = JsonSchemaGrader({"type": "object", "patternProperties": {"^(a+)+$": False}})
+    assert isinstance(matched := await keys.aevaluate(response='{"aaa": 1, "b": 2}'), GraderScore)
+    assert matched.score == 0.0
+
+
+async def test_backtracking_patterns_validate_in_a_killable_worker() -> None:
+    schema = {"type": "string", "pattern": r"^(a+)+(?<=a)$"}
+    grader = JsonSchemaGrader(schema, timeout_s=1.0)
+    assert grader.schema is not None and grader.schema.backtracking
+    good = await grader.aevaluate(response='"aaa"')
+    assert isinstance(good, GraderScore) and good.score == 1.0
+    start = time.monotonic()
+    hostile = await grader.aevaluate(response='"' + "a" * 40 + '!"')
+    assert time.monotonic() - start < 1.0 + 2.0
+    assert isinstance(hostile, GraderError) and hostile.kind == "timeout"
+    grader.workers.close()

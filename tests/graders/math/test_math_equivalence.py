@@ -163,3 +163,32 @@ def test_rule_grader_imports_are_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_exponent_towers_are_refused_before_sympy() -> None:
+    grader = MathAnswerEquivalenceGrader(sympy_timeout_s=30)
+    start = time.monotonic()
+    for tower in (r"\boxed{9^{999}^{999}}", r"\boxed{9^{9^{9}}}", r"\boxed{2^{3}^{4}^{5}}"):
+        result = await grader.aevaluate(response=tower, reference="4")
+        assert isinstance(result, GraderScore)
+        assert (result.score, result.metadata["method"]) == (0.0, "string_sympy_undecided")
+    assert time.monotonic() - start < 30  # each is refused at once; the first call also starts a worker
+    grader.workers.close()
+
+
+class NeverDecides(MathAnswerEquivalenceGrader):
+    symbolic_function = "tests.graders.slow_functions:never_decides"
+
+
+async def test_a_symbolic_comparison_past_its_budget_is_a_timeout_error() -> None:
+    grader = NeverDecides(sympy_timeout_s=1.0)
+    await grader.workers.call("tests.graders.slow_functions:pid", [], timeout_s=60)  # start the worker first
+    start = time.monotonic()
+    result = await grader.aevaluate(response=r"\boxed{\sqrt{2}}", reference=r"\frac{2}{\sqrt{2}}")
+    assert time.monotonic() - start < 1.0 + 2.0
+    assert isinstance(result, GraderError)
+    assert (result.kind, result.error_type) == ("timeout", "WorkTimeout")
+    assert "exceeded its 1 s budget" in result.message
+    ordinary = await grader.aevaluate(response=r"\boxed{12}", reference="12")  # no symbolic step: no worker
+    assert isinstance(ordinary, GraderScore) and ordinary.score == 1.0
+    grader.workers.close()

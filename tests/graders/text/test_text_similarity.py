@@ -10,7 +10,9 @@ import pytest
 
 from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.text import SimilarityGrader
+from openjudge.graders.text.metrics import levenshtein_distance, sentence_bleu
 from openjudge.graders.text.similarity import SimilarityMetric
+from openjudge.graders.text.tokens import tokenize
 
 pytestmark = pytest.mark.anyio
 
@@ -102,3 +104,37 @@ def test_bad_configuration() -> None:
         SimilarityGrader("cosine")  # type: ignore[arg-type]  # deliberately wrong
     with pytest.raises(ValueError, match="max_length"):
         SimilarityGrader(max_length=0)
+
+
+async def test_large_comparisons_run_in_a_worker_with_a_budget() -> None:
+    rng = random.Random(5)
+    a = "".join(rng.choice("ab") for _ in range(3000))
+    b = "".join(rng.choice("ab") for _ in range(3000))
+    grader = SimilarityGrader("edit_distance", timeout_s=60)
+    result = await grader.aevaluate(response=a, reference=b)  # 9M cells: above the in-loop threshold
+    assert isinstance(result, GraderScore)
+    assert result.metadata["distance"] == levenshtein_distance(a, b)
+    grader.workers.close()
+    huge = "".join(rng.choice("abcdefgh") for _ in range(200_000))
+    other = "".join(rng.choice("abcdefgh") for _ in range(200_000))
+    tight = SimilarityGrader("edit_distance", timeout_s=0.5)
+    await tight.workers.call("tests.graders.slow_functions:pid", [], timeout_s=60)  # start the worker first
+    start = time.monotonic()
+    slow = await tight.aevaluate(response=huge, reference=other)
+    assert time.monotonic() - start < 0.5 + 2.0
+    assert isinstance(slow, GraderError) and slow.kind == "timeout"
+    assert "set max_length" in slow.message
+    tight.workers.close()
+
+
+async def test_long_bleu_runs_in_a_worker_with_the_same_result() -> None:
+    rng = random.Random(9)
+    words = [rng.choice(["alpha", "beta", "gamma", "delta"]) for _ in range(120_000)]
+    hyp, ref = " ".join(words), " ".join(reversed(words))
+    grader = SimilarityGrader("bleu")
+    result = await grader.aevaluate(response=hyp, reference=ref)  # 240,000 tokens: above the in-loop limit
+    assert isinstance(result, GraderScore)
+    assert result.score == pytest.approx(
+        sentence_bleu(tokenize(hyp, lowercase=True), tokenize(ref, lowercase=True)).score
+    )
+    grader.workers.close()

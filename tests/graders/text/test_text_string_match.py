@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -111,3 +112,22 @@ async def test_long_input() -> None:
     text = "ab" * 50_000 + "needle" + "cd" * 50_000
     assert await score(StringMatchGrader("contains"), text, "needle") == 1.0
     assert await score(StringMatchGrader("normalized"), text, text.upper()) == 1.0
+
+
+async def test_regex_on_hostile_patterns_is_bounded() -> None:
+    grader = StringMatchGrader("regex", regex_timeout_s=1.0)
+    start = time.monotonic()
+    linear = await grader.aevaluate(response="a" * 34 + "!", reference=r"^(a+)+$")
+    assert isinstance(linear, GraderScore) and linear.score == 0.0
+    assert time.monotonic() - start < 2.0
+    await grader.workers.call(
+        "openjudge.graders.safe_regex:backtracking_match", ["a", False, "a", "search"], timeout_s=60
+    )
+    start = time.monotonic()
+    backtracking = await grader.aevaluate(response="a" * 40 + "!", reference=r"^(a+)+(?<=a)$")
+    assert time.monotonic() - start < 1.0 + 2.0
+    assert isinstance(backtracking, GraderError) and backtracking.kind == "timeout"
+    assert "needs backtracking" in backtracking.message
+    lookbehind = await grader.aevaluate(response="ab", reference=r"(?<=a)b")
+    assert isinstance(lookbehind, GraderScore) and lookbehind.score == 1.0
+    grader.workers.close()

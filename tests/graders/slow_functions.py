@@ -1,0 +1,36 @@
+"""Functions for WorkerPool tests; workers import them by name (``tests.graders.slow_functions:...``)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def spin(seconds: float) -> int:
+    """Busy for ``seconds``, then return the worker's pid."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+    return os.getpid()
+
+
+def huge_power(exponent: int) -> int:
+    """One C call that holds the GIL for as long as it takes (no thread could stop it)."""
+    return len(str(9 ** (10**exponent)))
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def pid() -> int:
+    return os.getpid()
+
+
+def allocate(megabytes: int) -> int:
+    return len(bytearray(megabytes * 1024 * 1024))
+
+
+def never_decides(left: str, right: str, abs_tol: float, rel_tol: float) -> bool:
+    """A symbolic comparison that never finishes (in place of sympy on a hostile answer)."""
+    return len(str(9 ** (10**10))) > 0
