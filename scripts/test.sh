@@ -33,6 +33,16 @@ else
   CMAKE_BUILD_PARALLEL_LEVEL=2 pip_install -r requirements/test.in -e ".[$TEST_EXTRAS]"
 fi
 
+# bubblewrap, for the code sandbox's bwrap backend (Debian's package; its tests skip without it).
+if ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing bubblewrap"
+    { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } || echo "bubblewrap could not be installed: the bwrap sandbox tests will skip"
+  else
+    echo "bubblewrap is not installed: the bwrap sandbox tests will skip (apt-get install bubblewrap)"
+  fi
+fi
+
 echo "== environment check"
 "$PY" scripts/check_env.py "$LOCK" "${NODEPS_PINS[@]}"
 echo "== ruff"
