@@ -11,6 +11,7 @@ from openjudge.config.schema import JobConfig
 from openjudge.jobs.summary import Price
 from openjudge.metaeval.items import LabelledSet
 from openjudge.metaeval.runs import MetaEvalRun, collect
+from openjudge.metaeval.verdicts import GraderKind, kind_of_fields
 from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = ["collect_config"]
@@ -75,6 +76,15 @@ async def collect_config(
                     [f"{source}: graders: no grader named {unknown[0]!r} (graders: {', '.join(configs)})"]
                 )
             configs = {name: configs[name] for name in graders}
+        # The job gives mapper-less graders a function mapper (for YAML-worded errors), so
+        # which fields each grader reads comes from the config itself.
+        kinds: dict[str, GraderKind] = {}
+        for name, cfg in configs.items():
+            spec = job_config.graders[name]
+            if spec.mapper is not None:
+                kinds[name] = kind_of_fields(path.split(".", 1)[0] for path in spec.mapper.values())
+            else:
+                kinds[name] = kind_of_fields(cfg.grader.input_spec().names)
         runner = GradingRunner(
             configs,
             max_concurrency=job.runner.max_concurrency,
@@ -87,6 +97,7 @@ async def collect_config(
             data,
             repeats=repeats,
             swap=swap,
+            kinds=kinds,
             providers=dict(job.grader_providers),
             prices=_prices(job_config, dict(job.grader_providers)),
             show_progress=show_progress,

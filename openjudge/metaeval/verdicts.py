@@ -18,7 +18,7 @@ failure of kind ``no_verdict``; a :class:`GraderError` is a failure of its own k
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -34,6 +34,7 @@ __all__ = [
     "PairReading",
     "SingleReading",
     "grader_kind",
+    "kind_of_fields",
     "read_pair",
     "read_single",
 ]
@@ -67,7 +68,12 @@ def grader_kind(name: str, config: GraderConfig) -> GraderKind:
             f"grader {name!r} has a function mapper, so whether it judges pairs cannot be told; "
             f"pass kinds={{{name!r}: 'pair'}} (or 'single')"
         )
-    return "pair" if fields & _PAIR_FIELDS else "single"
+    return kind_of_fields(fields)
+
+
+def kind_of_fields(fields: Iterable[str]) -> GraderKind:
+    """``"pair"`` if the sample fields a grader reads include a pair of responses."""
+    return "pair" if set(fields) & _PAIR_FIELDS else "single"
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from openjudge.jobs.fingerprint import JobFingerprint, compare, job_fingerprint
 
 BASE = """
 providers:
-  judge: {{kind: openai, model: {model}, base_url: "http://user:secret@127.0.0.1:9/v1/", api_key: sk-canary,
+  judge: {{kind: openai, model: {model}, base_url: "{base_url}"{api_key},
           sampling: {{temperature: {temperature}}}, limits: {{max_concurrency: {limit}}}, timeout_s: {timeout}}}
 graders:
   quality:
@@ -31,6 +31,8 @@ def fingerprint(**changes: object) -> JobFingerprint:
         "timeout": 30,
         "template": "Rate: {answer}",
         "weight": 2,
+        "base_url": "http://user:secret@127.0.0.1:9/v1/",
+        "api_key": "",
     }
     values.update(changes)
     config = parse_config(BASE.format(**values))
@@ -64,8 +66,11 @@ def test_the_fingerprint_holds_what_decides_a_score_and_no_secret() -> None:
             "fail_score": 0.0,
         }
     }
-    text = fp.model_dump_json()
-    assert "sk-canary" not in text and "secret" not in text
+    assert "secret" not in fp.model_dump_json()
+    # A key given beside the URL (credentials may come from one or the other, not both).
+    keyed = fingerprint(base_url="http://127.0.0.1:9/v1/", api_key=", api_key: sk-canary")
+    assert keyed.graders["quality"].provider == quality.provider
+    assert "sk-canary" not in keyed.model_dump_json()
 
 
 def test_limits_and_timeouts_do_not_change_it() -> None:

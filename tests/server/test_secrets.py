@@ -25,6 +25,7 @@ import pytest
 from openjudge.cli import main
 from openjudge.config.build import build_job
 from openjudge.config.loader import load_config
+from openjudge.jobs.results import read_header
 from openjudge.models.errors import ChatModelError
 from openjudge.models.secrets import redact, safe_url
 from providers.litellm import LiteLLMChatModel
@@ -140,7 +141,8 @@ def test_no_output_of_a_run_carries_a_planted_secret(
     captured = capsys.readouterr()
 
     # The run did reach the server through every provider, and each failed as planted.
-    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert read_header(out) is not None  # the first line binds the file to its job
+    records = [json.loads(line) for line in out.read_text().splitlines()[1:]]
     assert len(records) == 3
     results = records[0]["results"]
     assert results["yaml_key_judge"]["type"] == "error" and "HTTP 401" in results["yaml_key_judge"]["message"]
