@@ -140,8 +140,14 @@ def _aggregator(spec: AggregatorSpec) -> Aggregator:
     return GateAggregator(spec.gates or {}, inner, name=spec.name or "gate", fail_score=spec.fail_score)
 
 
-def _scale_problems(config: JobConfig, graders: Mapping[str, BaseGrader], where: Located) -> list[str]:
-    """Aggregators may only mix graders whose scores can be put on one 0-1 scale."""
+def _scale_problems(
+    config: JobConfig, graders: Mapping[str, BaseGrader], where: Located, *, members_scored: bool
+) -> list[str]:
+    """Aggregators may only mix graders whose scores can be put on one 0-1 scale.
+
+    With ``members_scored`` (group judging), a listwise grader's group result is split into
+    one 0-1 score per member before aggregation, so it mixes like any scored grader.
+    """
     problems: list[str] = []
     for i, agg in enumerate(config.aggregators):
         label = f"{agg.type} aggregator {agg.name or agg.type!r}"
@@ -161,6 +167,8 @@ def _scale_problems(config: JobConfig, graders: Mapping[str, BaseGrader], where:
                 else ("aggregators", i)
             )
             if grader.mode is GraderMode.LISTWISE:
+                if members_scored:
+                    continue
                 problems.append(
                     where.at(
                         at,
@@ -195,8 +203,12 @@ def build_job(
     show_progress: bool = False,
     base_dir: Path | None = None,
     use_cache: bool = True,
+    members_scored: bool = False,
 ) -> BuiltJob:
     """Build providers (one object per named provider, shared by its graders) and the runner.
+
+    ``members_scored`` is for group judging (``integrations.verl.group``): each listwise
+    grader's result is split into a 0-1 score per member, which aggregators may then mix.
 
     Raises:
         ConfigError: A grader's parameters do not fit its constructor, an aggregator mixes
@@ -241,7 +253,9 @@ def build_job(
             configs[name] = GraderConfig(grader, mapper)
         except (TypeError, ValueError) as exc:
             problems.append(where.at(("graders", name, "mapper"), str(exc)))
-    problems += _scale_problems(config, {k: c.grader for k, c in configs.items()}, where)
+    problems += _scale_problems(
+        config, {k: c.grader for k, c in configs.items()}, where, members_scored=members_scored
+    )
     if problems:
         raise ConfigError(problems)
     runner = GradingRunner(

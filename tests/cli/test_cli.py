@@ -160,7 +160,7 @@ def test_malformed_lines_and_missing_fields_are_recorded(
         (
             "graders:\n  g:\n    type: string_match\n    params: {mode: fuzzy}\n",
             "job.yaml:4: graders.g.params.mode: unknown parameter 'mode'; did you mean 'match_mode'? "
-            "(valid: case_sensitive, description, full_match, match_mode, name, strip)",
+            "(valid: case_sensitive, description, full_match, match_mode, name, regex_timeout_s, strip)",
         ),
         ("graders: [\n", "job.yaml:2: invalid YAML"),
         (

@@ -117,11 +117,28 @@ def test_an_unranged_llm_grader_cannot_be_mixed_by_an_aggregator() -> None:
     )
 
 
+def test_a_listwise_grader_mixes_only_when_group_judging_scores_its_members() -> None:
+    text = JUDGE + (
+        "graders:\n"
+        "  rank: {type: listwise_ranking, provider: judge}\n"
+        "  exact: {type: string_match, mapper: {response: answer, reference: expected}}\n"
+        "aggregators:\n"
+        "  - {type: weighted_mean, name: reward, weights: {rank: 1, exact: 1}}\n"
+    )
+    assert problems(text) == [
+        "job.yaml:7: aggregators.0.weights.rank: weighted_mean aggregator 'reward' cannot use grader "
+        "'rank': it returns ranks, not scores, or list the graders to mix in 'weights'"
+    ]
+    # integrations.verl.group splits a ranking into one 0-1 score per member before aggregating.
+    job = build_job(parse_config(text), use_cache=False, members_scored=True)
+    assert set(job.runner.grader_configs) == {"rank", "exact"}
+
+
 def test_unknown_params_list_the_valid_ones_with_a_suggestion() -> None:
     text = "graders:\n  exact:\n    type: string_match\n    params: {match_mod: exact}\n"
     assert problems(text) == [
         "job.yaml:4: graders.exact.params.match_mod: unknown parameter 'match_mod'; did you mean "
-        "'match_mode'? (valid: case_sensitive, description, full_match, match_mode, name, strip)"
+        "'match_mode'? (valid: case_sensitive, description, full_match, match_mode, name, regex_timeout_s, strip)"
     ]
 
 

@@ -118,9 +118,11 @@ def test_runner_timeout_stops_every_grader(tmp_path: Path) -> None:
     timeout = 2.0
     proc, working = start(write_job(tmp_path, timeout))
     _, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 0, stderr.decode()
+    # Every call failed (as timeouts), so the run says so and exits 3.
+    assert proc.returncode == 3, stderr.decode()
+    assert "the first: code: timeout" in stderr.decode()
     assert time.monotonic() - working < timeout + 2.0 + 3.0  # + the run's own start and finish
-    [line] = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    _header, line = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
     results = json.loads(line)["results"]
     assert {name: (results[name]["type"], results[name]["kind"]) for name in GRADERS} == dict.fromkeys(
         GRADERS, ("error", "timeout")

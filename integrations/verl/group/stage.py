@@ -74,7 +74,7 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
             "(group graders), or set reward.custom_reward_function to a BaseOpenJudgeRewardFunction"
         )
     path = os.path.realpath(settings.config)
-    job = build_job(load_config(path), source=settings.config, use_cache=False)
+    job = build_job(load_config(path), source=settings.config, use_cache=False, members_scored=True)
     judge = GraderGroupJudge(job.runner, settings, source=settings.config)
     logger.info(
         "openjudge: group graders %s, reward = %s, from %s",

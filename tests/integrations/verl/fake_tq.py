@@ -1,7 +1,8 @@
 """An in-memory ``transfer_queue`` so VERL's V1 code (``agent_loop_tq``, ``ReplayBuffer``) runs on CPU.
 
-TransferQueue (a distributed key-value store) is not installed here. VERL's V1 modules
-call only a handful of its functions; this module provides them over a dict, keeping
+TransferQueue (a distributed key-value store) needs its controller actors on Ray; VERL's
+V1 modules call only a handful of its functions, so in-process tests use this module,
+which provides them over a dict, keeping
 the tag-merging semantics the replay buffer relies on. Everything else is VERL's code.
 Install it with :func:`installed` before importing ``verl.trainer.ppo.v1``.
 """
@@ -101,11 +102,15 @@ def kv_clear(partition_id: str, keys: list[str]) -> None:
 
 @contextmanager
 def installed() -> Iterator[Store]:
-    """``import transfer_queue`` gives this module (and a fresh store) while active."""
+    """VERL's ``transfer_queue`` calls reach this in-memory store (and a fresh one) while active.
+
+    When TransferQueue is installed, its functions are patched on the real module, so the
+    store is used whichever of VERL's modules imported it first (the group tests import
+    the real one at collection); otherwise ``import transfer_queue`` gives a stand-in module.
+    """
     global STORE
     STORE = Store()
-    module = types.ModuleType("transfer_queue")
-    for name in (
+    names = (
         "KVBatchMeta",
         "init",
         "async_kv_put",
@@ -115,7 +120,23 @@ def installed() -> Iterator[Store]:
         "kv_list",
         "kv_batch_get",
         "kv_clear",
-    ):
+    )
+    try:
+        import transfer_queue as real  # type: ignore[import-untyped]  # no py.typed
+    except ImportError:
+        real = None
+    if real is not None:
+        saved = {name: getattr(real, name, None) for name in names}
+        for name in names:
+            setattr(real, name, globals()[name])
+        try:
+            yield STORE
+        finally:
+            for name, value in saved.items():
+                setattr(real, name, value)
+        return
+    module = types.ModuleType("transfer_queue")
+    for name in names:
         setattr(module, name, globals()[name])
     previous = sys.modules.get("transfer_queue")
     sys.modules["transfer_queue"] = module
