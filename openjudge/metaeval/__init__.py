@@ -77,7 +77,9 @@ def __getattr__(name: str) -> object:
     except ModuleNotFoundError as exc:
         if exc.name != "numpy":
             raise
-        raise ImportError("openjudge.metaeval needs numpy: pip install 'openjudge-graders[metaeval]'") from exc
+        raise ImportError(
+            "openjudge.metaeval needs numpy: pip install 'openjudge-graders[metaeval]'"
+        ) from exc
     value = getattr(imported, name)
     globals()[name] = value
     return value

@@ -6,12 +6,11 @@ import json
 import time
 
 import pytest
-from openjudge.models.chat_model import ChatRequest
 
 from openjudge.graders.judge_output import extract_json_object
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError, GraderScore
-from openjudge.models.chat_model import ModelCapabilities
+from openjudge.models.chat_model import ChatRequest, ModelCapabilities
 from providers.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
