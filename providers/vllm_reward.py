@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import JsonValue, SecretStr
 
@@ -39,7 +39,7 @@ from providers._pooling import PoolingTransport, RewardEndpoint, TokenReduce
 from providers.openai import HttpClientFactory
 from providers.vllm import _key, normalize_base_url
 
-__all__ = ["Reward", "RewardEndpoint", "RewardModelClient", "RewardModelGrader"]
+__all__ = ["Reward", "RewardEndpoint", "RewardModelClient", "RewardModelGrader", "RewardScorer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +59,15 @@ class Reward:
     model: str
     usage: TokenUsage
     latency_s: float
+
+
+class RewardScorer(Protocol):
+    """What :class:`RewardModelGrader` scores with: this module's vLLM client, or an
+    in-process model (:class:`providers.transformers.TransformersRewardModel`)."""
+
+    async def ascore(
+        self, response: str, *, prompt: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None
+    ) -> Reward: ...
 
 
 class RewardModelClient:
@@ -181,7 +190,8 @@ class RewardModelGrader(BaseGrader):
     """A grader whose score is a reward model's raw output.
 
     Args:
-        client: The reward-model client (shared by every grader that uses it).
+        client: The reward model: a vLLM client or an in-process model (shared by every
+            grader that uses it).
         name: Result name (default ``reward_model``).
         score_range: The declared range of the reward, if known; a reward outside it is
             a ``parse_error`` unless ``clip_to_range``.
@@ -192,7 +202,7 @@ class RewardModelGrader(BaseGrader):
 
     def __init__(
         self,
-        client: RewardModelClient,
+        client: RewardScorer,
         name: str = "",
         description: str = "",
         *,

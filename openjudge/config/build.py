@@ -38,6 +38,20 @@ class BuiltJob:
     cache: JudgeCache | None = None
 
 
+_LOCAL_FIELDS = (
+    "device",
+    "dtype",
+    "max_batch_size",
+    "batch_window_s",
+    "max_new_tokens",
+    "max_input_tokens",
+    "revision",
+    "trust_remote_code",
+    "chat_template",
+)
+"""Provider fields that only ``kind: transformers`` takes."""
+
+
 def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
     """Instantiate one provider from its spec."""
     factory: Callable[..., BaseChatModel] = load_factory(spec.kind)
@@ -51,6 +65,27 @@ def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
         retry=RetryPolicy(max_attempts=spec.max_retries + 1),
         limits=spec.limits,
     )
+    local = {f: getattr(spec, f) for f in _LOCAL_FIELDS if getattr(spec, f) is not None}
+    if spec.kind == "transformers":
+        if spec.base_url is not None or spec.api_key is not None:
+            raise ValueError("kind 'transformers' runs the model in this process: remove base_url and api_key")
+        if spec.structured_output == "json_object":
+            raise ValueError("kind 'transformers' takes structured_output 'json_schema' or 'prompt'")
+        sampling = spec.sampling
+        return factory(
+            spec.model,
+            sampling=Sampling(
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                max_tokens=sampling.max_tokens,
+                seed=sampling.seed,
+            ),
+            policy=policy,
+            structured_output=spec.structured_output,
+            **local,
+        )
+    if local:
+        raise ValueError(f"{', '.join(sorted(local))} apply to kind 'transformers' only, not {spec.kind!r}")
     return factory(
         spec.model,
         api_key=spec.api_key,
@@ -62,6 +97,22 @@ def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
         structured_output=spec.structured_output,
         policy=policy,
         **extra,
+    )
+
+
+def _reward_model(provider: BaseChatModel, spec: ProviderSpec) -> object:
+    """The reward-model client a ``reward_model`` grader scores with, for its provider."""
+    if spec.kind == "transformers":
+        return provider.reward_model()  # type: ignore[attr-defined]  # a TransformersChatModel
+    if spec.kind == "vllm":
+        if spec.base_url is None:
+            raise ValueError("a vllm provider for reward_model graders needs base_url (the server's /v1 URL)")
+        from providers.vllm_reward import RewardModelClient
+
+        return RewardModelClient(spec.base_url, spec.model, api_key=spec.api_key, policy=provider.policy)
+    raise ValueError(
+        f"reward_model graders need a provider of kind 'transformers' (in process) or 'vllm' "
+        f"(its /classify endpoint), not {spec.kind!r}"
     )
 
 
@@ -119,13 +170,21 @@ def build_job(
             problems.append(f"{source}: providers.{name}: {exc}")
     configs: dict[str, GraderConfig] = {}
     grader_providers: dict[str, str] = {}
+    reward_models: dict[str, object] = {}  # one client per provider, shared by its graders
     for name, gspec in config.graders.items():
         entry = BUILTIN_GRADERS[gspec.type]
         if entry.kind == "llm" and (gspec.provider is None or gspec.provider not in providers):
             continue  # its provider failed to build; already reported
         try:
             params = _params(gspec.params)
-            if entry.kind == "llm" and gspec.provider is not None:
+            if gspec.type == "reward_model" and gspec.provider is not None:
+                if gspec.provider not in reward_models:
+                    reward_models[gspec.provider] = _reward_model(
+                        providers[gspec.provider], config.providers[gspec.provider]
+                    )
+                params["client"] = reward_models[gspec.provider]
+                grader_providers[name] = gspec.provider
+            elif entry.kind == "llm" and gspec.provider is not None:
                 params["model"] = providers[gspec.provider]
                 grader_providers[name] = gspec.provider
                 if gspec.type == "llm":

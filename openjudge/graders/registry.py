@@ -201,6 +201,12 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "Rank 2..N responses to one query in a single judge call (a rank, 1 best)",
     ),
     (
+        "reward_model",
+        "providers.vllm_reward:RewardModelGrader",
+        "llm",
+        "A reward model's raw score for the response (provider kind transformers, or vllm's /classify)",
+    ),
+    (
         "group_tournament",
         f"{_G}.comparison.group_tournament:GroupTournamentGrader",
         "llm",

@@ -17,7 +17,11 @@ from collections.abc import Sequence
 import torch
 from transformers import LogitsProcessor, PreTrainedTokenizerBase
 
-__all__ = ["GrammarCompiler", "GrammarLogitsProcessor"]
+__all__ = ["JSON_LAYOUT", "GrammarCompiler", "GrammarLogitsProcessor"]
+
+JSON_LAYOUT = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": ", "lenient": True}
+"""llguidance's JSON options (a schema's own ``x-guidance`` overrides them); ``lenient``
+ignores keywords llguidance does not implement instead of refusing the schema."""
 
 
 class GrammarCompiler:
@@ -32,7 +36,12 @@ class GrammarCompiler:
         self.vocab_size = n_vocab
         eos = list(eos_token_ids) or None
         self._tokenizer = llguidance.hf.from_tokenizer(tokenizer, n_vocab=n_vocab, eos_token=eos)
-        self._grammar = functools.lru_cache(maxsize=128)(llguidance.LLMatcher.grammar_from_json_schema)
+        self._grammar = functools.lru_cache(maxsize=128)(self._compile)
+
+    def _compile(self, json_schema: str) -> str:
+        # One fixed layout, as json.dumps writes it: with flexible whitespace a model can
+        # wander in spaces and newlines until it runs out of tokens.
+        return str(self._llguidance.LLMatcher.grammar_from_json_schema(json_schema, defaults=JSON_LAYOUT))
 
     def matcher(self, json_schema: str) -> object:
         """A fresh matcher for one generation constrained to ``json_schema``.
@@ -64,9 +73,6 @@ class GrammarLogitsProcessor(LogitsProcessor):
     """
 
     def __init__(self, matchers: Sequence[object | None], prompt_length: int, eos_token_ids: Sequence[int]) -> None:
-        import llguidance.torch
-
-        self._fill = llguidance.torch.fill_next_token_bitmask
         self._matchers = list(matchers)
         self._prompt_length = prompt_length
         self._eos = frozenset(eos_token_ids)
@@ -90,7 +96,10 @@ class GrammarLogitsProcessor(LogitsProcessor):
                 if not matcher.consume_token(token):  # type: ignore[attr-defined]  # llguidance.LLMatcher
                     self._done[row] = self.failed[row] = True
                     continue
-            self._fill(matcher, bitmask, row)  # type: ignore[arg-type]  # an llguidance.LLMatcher
+            # What llguidance.torch.fill_next_token_bitmask does, without importing that module
+            # (it compiles a kernel with torch.compile at import: seconds, and unused here).
+            words = bitmask[row]
+            matcher.unsafe_compute_mask_ptr(words.data_ptr(), words.numel() * words.element_size())  # type: ignore[attr-defined]  # llguidance.LLMatcher
             constrained = True
         if not constrained:
             return scores

@@ -83,6 +83,11 @@ class LocalModel(Generic[Q, R]):
         return self._batcher.stats
 
     @property
+    def queued(self) -> int:
+        """Requests waiting for a batch."""
+        return self._batcher.queued
+
+    @property
     def loaded(self) -> LoadedModel | None:
         """The model, once loaded."""
         return self._loaded
