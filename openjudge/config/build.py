@@ -68,7 +68,9 @@ def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
     local = {f: getattr(spec, f) for f in _LOCAL_FIELDS if getattr(spec, f) is not None}
     if spec.kind == "transformers":
         if spec.base_url is not None or spec.api_key is not None:
-            raise ValueError("kind 'transformers' runs the model in this process: remove base_url and api_key")
+            raise ValueError(
+                "kind 'transformers' runs the model in this process: remove base_url and api_key"
+            )
         if spec.structured_output == "json_object":
             raise ValueError("kind 'transformers' takes structured_output 'json_schema' or 'prompt'")
         sampling = spec.sampling

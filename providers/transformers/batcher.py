@@ -22,6 +22,7 @@ Independent of torch and of the chat core.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -76,15 +77,13 @@ def _waker(event: anyio.Event) -> Callable[[], None]:
     """A function any thread may call to set ``event`` on the caller's own event loop."""
     native = anyio.lowlevel.current_token().native_token
     # asyncio's loop has call_soon_threadsafe; trio's token has run_sync_soon.
-    schedule: Callable[[Callable[[], None]], object] = getattr(native, "call_soon_threadsafe", None) or (
-        native.run_sync_soon
-    )
+    schedule: Callable[[Callable[[], None]], object] | None = getattr(native, "call_soon_threadsafe", None)
+    if schedule is None:
+        schedule = native.run_sync_soon  # type: ignore[attr-defined]  # a trio.lowlevel.TrioToken
 
     def wake() -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the caller's loop has closed: nobody waits any more
             schedule(event.set)
-        except RuntimeError:
-            pass  # the caller's loop has closed: nobody is waiting any more
 
     return wake
 

@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
-from transformers import LogitsProcessor, PreTrainedTokenizerBase
+from transformers import LogitsProcessor, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+
+if TYPE_CHECKING:
+    from llguidance._lib import JsonCompileOptions
 
 __all__ = ["JSON_LAYOUT", "GrammarCompiler", "GrammarLogitsProcessor"]
 
-JSON_LAYOUT = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": ", "lenient": True}
+JSON_LAYOUT: JsonCompileOptions = {
+    "whitespace_flexible": False,
+    "item_separator": ", ",
+    "key_separator": ": ",
+    "lenient": True,
+}
 """llguidance's JSON options (a schema's own ``x-guidance`` overrides them); ``lenient``
 ignores keywords llguidance does not implement instead of refusing the schema."""
 
@@ -27,10 +36,16 @@ ignores keywords llguidance does not implement instead of refusing the schema.""
 class GrammarCompiler:
     """Matchers for JSON schemas over one tokenizer (the tokenizer is converted once)."""
 
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, vocab_size: int, eos_token_ids: Sequence[int]) -> None:
+    def __init__(
+        self, tokenizer: PreTrainedTokenizerBase, vocab_size: int, eos_token_ids: Sequence[int]
+    ) -> None:
         import llguidance
         import llguidance.hf
 
+        if not isinstance(tokenizer, PreTrainedTokenizerFast):
+            raise ValueError(
+                "constrained decoding needs a fast (Rust) tokenizer; use structured_output: prompt"
+            )
         self._llguidance = llguidance
         n_vocab = max(vocab_size, len(tokenizer))
         self.vocab_size = n_vocab
@@ -52,7 +67,9 @@ class GrammarCompiler:
         grammar = self._grammar(json_schema)
         matcher = self._llguidance.LLMatcher(self._tokenizer, grammar)
         if matcher.is_error():
-            raise ValueError(f"the output schema cannot be used for constrained decoding: {matcher.get_error()}")
+            raise ValueError(
+                f"the output schema cannot be used for constrained decoding: {matcher.get_error()}"
+            )
         return matcher
 
 
@@ -72,7 +89,9 @@ class GrammarLogitsProcessor(LogitsProcessor):
         eos_token_ids: Tokens that end a row (after one, the row is left alone).
     """
 
-    def __init__(self, matchers: Sequence[object | None], prompt_length: int, eos_token_ids: Sequence[int]) -> None:
+    def __init__(
+        self, matchers: Sequence[object | None], prompt_length: int, eos_token_ids: Sequence[int]
+    ) -> None:
         self._matchers = list(matchers)
         self._prompt_length = prompt_length
         self._eos = frozenset(eos_token_ids)

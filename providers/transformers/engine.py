@@ -9,6 +9,7 @@ the chat core never appears here (the adapters translate).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable, Hashable, Sequence
@@ -128,16 +129,16 @@ class LocalModel(Generic[Q, R]):
                 if self._load_error is not None:
                     raise self._load_error
                 if self._loader is None:
-                    self._loader = threading.Thread(target=self._load_quietly, name="openjudge-load", daemon=True)
+                    self._loader = threading.Thread(
+                        target=self._load_quietly, name="openjudge-load", daemon=True
+                    )
                     self._loader.start()
             await anyio.sleep(0.02)
         return self._loaded
 
     def _load_quietly(self) -> None:
-        try:
+        with contextlib.suppress(InferenceError):  # remembered in _load_error; every waiter raises it
             self.load()
-        except InferenceError:
-            pass  # remembered in _load_error; every waiter raises it
 
     async def run(self, request: Q) -> R:
         """Run ``request`` in the next batch with room for it (loading the model first if needed).
@@ -169,7 +170,9 @@ class LocalModel(Generic[Q, R]):
     def _batch_error(self, exc: BaseException, size: int) -> BaseException:
         name = self.settings.model
         if isinstance(exc, InferenceError):
-            return InferenceError(exc.message, kind=exc.kind, retryable=exc.retryable, error_type=exc.error_type)
+            return InferenceError(
+                exc.message, kind=exc.kind, retryable=exc.retryable, error_type=exc.error_type
+            )
         limit = self._batcher.batch_limit
         if is_out_of_memory(exc):
             logger.warning("%s: out of memory in a batch of %d; batch limit now %d", name, size, limit)

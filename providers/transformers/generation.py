@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList
@@ -20,7 +20,7 @@ from transformers import LogitsProcessor, LogitsProcessorList
 from providers.transformers.constraints import GrammarCompiler, GrammarLogitsProcessor
 from providers.transformers.errors import InferenceError
 from providers.transformers.loading import LoadedModel
-from providers.transformers.logprobs import StepRecorder, TokenChoice, token_pieces
+from providers.transformers.logprobs import StepRecorder, TokenChoice, decode, token_pieces
 
 __all__ = ["Generation", "GenerationRequest", "Generator"]
 
@@ -75,7 +75,7 @@ class Generator:
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
         self._compiler: GrammarCompiler | None = None
-        self._vocab_size = int(loaded.model.get_output_embeddings().weight.shape[0])
+        self._vocab_size = int(loaded.model.config.get_text_config().vocab_size)
 
     def encode(self, request: GenerationRequest) -> list[int]:
         """The prompt's token ids (chat template with the generation prompt).
@@ -92,8 +92,14 @@ class Generator:
                 error_type="NoChatTemplate",
             )
         try:
-            ids = tokenizer.apply_chat_template(
-                [dict(m) for m in request.messages], add_generation_prompt=True, tokenize=True, return_dict=False
+            ids = cast(
+                "list[int]",
+                tokenizer.apply_chat_template(
+                    [dict(m) for m in request.messages],
+                    add_generation_prompt=True,
+                    tokenize=True,
+                    return_dict=False,
+                ),
             )
         except Exception as exc:  # the template's own checks (e.g. no system role) fail one request
             raise InferenceError(
@@ -146,12 +152,16 @@ class Generator:
         except ValueError as exc:
             raise InferenceError(f"{self.loaded.name}: {exc}", error_type="SchemaError") from None
 
-    def _generate(self, batch: Sequence[tuple[GenerationRequest, list[int], object | None]]) -> list[Generation]:
+    def _generate(
+        self, batch: Sequence[tuple[GenerationRequest, list[int], object | None]]
+    ) -> list[Generation]:
         loaded = self.loaded
         first = batch[0][0]
         width = max(len(ids) for _, ids, _ in batch)
         pad = loaded.pad_token_id
-        input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for _, ids, _ in batch], device=loaded.device)
+        input_ids = torch.tensor(
+            [[pad] * (width - len(ids)) + ids for _, ids, _ in batch], device=loaded.device
+        )
         attention = torch.tensor(
             [[0] * (width - len(ids)) + [1] * len(ids) for _, ids, _ in batch], device=loaded.device
         )
@@ -178,7 +188,7 @@ class Generator:
             options["stop_strings"] = list(first.stop)
             options["tokenizer"] = loaded.tokenizer
         with torch.inference_mode(), _seeded(first.seed if first.temperature > 0 else None, loaded.device):
-            sequences = loaded.model.generate(
+            sequences = loaded.model.generate(  # type: ignore[operator]  # GenerationMixin's, untyped on PreTrainedModel
                 input_ids=input_ids,
                 attention_mask=attention,
                 logits_processor=LogitsProcessorList(processors),
@@ -210,7 +220,7 @@ class Generator:
                 end -= 1  # a row stopped by a stop string is padded to the batch's length
         spent = end + 1 if finish == "stop" else end
         content = new_ids[:end]
-        text = tokenizer.decode(content, skip_special_tokens=True)
+        text = decode(tokenizer, content)
         cut = _first_stop(text, request.stop)
         if cut is not None:
             text, finish = text[:cut], "stop"
@@ -233,7 +243,7 @@ class Generator:
 
         def name(token_id: int) -> str:
             if token_id not in names:
-                names[token_id] = self.loaded.tokenizer.decode([token_id])
+                names[token_id] = decode(self.loaded.tokenizer, [token_id], skip_special_tokens=False)
             return names[token_id]
 
         out: list[TokenChoice] = []
@@ -244,7 +254,9 @@ class Generator:
             offset += len(piece)
             alternatives = tuple(
                 (name(int(i)), float(v))
-                for v, i in zip(top_values[row, step, :k].tolist(), top_ids[row, step, :k].tolist(), strict=True)
+                for v, i in zip(
+                    top_values[row, step, :k].tolist(), top_ids[row, step, :k].tolist(), strict=True
+                )
                 if v != float("-inf")
             )
             out.append(TokenChoice(piece, float(chosen[row, step]), alternatives))

@@ -86,7 +86,9 @@ def resolve_dtype(spec: str, device: torch.device) -> torch.dtype:
     return torch.float32
 
 
-def _eos_ids(model: transformers.PreTrainedModel, tokenizer: transformers.PreTrainedTokenizerBase) -> tuple[int, ...]:
+def _eos_ids(
+    model: transformers.PreTrainedModel, tokenizer: transformers.PreTrainedTokenizerBase
+) -> tuple[int, ...]:
     config = getattr(model, "generation_config", None)
     raw = getattr(config, "eos_token_id", None) if config is not None else None
     if raw is None:
@@ -124,11 +126,13 @@ def load_model(settings: TransformersSettings, head: Head) -> LoadedModel:
         else transformers.AutoModelForSequenceClassification
     )
     model = auto.from_pretrained(settings.model, dtype=dtype, **common)
-    model.to(device)
+    model.to(device)  # type: ignore[arg-type]  # transformers types .to() through a decorator wrapper
     model.eval()
     if tokenizer.pad_token_id is None:
         if tokenizer.eos_token is None:
-            raise ValueError(f"{settings.model}: the tokenizer has neither a pad nor an EOS token to pad with")
+            raise ValueError(
+                f"{settings.model}: the tokenizer has neither a pad nor an EOS token to pad with"
+            )
         tokenizer.pad_token = tokenizer.eos_token
     if head == "sequence_classification" and model.config.get_text_config().pad_token_id is None:
         # Without it the head cannot find each row's last token in a padded batch.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 from transformers import LogitsProcessor, PreTrainedTokenizerBase
 
-__all__ = ["StepRecorder", "TokenChoice", "token_pieces"]
+__all__ = ["StepRecorder", "TokenChoice", "decode", "token_pieces"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,15 @@ class StepRecorder(LogitsProcessor):
         return chosen, top_values, top_ids
 
 
+def decode(
+    tokenizer: PreTrainedTokenizerBase, ids: Sequence[int], *, skip_special_tokens: bool = True
+) -> str:
+    """The text of ``ids`` (special tokens left out unless asked)."""
+    text = tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens)
+    assert isinstance(text, str)  # one sequence in, one string out
+    return text
+
+
 def token_pieces(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int]) -> list[str]:
     """Each token's share of ``decode(ids)``: the pieces concatenate to the decoded text.
 
@@ -76,7 +85,7 @@ def token_pieces(tokenizer: PreTrainedTokenizerBase, ids: Sequence[int]) -> list
     pieces: list[str] = []
     shown = ""
     for end in range(1, len(ids) + 1):
-        text = tokenizer.decode(list(ids[:end]), skip_special_tokens=True)
+        text = decode(tokenizer, ids[:end])
         if text.endswith("\ufffd") and end < len(ids):
             pieces.append("")
             continue

@@ -39,7 +39,9 @@ class _ScoreTransport(BaseChatModel):
 
     guards_own_timeout = True  # loading is excluded from the per-attempt timeout
 
-    def __init__(self, engine: LocalModel[ScoreRequest, Scores], label_index: int, policy: ProviderPolicy) -> None:
+    def __init__(
+        self, engine: LocalModel[ScoreRequest, Scores], label_index: int, policy: ProviderPolicy
+    ) -> None:
         super().__init__(engine.settings.model, policy=policy)
         self.engine = engine
         self._label_index = label_index
@@ -71,7 +73,9 @@ class _ScoreTransport(BaseChatModel):
                 error_type="LabelIndexError",
             )
         values = [scores.values[self._label_index], *scores.values]
-        return ChatResponse(content=json.dumps(values), usage=TokenUsage(scores.prompt_tokens, 0, 1), model=self.model)
+        return ChatResponse(
+            content=json.dumps(values), usage=TokenUsage(scores.prompt_tokens, 0, 1), model=self.model
+        )
 
 
 class TransformersRewardModel:
@@ -165,7 +169,9 @@ class TransformersRewardModel:
         if messages is not None:
             body = {"messages": [*(dict(m) for m in messages), {"role": "assistant", "content": response}]}
         elif prompt is not None:
-            body = {"messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]}
+            body = {
+                "messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
+            }
         else:
             body = {"text": response}
         reply = await self._transport.achat([body], sampling=Sampling())

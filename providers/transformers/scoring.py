@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -60,8 +60,13 @@ class Scorer:
                     error_type="NoChatTemplate",
                 )
             try:
-                raw = tokenizer.apply_chat_template(
-                    [dict(m) for m in request.messages], tokenize=True, return_dict=False
+                raw = cast(
+                    "list[int]",
+                    tokenizer.apply_chat_template(
+                        [dict(m) for m in request.messages],
+                        tokenize=True,
+                        return_dict=False,
+                    ),
                 )
             except Exception as exc:  # the template's own checks fail this request only
                 raise InferenceError(
@@ -71,7 +76,7 @@ class Scorer:
                 ) from None
             ids = [int(i) for i in raw]
         else:
-            ids = [int(i) for i in tokenizer(request.text or "")["input_ids"]]
+            ids = [int(i) for i in cast("list[int]", tokenizer(request.text or "")["input_ids"])]
         limit = self.loaded.max_input_tokens
         if limit is not None and len(ids) > limit:
             raise InferenceError(
@@ -80,7 +85,9 @@ class Scorer:
                 error_type="InputTooLong",
             )
         if not ids:
-            raise InferenceError("nothing to score: the input is empty", kind="invalid_input", error_type="EmptyInput")
+            raise InferenceError(
+                "nothing to score: the input is empty", kind="invalid_input", error_type="EmptyInput"
+            )
         return ids
 
     def run(self, requests: Sequence[ScoreRequest]) -> list[Scores | BaseException]:
@@ -111,7 +118,9 @@ class Scorer:
         width = max(len(ids) for ids in batch)
         pad = loaded.pad_token_id
         input_ids = torch.tensor([[pad] * (width - len(ids)) + ids for ids in batch], device=loaded.device)
-        attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in batch], device=loaded.device)
+        attention = torch.tensor(
+            [[0] * (width - len(ids)) + [1] * len(ids) for ids in batch], device=loaded.device
+        )
         with torch.inference_mode():
             logits = loaded.model(input_ids=input_ids, attention_mask=attention).logits
         values = logits.float().cpu().tolist()

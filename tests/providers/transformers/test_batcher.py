@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from providers.transformers.batcher import DynamicBatcher
+from tests.providers.transformers.helpers import until
 
 
 class Recorder:
@@ -169,7 +170,9 @@ async def test_a_failed_batch_fails_only_its_callers_and_shrinks_the_limit() -> 
     async with anyio.create_task_group() as tg:
         for i in range(8):
             tg.start_soon(call, i)
-    assert all(v == "batch of 8 failed: CUDA out of memory. Tried to allocate 2.00 GiB" for v in outcomes.values())
+    assert all(
+        v == "batch of 8 failed: CUDA out of memory. Tried to allocate 2.00 GiB" for v in outcomes.values()
+    )
     assert batcher.batch_limit == 4 and batcher.stats.failed_batches == 1
     async with anyio.create_task_group() as tg:
         for i in range(8):
@@ -199,8 +202,7 @@ async def test_the_event_loop_keeps_ticking_while_a_batch_runs() -> None:
             calls.start_soon(batcher.submit, 1)
             await anyio.to_thread.run_sync(run.started.wait, 10)
             before = ticks
-            while ticks < before + 5:  # the batch is still held: the loop is not blocked
-                await anyio.sleep(0.005)
+            await until(lambda: ticks >= before + 5)  # the batch is still held: the loop is not blocked
             assert not gate.is_set()
             gate.set()
         tg.cancel_scope.cancel()

@@ -16,8 +16,9 @@ from providers.transformers.settings import TransformersSettings
 from tests.providers.transformers import tiny
 
 
-def loaded(path: Path, **settings: object) -> LoadedModel:
-    return load_model(TransformersSettings(model=str(path), device="cpu", **settings), "causal_lm")  # type: ignore[arg-type]
+def loaded(path: Path, max_input_tokens: int | None = None) -> LoadedModel:
+    settings = TransformersSettings(model=str(path), device="cpu", max_input_tokens=max_input_tokens)
+    return load_model(settings, "causal_lm")
 
 
 def ask(text: str, **fields: object) -> GenerationRequest:
@@ -68,7 +69,10 @@ def test_logprobs_equal_a_direct_forward_pass_even_in_a_padded_batch(judge_path:
             assert math.isclose(token.logprob, float(row[verdict_ids[step]]), abs_tol=1e-5)
             top = torch.topk(row, 5)
             assert [t for t, _ in token.top] == [model.tokenizer.decode([int(i)]) for i in top.indices]
-            assert all(math.isclose(v, float(e), abs_tol=1e-5) for (_, v), e in zip(token.top, top.values, strict=True))
+            assert all(
+                math.isclose(v, float(e), abs_tol=1e-5)
+                for (_, v), e in zip(token.top, top.values, strict=True)
+            )
     score_step = outs[0].tokens[3]
     assert score_step.token == "4"
     assert sorted(t for t, _ in score_step.top) == tiny.DIGITS
@@ -96,7 +100,12 @@ def test_constrained_decoding_makes_a_random_model_write_valid_json(random_lm_pa
 def test_a_mixed_batch_constrains_only_the_rows_that_ask(random_lm_path: Path) -> None:
     generator = Generator(loaded(random_lm_path))
     schema = json.dumps(
-        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False}
+        {
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+            "additionalProperties": False,
+        }
     )
     free_alone = ok(generator.run([ask(QUESTIONS[1], max_new_tokens=24)])[0])
     free, bound = (
@@ -110,7 +119,11 @@ def test_a_mixed_batch_constrains_only_the_rows_that_ask(random_lm_path: Path) -
 
 
 def test_a_stop_string_ends_the_generation_and_is_cut(judge_path: Path) -> None:
-    out = ok(Generator(loaded(judge_path)).run([ask("2+2?", max_new_tokens=16, stop=('"score"',), top_logprobs=1)])[0])
+    out = ok(
+        Generator(loaded(judge_path)).run(
+            [ask("2+2?", max_new_tokens=16, stop=('"score"',), top_logprobs=1)]
+        )[0]
+    )
     assert out.text == '{"reason": "fine", '
     assert out.finish_reason == "stop"
     assert "".join(t.token for t in out.tokens).startswith(out.text)

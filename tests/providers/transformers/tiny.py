@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, decoders, models
+from tokenizers import Tokenizer, decoders, models  # type: ignore[import-untyped]  # no stubs
 from transformers import (
     GenerationConfig,
     LlamaConfig,
@@ -64,7 +64,7 @@ def tokenizer() -> PreTrainedTokenizerFast:
     """A character BPE with byte fallback (any text encodes) whose verdict pieces are single tokens."""
     bpe = Tokenizer(models.BPE(IDS, _MERGES, unk_token="<unk>", byte_fallback=True))
     bpe.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
-    tok = PreTrainedTokenizerFast(
+    tok = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=bpe,
         pad_token="<pad>",
         unk_token="<unk>",
@@ -76,7 +76,7 @@ def tokenizer() -> PreTrainedTokenizerFast:
     return tok
 
 
-def _config(**extra: object) -> LlamaConfig:
+def _config(num_labels: int = 1) -> LlamaConfig:
     return LlamaConfig(
         vocab_size=len(VOCAB),
         hidden_size=HIDDEN,
@@ -89,7 +89,7 @@ def _config(**extra: object) -> LlamaConfig:
         bos_token_id=IDS["<s>"],
         eos_token_id=IDS["</s>"],
         tie_word_embeddings=False,
-        **extra,
+        num_labels=num_labels,  # type: ignore[call-arg]  # a PretrainedConfig keyword
     )
 
 
@@ -102,13 +102,13 @@ def _save(model: torch.nn.Module, path: Path) -> Path:
 def wired_judge(path: Path) -> Path:
     """A judge that writes the verdict above (see the module docstring)."""
     torch.manual_seed(0)
-    model = LlamaForCausalLM(_config())
-    model.generation_config = GenerationConfig(eos_token_id=IDS["</s>"], pad_token_id=IDS["<pad>"])
+    model = LlamaForCausalLM(_config())  # type: ignore[no-untyped-call]
+    model.generation_config = GenerationConfig(eos_token_id=IDS["</s>"], pad_token_id=IDS["<pad>"])  # type: ignore[no-untyped-call]
     bigrams = {
         "<|assistant|>": '{"reason": "',
         '{"reason": "': "fine",
         "fine": '", "score": ',
-        **{d: "}" for d in DIGITS},
+        **dict.fromkeys(DIGITS, "}"),
         "}": "</s>",
     }
     scale = 1.5 * math.sqrt(HIDDEN) / 8  # ~12 logits for the wired successor after the final norm
@@ -127,14 +127,14 @@ def wired_judge(path: Path) -> Path:
 
 def random_causal_lm(path: Path) -> Path:
     torch.manual_seed(1)
-    model = LlamaForCausalLM(_config())
-    model.generation_config = GenerationConfig(eos_token_id=IDS["</s>"], pad_token_id=IDS["<pad>"])
+    model = LlamaForCausalLM(_config())  # type: ignore[no-untyped-call]
+    model.generation_config = GenerationConfig(eos_token_id=IDS["</s>"], pad_token_id=IDS["<pad>"])  # type: ignore[no-untyped-call]
     return _save(model, path)
 
 
 def random_reward_model(path: Path, num_labels: int = 1) -> Path:
     torch.manual_seed(2)
-    model = LlamaForSequenceClassification(_config(num_labels=num_labels))
+    model = LlamaForSequenceClassification(_config(num_labels=num_labels))  # type: ignore[no-untyped-call]
     with torch.no_grad():
         model.score.weight.normal_(0.0, 1.0)  # rewards of order 1, not 0.01
     return _save(model, path)
