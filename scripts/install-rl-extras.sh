@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what the TRL and SkyRL integration tests need: trl 1.16.0 and skyrl-gym 0.4.0.
+# Install what the TRL and SkyRL integration tests need: trl 1.16.0 and skyrl-gym 0.4.0, and
+# llguidance 1.9.1 (constrained decoding of the in-process `transformers` provider).
 #
 # Idempotent: when everything is already installed it only checks versions (a second or so).
 # torch is never changed: torch==2.13.0 is named on the pip command line so that the resolver
@@ -23,6 +24,7 @@ TORCH="torch==2.13.0"
 REQS=(
   "trl==1.16.0"
   "skyrl-gym==0.4.0"
+  "llguidance==1.9.1"
   "transformers>=5.5.3,<5.11,!=5.6.0"
 )
 

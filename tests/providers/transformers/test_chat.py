@@ -18,7 +18,7 @@ from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
 from providers.transformers import TransformersChatModel
 from tests.providers.transformers import tiny
-from tests.providers.transformers.helpers import until
+from tests.providers.transformers.helpers import needs_llguidance, until
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +69,7 @@ def count_generate_calls(model: TransformersChatModel) -> list[int]:
     return sizes
 
 
-@pytest.mark.parametrize("structured_output", ["json_schema", "prompt"])
+@pytest.mark.parametrize("structured_output", [pytest.param("json_schema", marks=needs_llguidance), "prompt"])
 async def test_the_judge_returns_its_verdict_with_token_usage(
     judge_path: Path, structured_output: str
 ) -> None:
