@@ -13,7 +13,7 @@ sets through the loop's thread-safe scheduler.
   cancelled while its batch runs is dropped from the result fan-out. Neither touches
   the others' results.
 * **Failures.** ``run_batch`` returns a result or an exception per item; if it raises,
-  that batch's callers each get an error (built by ``on_batch_error``) and no other
+  that batch's callers each get a copy of one error (from ``on_batch_error``) and no other
   batch is affected. A failure for which ``shrink_on`` is true (out of memory) halves
   the batch limit; it grows back by one after every ``regrow_after`` good batches.
 
@@ -23,6 +23,7 @@ Independent of torch and of the chat core.
 from __future__ import annotations
 
 import contextlib
+import copy
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -223,7 +224,9 @@ class DynamicBatcher(Generic[Q, R]):
                 raise RuntimeError(f"run_batch returned {len(outcomes)} results for {len(batch)} requests")
         except Exception as exc:
             self._on_failure(exc, len(batch))
-            outcomes = [self._batch_error(exc, len(batch)) for _ in batch]
+            error = self._batch_error(exc, len(batch))
+            # A copy per caller: one exception object raised in several tasks would share a traceback.
+            outcomes = [copy.copy(error) for _ in batch]
         else:
             self._on_success(len(batch))
         for pending, outcome in zip(batch, outcomes, strict=True):

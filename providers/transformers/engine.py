@@ -10,6 +10,7 @@ the chat core never appears here (the adapters translate).
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import threading
 from collections.abc import Callable, Hashable, Sequence
@@ -103,7 +104,7 @@ class LocalModel(Generic[Q, R]):
             if self._loaded is not None:
                 return self._loaded
             if self._load_error is not None:
-                raise self._load_error
+                raise copy.copy(self._load_error)
             try:
                 from providers.transformers.loading import load_model
 
@@ -114,7 +115,7 @@ class LocalModel(Generic[Q, R]):
                     f"cannot load {self.settings.model!r} ({self.head}): {type(exc).__name__}: {exc}",
                     error_type=type(exc).__name__,
                 )
-                raise self._load_error from exc
+                raise copy.copy(self._load_error) from exc
             self._loaded, self._runner = loaded, runner
             return loaded
 
@@ -127,7 +128,7 @@ class LocalModel(Generic[Q, R]):
         while self._loaded is None:
             with self._lock:
                 if self._load_error is not None:
-                    raise self._load_error
+                    raise copy.copy(self._load_error)  # every waiter gets its own copy
                 if self._loader is None:
                     self._loader = threading.Thread(
                         target=self._load_quietly, name="openjudge-load", daemon=True
