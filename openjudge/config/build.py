@@ -105,7 +105,10 @@ def build_provider(name: str, spec: ProviderSpec) -> BaseChatModel:
 def _reward_model(provider: BaseChatModel, spec: ProviderSpec) -> object:
     """The reward-model client a ``reward_model`` grader scores with, for its provider."""
     if spec.kind == "transformers":
-        return provider.reward_model()  # type: ignore[attr-defined]  # a TransformersChatModel
+        from providers.transformers import TransformersChatModel
+
+        assert isinstance(provider, TransformersChatModel)  # what build_provider makes of this kind
+        return provider.reward_model()
     if spec.kind == "vllm":
         if spec.base_url is None:
             raise ValueError("a vllm provider for reward_model graders needs base_url (the server's /v1 URL)")

@@ -72,7 +72,7 @@ class ProviderSpec(_Spec):
     limits: ProviderLimits = ProviderLimits()
     sampling: SamplingSpec = SamplingSpec()
     price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None
-    device: str | None = None
+    device: str | None = Field(default=None, pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$")
     dtype: Literal["auto", "float32", "float16", "bfloat16"] | None = None
     max_batch_size: int | None = Field(default=None, ge=1)
     batch_window_s: float | None = Field(default=None, ge=0)

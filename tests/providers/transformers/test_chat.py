@@ -287,3 +287,12 @@ def test_importing_and_building_loads_neither_torch_nor_the_model(judge_path: Pa
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'imported too early'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+async def test_a_closed_model_refuses_calls_with_a_clear_error(judge_path: Path) -> None:
+    model = judge(judge_path, policy=no_retries())
+    assert isinstance(await grader(model).aevaluate(question="q", answer="a"), GraderScore)
+    model.close()
+    assert model.engine.loaded is None
+    after = await grader(model).aevaluate(question="q", answer="a")
+    assert isinstance(after, GraderError) and after.kind == "provider_error" and "was closed" in after.message

@@ -184,10 +184,13 @@ def test_misplaced_settings_are_config_errors(provider: str, grader_type: str, m
         build_job(config, source="job.yaml")
 
 
-def test_a_bad_local_setting_names_its_line() -> None:
-    with pytest.raises(ConfigError, match=r"job.yaml:4: providers.p.max_batch_size"):
+@pytest.mark.parametrize(
+    ("line", "field"), [("max_batch_size: 0", "max_batch_size"), ("device: gpu0", "device")]
+)
+def test_a_bad_local_setting_names_its_line(line: str, field: str) -> None:
+    with pytest.raises(ConfigError, match=rf"job.yaml:4: providers.p.{field}"):
         parse_config(
-            "providers:\n  p:\n    kind: transformers\n    max_batch_size: 0\n    model: m\n"
+            f"providers:\n  p:\n    kind: transformers\n    {line}\n    model: m\n"
             "graders:\n  g: {type: llm, provider: p, params: {template: '{q}'}}\n",
             source="job.yaml",
         )
