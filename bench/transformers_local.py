@@ -14,7 +14,11 @@ and the reward model (``RewardModelGrader``, one forward pass), it prints:
 * the event loop's worst lateness (a 1 ms ticker) while the provider runs: what a
   training loop or an HTTP judge sharing the loop would feel. It is bounded by how long
   the inference thread holds the GIL between torch kernels (Python's switch interval is 5 ms);
-* the cost of constrained decoding (llguidance) per verdict against free generation.
+* the cost of constrained decoding (llguidance) per verdict against free generation;
+* the same batching figures for decode-bound generation (short prompts, 32 new tokens,
+  through ``TransformersChatModel.achat``): the judge's prompts above are ~650 tokens of
+  the tiny character-level tokenizer and its verdict 6 tokens, so on a CPU its time is
+  prefill compute, which batching cannot shrink; decoding is where rows share steps.
 
 Figures on a shared machine are noisy: the load average is printed with them.
 """
@@ -35,6 +39,7 @@ import torch
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderScore
+from openjudge.models.chat_model import Sampling
 from providers.transformers import TransformersChatModel, TransformersRewardModel
 from providers.transformers.loading import LoadedModel, load_model
 from providers.transformers.settings import TransformersSettings
@@ -52,7 +57,7 @@ def load_average() -> str:
 
 
 def report(label: str, value: str, target: str, bound: str) -> None:
-    print(f"{label:<52} {value:>16}   target {target:<12} ({bound})")
+    print(f"{label:<56} {value:>16}   target {target:<12} ({bound})")
 
 
 def chat_ids(loaded: LoadedModel, messages: Sequence[dict[str, Any]]) -> list[int]:
@@ -79,7 +84,8 @@ def timed(fn: Callable[[], object], repeats: int) -> float:
 
     def run() -> None:
         started = time.perf_counter()
-        fn()
+        with torch.inference_mode():  # as the provider runs its batches
+            fn()
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         elapsed.append(time.perf_counter() - started)
@@ -183,6 +189,58 @@ def judge_figures(path: Path, device: str, n: int, repeats: int) -> None:
     )
 
 
+def decode_figures(path: Path, device: str, n: int, repeats: int) -> None:
+    settings = TransformersSettings(model=str(path), device=device)
+    loaded = load_model(settings, "causal_lm")
+    generate: Callable[..., torch.Tensor] = loaded.model.generate  # type: ignore[assignment]  # GenerationMixin's
+    new_tokens = 32
+    options = {
+        "max_new_tokens": new_tokens,
+        "min_new_tokens": new_tokens,
+        "do_sample": False,
+        "pad_token_id": loaded.pad_token_id,
+    }
+    conversations = [[{"role": "user", "content": f"q{i} " + "x" * (i % 9)}] for i in range(n)]
+
+    def sequential() -> None:
+        for messages in conversations:
+            generate(input_ids=torch.tensor([chat_ids(loaded, messages)], device=loaded.device), **options)
+
+    def hand_batched() -> None:
+        for start in range(0, n, BATCH):
+            ids, mask = padded(loaded, [chat_ids(loaded, m) for m in conversations[start : start + BATCH]])
+            generate(input_ids=ids, attention_mask=mask, **options)
+
+    model = TransformersChatModel(
+        settings.model_copy(update={"max_batch_size": BATCH}), structured_output="prompt"
+    )
+    sampling = Sampling(max_tokens=new_tokens)
+
+    async def through() -> tuple[float, float]:
+        await model.achat(conversations[0], sampling=sampling)
+
+        async def run_all() -> None:
+            replies = await asyncio.gather(*(model.achat(c, sampling=sampling) for c in conversations))
+            assert all(r.usage.completion_tokens > 0 for r in replies)
+
+        return await with_ticker(run_all())
+
+    seq = timed(sequential, repeats)
+    hand = timed(hand_batched, repeats)
+    provider, lateness = best_of(repeats, lambda: asyncio.run(through()))
+    label = f"decode-bound on {device} ({new_tokens} tokens)"
+    report(f"{label}: sequential", f"{n / seq:.1f} samples/s", "-", "one generate per sample")
+    report(f"{label}: hand-written batches", f"{n / hand:.1f} samples/s", "-", "the batching ceiling")
+    report(f"{label}: provider", f"{n / provider:.1f} samples/s", "-", load_average())
+    report(f"{label}: provider / sequential", f"{seq / provider:.1f}x", ">= 4x", "rows per decode step")
+    report(
+        f"{label}: provider / hand-written", f"{hand / provider:.0%}", ">= 80% (GPU)", "batcher, stop at EOS"
+    )
+    report(
+        f"{label}: event-loop worst lateness", f"{lateness * 1000:.1f} ms", "<= 50 ms", "GIL hold per kernel"
+    )
+
+
 def reward_figures(path: Path, device: str, n: int, repeats: int) -> None:
     settings = TransformersSettings(model=str(path), device=device)
     loaded = load_model(settings, "sequence_classification")
@@ -258,6 +316,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         judge = tiny.wired_judge(Path(tmp) / "judge")
         reward = tiny.random_reward_model(Path(tmp) / "reward")
+        random_lm = tiny.random_causal_lm(Path(tmp) / "random-lm")
         devices = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
         print(
             f"tiny 2-layer Llama models, {args.n} samples, best of {args.repeats}, {load_average()}; "
@@ -265,6 +324,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         for device in devices:
             judge_figures(judge, device, args.n, args.repeats)
+            decode_figures(random_lm, device, args.n, args.repeats)
             reward_figures(reward, device, args.n, args.repeats)
         if "cuda" not in devices:
             print("no GPU visible: the GPU figures (target >= 80% of hand-written batches) were not measured")

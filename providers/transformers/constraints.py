@@ -100,8 +100,6 @@ class GrammarLogitsProcessor(LogitsProcessor):
         self._prompt_length = prompt_length
         self._eos = frozenset(eos_token_ids)
         self._done = [m is None for m in self._matchers]
-        self.failed = [False] * len(self._matchers)
-        """Rows whose matcher rejected a token (their output may not fit the schema)."""
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows, width = scores.shape
@@ -117,7 +115,9 @@ class GrammarLogitsProcessor(LogitsProcessor):
                     self._done[row] = True
                     continue
                 if not matcher.consume_token(token):  # type: ignore[attr-defined]  # llguidance.LLMatcher
-                    self._done[row] = self.failed[row] = True
+                    # Cannot happen for a masked row; if it does, the row goes on unconstrained
+                    # and the grader's parse decides.
+                    self._done[row] = True
                     continue
             # What llguidance.torch.fill_next_token_bitmask does, without importing that module
             # (it compiles a kernel with torch.compile at import: seconds, and unused here).

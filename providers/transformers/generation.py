@@ -166,10 +166,8 @@ class Generator:
             [[0] * (width - len(ids)) + [1] * len(ids) for _, ids, _ in batch], device=loaded.device
         )
         processors: list[LogitsProcessor] = []
-        grammar: GrammarLogitsProcessor | None = None
         if any(m is not None for _, _, m in batch):
-            grammar = GrammarLogitsProcessor([m for _, _, m in batch], width, loaded.eos_token_ids)
-            processors.append(grammar)
+            processors.append(GrammarLogitsProcessor([m for _, _, m in batch], width, loaded.eos_token_ids))
         want = max(r.top_logprobs for r, _, _ in batch)
         recorder = StepRecorder(max(want, 0)) if want != 0 else None
         if recorder is not None:
