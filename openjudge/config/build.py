@@ -16,6 +16,7 @@ from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
+from openjudge.models.reward_model import RewardModel
 from openjudge.runner.aggregators import (
     Aggregator,
     GateAggregator,
@@ -39,6 +40,20 @@ class BuiltJob:
     cache: JudgeCache | None = None
 
 
+_LOCAL_FIELDS = (
+    "device",
+    "dtype",
+    "max_batch_size",
+    "batch_window_s",
+    "max_new_tokens",
+    "max_input_tokens",
+    "revision",
+    "trust_remote_code",
+    "chat_template",
+)
+"""Provider fields that only ``kind: transformers`` takes."""
+
+
 def build_provider(
     name: str, spec: ProviderSpec, *, limits: ConnectionLimits | None = None, cache: JudgeCache | None = None
 ) -> ChatClient:
@@ -58,6 +73,10 @@ def build_provider(
         if spec.kind not in ("azure", "litellm"):
             raise ValueError(f"api_version applies to kind 'azure' or 'litellm', not {spec.kind!r}")
         extra["api_version"] = spec.api_version
+    local = {f: getattr(spec, f) for f in _LOCAL_FIELDS if getattr(spec, f) is not None}
+    if local and spec.kind != "transformers":
+        raise ValueError(f"{', '.join(sorted(local))} apply to kind 'transformers' only, not {spec.kind!r}")
+    extra.update(local)
     policy = ProviderPolicy(
         timeout_s=spec.timeout_s,
         retry=RetryPolicy(max_attempts=spec.max_retries + 1),
@@ -79,6 +98,36 @@ def build_provider(
         limits=limits,
         cache=cache if spec.sampling.temperature == 0 else None,
         **extra,
+    )
+
+
+def _reward_model(
+    provider: ChatClient, spec: ProviderSpec, *, limits: ConnectionLimits | None = None
+) -> RewardModel:
+    """The reward model a ``reward_model`` grader scores with, from its provider.
+
+    ``transformers``: the same checkpoint settings, loaded as a sequence classifier (once per
+    provider); ``vllm``: the server's ``/classify`` endpoint, under the provider's policy.
+
+    Raises:
+        ValueError: Any other kind.
+    """
+    if spec.kind == "transformers":
+        from providers.transformers import TransformersChatModel
+
+        if isinstance(provider, TransformersChatModel):
+            return provider.reward_model()
+    if spec.kind == "vllm":
+        from providers.vllm import VLLMChatModel
+        from providers.vllm_reward import RewardModelClient
+
+        if isinstance(provider, VLLMChatModel):
+            return RewardModelClient(
+                provider.base_url, spec.model, api_key=spec.api_key, policy=provider.policy, limits=limits
+            )
+    raise ValueError(
+        f"reward_model graders need a provider of kind 'transformers' (in process) or 'vllm' "
+        f"(its /classify endpoint), not {spec.kind!r}"
     )
 
 
@@ -135,13 +184,21 @@ def build_job(
             problems.append(f"{source}: providers.{name}: {exc}")
     configs: dict[str, GraderConfig] = {}
     grader_providers: dict[str, str] = {}
+    reward_models: dict[str, RewardModel] = {}  # one per provider, shared by its graders
     for name, gspec in config.graders.items():
         entry = BUILTIN_GRADERS[gspec.type]
         if entry.kind == "llm" and (gspec.provider is None or gspec.provider not in providers):
             continue  # its provider failed to build; already reported
         try:
             params = _params(gspec.params)
-            if entry.kind == "llm" and gspec.provider is not None:
+            if gspec.type == "reward_model" and gspec.provider is not None:
+                if gspec.provider not in reward_models:
+                    reward_models[gspec.provider] = _reward_model(
+                        providers[gspec.provider], config.providers[gspec.provider], limits=limits
+                    )
+                params["client"] = reward_models[gspec.provider]
+                grader_providers[name] = gspec.provider
+            elif entry.kind == "llm" and gspec.provider is not None:
                 params["model"] = providers[gspec.provider]
                 grader_providers[name] = gspec.provider
                 if gspec.type == "llm":

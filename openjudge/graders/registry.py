@@ -208,7 +208,7 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
     ),
     (
         "reward_model",
-        "providers.vllm_reward:RewardModelGrader",
+        f"{_G}.reward_model:RewardModelGrader",
         "llm",
         "A reward model's raw score for the response (provider kind transformers, or vllm's /classify)",
     ),

@@ -1,27 +1,29 @@
 """In-process judges and reward models on torch (``kind: transformers``).
 
-Two faces over one engine:
+Two faces, each over its own loaded-once model:
 
-* :class:`TransformersChatModel`: a causal LM as a judge for the ``llm`` graders, with
-  batched generation, logprob scores and constrained JSON output (llguidance);
-* :class:`TransformersRewardModel`: a ``*ForSequenceClassification`` reward model for
-  :class:`~providers.vllm_reward.RewardModelGrader` (``type: reward_model``).
+* :class:`TransformersChatModel`: a causal LM as a judge for the ``llm`` graders (a
+  :class:`~openjudge.models.chat_client.ChatClient`), with batched generation, logprob
+  scores and constrained JSON output (llguidance);
+* :class:`TransformersRewardModel`: a ``*ForSequenceClassification`` reward model (a
+  :class:`~openjudge.models.reward_model.RewardModel`) for
+  :class:`~openjudge.graders.reward_model.RewardModelGrader` (``type: reward_model``).
 
 Importing this package imports neither torch nor transformers; a model loads on its
 first call (or ``load()``), on a worker thread, once per provider object. Install with
 ``pip install 'openjudge[transformers]'`` after installing torch for your platform.
 
 Layout: :mod:`.settings` (what to load), :mod:`.loading` (device, dtype, checkpoint),
-:mod:`.batcher` (the dynamic batcher and its worker thread), :mod:`.engine` (lazy load +
-batcher), :mod:`.generation` / :mod:`.scoring` (the forward passes), :mod:`.logprobs`,
-:mod:`.constraints` (llguidance), and the two chat-core adapters :mod:`.chat`, :mod:`.reward`.
+:mod:`.batcher` (the dynamic batcher and its worker thread), :mod:`.local_model` (lazy
+load + batcher), :mod:`.requests`, :mod:`.generation` / :mod:`.scoring` (the forward
+passes), :mod:`.logprobs`, :mod:`.constraints` (llguidance); only :mod:`.transport`
+(one attempt under the core's engine), :mod:`.chat` and :mod:`.reward` touch the core.
 """
 
 from __future__ import annotations
 
-import importlib.util
-
 from providers.transformers.chat import TransformersChatModel as TransformersChatModel
+from providers.transformers.chat import constraints_installed as constraints_installed
 from providers.transformers.errors import InferenceError as InferenceError
 from providers.transformers.reward import TransformersRewardModel as TransformersRewardModel
 from providers.transformers.settings import TransformersSettings as TransformersSettings
@@ -33,8 +35,3 @@ __all__ = [
     "TransformersSettings",
     "constraints_installed",
 ]
-
-
-def constraints_installed() -> bool:
-    """Whether llguidance (constrained decoding, part of the ``transformers`` extra) is installed."""
-    return importlib.util.find_spec("llguidance") is not None

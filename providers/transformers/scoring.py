@@ -10,24 +10,17 @@ pass and returns each row's head output as floats.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import torch
 
 from providers.transformers.errors import InferenceError
 from providers.transformers.loading import LoadedModel
+from providers.transformers.requests import ScoreRequest
 
-__all__ = ["ScoreRequest", "Scorer", "Scores"]
-
-
-@dataclass(frozen=True, slots=True)
-class ScoreRequest:
-    """What to score: a conversation (chat template applied) or plain text (no template)."""
-
-    messages: tuple[Mapping[str, Any], ...] | None = None
-    text: str | None = None
+__all__ = ["Scorer", "Scores"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,12 +5,14 @@ Torch-free: settings are validated (and configs checked) without importing torch
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["DTYPES", "DType", "TransformersSettings"]
+__all__ = ["DTYPES", "DType", "TransformersSettings", "checkpoint_fingerprint"]
 
 DType = Literal["auto", "float32", "float16", "bfloat16"]
 DTYPES: tuple[str, ...] = ("auto", "float32", "float16", "bfloat16")
@@ -60,3 +62,21 @@ class TransformersSettings(BaseModel):
         if not _DEVICE.match(value):
             raise ValueError(f"device must be 'auto', 'cpu', 'mps', 'cuda' or 'cuda:N', got {value!r}")
         return value
+
+
+def checkpoint_fingerprint(model: str) -> str | None:
+    """A digest of a local checkpoint directory's files (names, sizes, modification times).
+
+    Part of cache keys, so a checkpoint saved again at the same path is a new model. ``None``
+    for a hub id: its ``revision`` identifies it (pin a commit for a cache that follows it).
+    """
+    try:
+        with os.scandir(model) as found:
+            entries = sorted((e for e in found if e.is_file()), key=lambda e: e.name)
+    except OSError:  # not a directory: a hub id (a missing path fails at load; failures are never cached)
+        return None
+    digest = hashlib.sha256()
+    for entry in entries:
+        stat = entry.stat()
+        digest.update(f"{entry.name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:16]

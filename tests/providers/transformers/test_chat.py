@@ -5,7 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,60 +12,21 @@ import anyio
 import pytest
 import torch
 
-from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.schema import GraderError, GraderScore
-from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from providers.transformers import TransformersChatModel
 from tests.providers.transformers import tiny
-from tests.providers.transformers.helpers import needs_llguidance, until
+from tests.providers.transformers.helpers import (
+    ForwardHook,
+    count_generate_calls,
+    grader,
+    judge,
+    needs_llguidance,
+    no_retries,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
-
-TEMPLATE = "Question: {question}\nAnswer: {answer}\nScore the answer from 1 to 5."
-
-
-def judge(path: Path, **options: Any) -> TransformersChatModel:
-    options.setdefault("device", "cpu")
-    options.setdefault("max_new_tokens", 16)
-    return TransformersChatModel(str(path), **options)
-
-
-def grader(model: TransformersChatModel, **options: Any) -> LLMGrader:
-    return LLMGrader(model, template=TEMPLATE, score_range=(1, 5), **options)
-
-
-def no_retries(max_concurrency: int = 64) -> ProviderPolicy:
-    return ProviderPolicy(
-        retry=RetryPolicy(max_attempts=1), limits=ProviderLimits(max_concurrency=max_concurrency)
-    )
-
-
-@pytest.fixture
-def forward_hooks() -> Iterator[Callable[[TransformersChatModel, Callable[[], None]], None]]:
-    """Run a function before every forward pass of a judge's model (to block or fail it)."""
-    handles: list[torch.utils.hooks.RemovableHandle] = []
-
-    def install(model: TransformersChatModel, before: Callable[[], None]) -> None:
-        loaded = model.engine.load()
-        handles.append(loaded.model.register_forward_pre_hook(lambda module, args: before()))
-
-    yield install
-    for handle in handles:
-        handle.remove()
-
-
-def count_generate_calls(model: TransformersChatModel) -> list[int]:
-    """Wrap the loaded model's ``generate``; the list collects each call's batch size."""
-    loaded = model.engine.load()
-    original: Callable[..., Any] = loaded.model.generate  # type: ignore[assignment]  # GenerationMixin's
-    sizes: list[int] = []
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        sizes.append(int(kwargs["input_ids"].shape[0]))
-        return original(*args, **kwargs)
-
-    loaded.model.generate = counting  # type: ignore[assignment]  # instrumenting the instance
-    return sizes
 
 
 @pytest.mark.parametrize("structured_output", [pytest.param("json_schema", marks=needs_llguidance), "prompt"])
@@ -78,7 +38,7 @@ async def test_the_judge_returns_its_verdict_with_token_usage(
     assert isinstance(result, GraderScore) and (result.score, result.reason) == (4.0, "fine")
     prompt = grader(model).build_messages({"question": "2+2?", "answer": "4"})
     prompt_tokens = len(
-        model.engine.load().tokenizer.apply_chat_template(
+        model.local_model.load().tokenizer.apply_chat_template(
             prompt, add_generation_prompt=True, return_dict=False
         )
     )
@@ -97,7 +57,7 @@ async def test_logprob_scores_equal_the_expectation_computed_from_the_logits(jud
     result = await g.aevaluate(question="what is the capital of france?", answer="paris")
     assert isinstance(result, GraderScore)
     # By hand: the model's logits at the step after `", "score": `, over the digit tokens 1..5.
-    loaded = model.engine.load()
+    loaded = model.local_model.load()
     messages = g.build_messages({"question": "what is the capital of france?", "answer": "paris"})
     prompt = loaded.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=False)
     prefix = [tiny.IDS[t] for t in tiny.VERDICT]
@@ -124,11 +84,11 @@ async def test_64_concurrent_calls_make_exactly_4_batches_of_16(judge_path: Path
             tg.start_soon(one, i)
     assert sizes == [16, 16, 16, 16]
     assert all(isinstance(r, GraderScore) and r.score == 4.0 for r in results)
-    assert model.engine.stats.batches == 4
+    assert model.local_model.stats.batches == 4
 
 
 async def test_a_cancelled_caller_does_not_poison_its_batch(
-    judge_path: Path, forward_hooks: Callable[[TransformersChatModel, Callable[[], None]], None]
+    judge_path: Path, forward_hooks: ForwardHook
 ) -> None:
     model = judge(judge_path, max_batch_size=4, batch_window_s=30.0)
     sizes = count_generate_calls(model)
@@ -153,9 +113,9 @@ async def test_a_cancelled_caller_does_not_poison_its_batch(
         tg.start_soon(one, 0)
         tg.start_soon(one, 1)
         tg.start_soon(one, 2, queued_then_cancelled)
-        await until(lambda: model.engine.queued == 3)
+        await until(lambda: model.local_model.queued == 3)
         queued_then_cancelled.cancel()  # leaves the queue before any batch forms
-        await until(lambda: model.engine.queued == 2)
+        await until(lambda: model.local_model.queued == 2)
         tg.start_soon(one, 3, running_then_cancelled)
         tg.start_soon(one, 4)
         await anyio.to_thread.run_sync(started.wait, 30)  # the batch [0, 1, 3, 4] is running
@@ -168,7 +128,7 @@ async def test_a_cancelled_caller_does_not_poison_its_batch(
 
 
 async def test_the_event_loop_keeps_ticking_during_inference(
-    judge_path: Path, forward_hooks: Callable[[TransformersChatModel, Callable[[], None]], None]
+    judge_path: Path, forward_hooks: ForwardHook
 ) -> None:
     model = judge(judge_path)
     release = threading.Event()
@@ -206,7 +166,7 @@ async def test_the_event_loop_keeps_ticking_during_inference(
 
 
 async def test_out_of_memory_fails_only_its_batch_and_the_batch_size_backs_off(
-    judge_path: Path, forward_hooks: Callable[[TransformersChatModel, Callable[[], None]], None]
+    judge_path: Path, forward_hooks: ForwardHook
 ) -> None:
     model = judge(judge_path, max_batch_size=8, batch_window_s=30.0, policy=no_retries())
     sizes = count_generate_calls(model)
@@ -234,11 +194,11 @@ async def test_out_of_memory_fails_only_its_batch_and_the_batch_size_backs_off(
     assert "out of memory in a batch of 8; the batch limit is now 4" in errors[0].message
     assert all(s.score == 4.0 for s in scores)
     assert sizes == [8, 4, 4]
-    assert model.engine.stats.batch_limit == 4
+    assert model.local_model.stats.batch_limit == 4
 
 
 async def test_out_of_memory_is_retried_in_a_smaller_batch(
-    judge_path: Path, forward_hooks: Callable[[TransformersChatModel, Callable[[], None]], None]
+    judge_path: Path, forward_hooks: ForwardHook
 ) -> None:
     policy = ProviderPolicy(retry=RetryPolicy(max_attempts=2, initial_backoff_s=0.0, max_backoff_s=0.0))
     model = judge(judge_path, max_batch_size=4, batch_window_s=30.0, policy=policy)
@@ -273,10 +233,14 @@ async def test_a_model_that_cannot_load_is_a_provider_error_naming_it(tmp_path: 
 
 
 async def test_bad_constructor_arguments_are_refused(judge_path: Path) -> None:
-    with pytest.raises(ValueError, match="structured_output for a local model"):
-        TransformersChatModel(str(judge_path), structured_output="json_object")  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=r"takes structured_output 'json_schema' .* or 'prompt', not 'json_object'"
+    ):
+        TransformersChatModel(str(judge_path), structured_output="json_object")
     with pytest.raises(ValueError, match="max_batch_size"):
         TransformersChatModel(str(judge_path), max_batch_size=0)
+    with pytest.raises(ValueError, match="runs the model in this process: remove base_url and api_key"):
+        TransformersChatModel(str(judge_path), base_url="http://127.0.0.1:9/v1")
 
 
 def test_importing_and_building_loads_neither_torch_nor_the_model(judge_path: Path) -> None:
@@ -293,6 +257,6 @@ async def test_a_closed_model_refuses_calls_with_a_clear_error(judge_path: Path)
     model = judge(judge_path, policy=no_retries())
     assert isinstance(await grader(model).aevaluate(question="q", answer="a"), GraderScore)
     model.close()
-    assert model.engine.loaded is None
+    assert model.local_model.loaded is None
     after = await grader(model).aevaluate(question="q", answer="a")
     assert isinstance(after, GraderError) and after.kind == "provider_error" and "was closed" in after.message

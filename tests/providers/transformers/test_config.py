@@ -14,9 +14,10 @@ from openjudge.cli import main
 from openjudge.config import ConfigError
 from openjudge.config.build import build_job
 from openjudge.config.loader import parse_config
+from openjudge.graders.reward_model import RewardModelGrader
 from openjudge.jobs.results import read_results
 from providers.transformers import TransformersChatModel, TransformersRewardModel
-from providers.vllm_reward import RewardModelClient, RewardModelGrader
+from providers.vllm_reward import RewardModelClient
 
 QUESTIONS = [
     "what is 2+2?",
@@ -134,7 +135,7 @@ def test_built_providers_share_one_model_per_provider(
     assert reward_grader.client is rm.reward_model()  # type: ignore[attr-defined]
     assert reward_grader.client.settings.dtype == "float32"
     assert job.grader_providers == {"helpful": "judge", "expected_helpful": "judge", "reward": "rm"}
-    assert judge.engine.loaded is None  # nothing loads before the first call
+    assert judge.local_model.loaded is None  # nothing loads before the first call
 
 
 def test_the_reward_grader_swaps_to_vllm_by_provider() -> None:
@@ -166,12 +167,7 @@ graders:
         (
             "{kind: transformers, model: m, structured_output: json_object}",
             "llm",
-            "'json_schema' or 'prompt'",
-        ),
-        (
-            "{kind: openai, model: m, base_url: 'http://x/v1'}",
-            "reward_model",
-            "need a provider of kind 'transformers'",
+            r"takes structured_output 'json_schema' .* or 'prompt'",
         ),
     ],
 )
@@ -194,3 +190,24 @@ def test_a_bad_local_setting_names_its_line(line: str, field: str) -> None:
             "graders:\n  g: {type: llm, provider: p, params: {template: '{q}'}}\n",
             source="job.yaml",
         )
+
+
+def test_a_reward_model_grader_needs_a_provider_that_serves_reward_models() -> None:
+    graders = "graders:\n  g:\n    type: reward_model\n"
+    with pytest.raises(ConfigError) as missing:
+        parse_config(graders, source="job.yaml")
+    assert missing.value.problems == [
+        "job.yaml:2: graders.g: grader type 'reward_model' scores with a reward model and needs "
+        "'provider: <name>' (a provider of kind 'transformers' (in process) or 'vllm' (its /classify endpoint))"
+    ]
+    with pytest.raises(ConfigError) as wrong_kind:
+        parse_config(
+            "providers:\n  p: {kind: openai, model: m, base_url: 'http://x/v1'}\n"
+            + graders
+            + "    provider: p\n",
+            source="job.yaml",
+        )
+    assert wrong_kind.value.problems == [
+        "job.yaml:6: graders.g.provider: reward_model graders need a provider of kind 'transformers' "
+        "(in process) or 'vllm' (its /classify endpoint); 'p' is of kind 'openai'"
+    ]

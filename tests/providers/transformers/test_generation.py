@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from providers.transformers.errors import InferenceError
-from providers.transformers.generation import Generation, GenerationRequest, Generator
+from providers.transformers.generation import Generation, Generator
 from providers.transformers.loading import LoadedModel, load_model, resolve_device, resolve_dtype
+from providers.transformers.requests import GenerationRequest
 from providers.transformers.settings import TransformersSettings
 from tests.providers.transformers import tiny
 from tests.providers.transformers.helpers import needs_llguidance

@@ -12,7 +12,7 @@ from integrations.trl import OpenJudgeRewards
 from integrations.verl import compute_score
 from integrations.verl.scoring import shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings
-from providers.vllm_reward import RewardModelGrader
+from openjudge.graders.reward_model import RewardModelGrader
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +26,7 @@ providers:
   rm: {{kind: transformers, model: {reward}, device: cpu, max_batch_size: 16}}
   judge: {{kind: transformers, model: {judge}, device: cpu, max_new_tokens: 16}}
 graders:
-  reward:
+  rm_score:  # not "reward": VERL's extra info keeps openjudge/reward for the final reward
     type: reward_model
     provider: rm
     mapper: {{response: response, prompt: {prompt_field}}}
@@ -73,15 +73,15 @@ async def test_verl_compute_score_uses_one_model_per_process(
     config = write_config(tmp_path, reward_path, judge_path, "extra_info.question")
     options = {"config": str(config)}
     result = await compute_score("math", "4", "4", {"question": "what is 2+2?"}, openjudge=options)
-    assert result["openjudge/reward"] == pytest.approx(
+    assert result["openjudge/rm_score"] == pytest.approx(
         direct_reward(reward_path, "what is 2+2?", "4"), abs=1e-5
     )
     assert result["openjudge/helpful"] == 4.0
     again = await compute_score("math", "5", "4", {"question": "what is 2+2?"}, openjudge=options)
-    assert again["openjudge/reward"] == pytest.approx(
+    assert again["openjudge/rm_score"] == pytest.approx(
         direct_reward(reward_path, "what is 2+2?", "5"), abs=1e-5
     )
     scorer = shared_scorer(OpenJudgeVerlSettings(config=str(config)))
-    grader = scorer.runner.grader_configs["reward"].grader
+    grader = scorer.runner.grader_configs["rm_score"].grader
     assert isinstance(grader, RewardModelGrader)
-    assert grader.client.engine.stats.items == 2  # type: ignore[attr-defined]  # both calls, one loaded model
+    assert grader.client.local_model.stats.items == 2  # type: ignore[attr-defined]  # both calls, one loaded model

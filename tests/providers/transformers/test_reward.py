@@ -12,11 +12,11 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from openjudge.graders.base_grader import InvalidInputError
+from openjudge.graders.reward_model import RewardModelGrader
 from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from providers.transformers import TransformersRewardModel
-from providers.vllm_reward import RewardModelGrader
 from tests.providers.transformers import tiny
 
 pytestmark = pytest.mark.anyio
@@ -71,7 +71,7 @@ async def test_batched_rewards_equal_a_direct_forward_pass(reward_path: Path) ->
     async with anyio.create_task_group() as tg:
         for i in range(len(CASES)):
             tg.start_soon(one, i)
-    assert rm.engine.stats.batches == 1  # all four shared one left-padded forward pass
+    assert rm.local_model.stats.batches == 1  # all four shared one left-padded forward pass
     for (response, context), reward in zip(CASES, rewards, strict=True):
         assert reward.value == pytest.approx(direct(reward_path, response, **context), abs=1e-5)
         assert reward.values == (reward.value,)
@@ -82,7 +82,7 @@ async def test_batched_rewards_equal_a_direct_forward_pass(reward_path: Path) ->
 
 async def test_64_concurrent_scores_make_exactly_4_forward_passes(reward_path: Path) -> None:
     rm = reward_model(reward_path, max_batch_size=16, batch_window_s=30.0)
-    model = rm.engine.load().model
+    model = rm.local_model.load().model
     forwards: list[int] = []
     handle = model.register_forward_pre_hook(
         lambda module, args, kwargs: forwards.append(kwargs["input_ids"].shape[0]), with_kwargs=True

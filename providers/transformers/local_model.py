@@ -20,12 +20,13 @@ import anyio
 
 from providers.transformers.batcher import BatchStats, DynamicBatcher
 from providers.transformers.errors import InferenceError, is_device_fault, is_out_of_memory
+from providers.transformers.requests import GenerationRequest, ScoreRequest
 from providers.transformers.settings import TransformersSettings
 
 if TYPE_CHECKING:
-    from providers.transformers.generation import Generation, GenerationRequest
+    from providers.transformers.generation import Generation
     from providers.transformers.loading import Head, LoadedModel
-    from providers.transformers.scoring import ScoreRequest, Scores
+    from providers.transformers.scoring import Scores
 
 __all__ = ["LocalModel", "generative_model", "reward_model"]
 
