@@ -1,4 +1,8 @@
-"""Small helpers shared by these tests: a judge on the tiny model, its grader, probes."""
+"""Small helpers shared by these tests: a judge on the tiny model, its grader, probes.
+
+llguidance is part of the test install (the ``transformers`` extra is in scripts/_pip.sh's
+TEST_EXTRAS), so constrained decoding is tested, never skipped.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
-from providers.transformers import TransformersChatModel, constraints_installed
-
-needs_llguidance = pytest.mark.skipif(
-    not constraints_installed(),
-    reason="constrained decoding needs llguidance: pip install 'openjudge[transformers]' "
-    "(the test install, scripts/_pip.sh, includes it)",
-)
+from providers.transformers import TransformersChatModel
 
 ForwardHook = Callable[[TransformersChatModel, Callable[[], None]], None]
 """The ``forward_hooks`` fixture: install a function to run before every forward pass."""

@@ -21,7 +21,6 @@ from tests.providers.transformers.helpers import (
     count_generate_calls,
     grader,
     judge,
-    needs_llguidance,
     no_retries,
     until,
 )
@@ -29,7 +28,7 @@ from tests.providers.transformers.helpers import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize("structured_output", [pytest.param("json_schema", marks=needs_llguidance), "prompt"])
+@pytest.mark.parametrize("structured_output", ["json_schema", "prompt"])
 async def test_the_judge_returns_its_verdict_with_token_usage(
     judge_path: Path, structured_output: str
 ) -> None:

@@ -15,7 +15,6 @@ from providers.transformers.loading import LoadedModel, load_model, resolve_devi
 from providers.transformers.requests import GenerationRequest
 from providers.transformers.settings import TransformersSettings
 from tests.providers.transformers import tiny
-from tests.providers.transformers.helpers import needs_llguidance
 
 
 def loaded(path: Path, max_input_tokens: int | None = None) -> LoadedModel:
@@ -80,7 +79,6 @@ def test_logprobs_equal_a_direct_forward_pass_even_in_a_padded_batch(judge_path:
     assert sorted(t for t, _ in score_step.top) == tiny.DIGITS
 
 
-@needs_llguidance
 def test_constrained_decoding_makes_a_random_model_write_valid_json(random_lm_path: Path) -> None:
     generator = Generator(loaded(random_lm_path))
     schema = json.dumps(
@@ -100,7 +98,6 @@ def test_constrained_decoding_makes_a_random_model_write_valid_json(random_lm_pa
         assert g.finish_reason == "stop"
 
 
-@needs_llguidance
 def test_a_mixed_batch_constrains_only_the_rows_that_ask(random_lm_path: Path) -> None:
     generator = Generator(loaded(random_lm_path))
     schema = json.dumps(
