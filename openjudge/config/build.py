@@ -36,7 +36,7 @@ class BuiltJob:
     runner: GradingRunner
     providers: Mapping[str, ChatClient]
     grader_providers: Mapping[str, str]
-    """Grader name -> provider name (LLM graders only)."""
+    """Grader name -> provider name (graders that call a provider: LLM judges, reward models)."""
     cache: JudgeCache | None = None
 
 

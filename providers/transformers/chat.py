@@ -115,7 +115,10 @@ class TransformersChatTransport(LocalTransport[GenerationRequest, "Generation"])
             "top_logprobs": g.top_logprobs,
             "json_schema": g.json_schema,
         }
-        return _json.dumps(body)
+        try:
+            return _json.dumps(body)
+        except TypeError:  # content JSON cannot hold (a template may still render it): not cacheable
+            return None
 
     def _checkpoint(self) -> dict[str, Any]:
         # Stat'ed once, on the first keyed call: the loaded weights do not change afterwards.

@@ -60,6 +60,8 @@ def test_the_cache_key_names_the_checkpoint_and_the_whole_request(tmp_path: Path
         ),
     ]
     assert len({base, *variants}) == 1 + len(variants)
+    odd = ChatRequest([{"role": "user", "content": "2+2?", "extra": object()}], sampling=GREEDY)
+    assert judge(checkpoint).transport.wire_body(odd) is None  # not JSON: not cacheable, still callable
     assert judge(checkpoint).transport.endpoint == f"transformers:{checkpoint}"
     assert judge(checkpoint, revision="abc123").transport.endpoint == f"transformers:{checkpoint}@abc123"
     config = checkpoint / "config.json"
