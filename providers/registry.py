@@ -7,6 +7,7 @@ Model strings are ``kind:model``, optionally ``@base_url``::
     vllm:@http://host:8000/v1             (the served model is discovered)
     azure:my-deployment
     litellm:anthropic/claude-sonnet-4-5
+    transformers:Qwen/Qwen3-0.6B          (runs in this process on torch)
 
 The table maps each kind to ``"module:factory"``; the module is imported only when a
 string of that kind is resolved, so importing this module imports no SDK. Config
@@ -33,6 +34,7 @@ PROVIDER_FACTORIES: Mapping[str, str] = MappingProxyType(
         "vllm": "providers.vllm:VLLMChatModel",
         "azure": "providers.azure:AzureChatModel",
         "litellm": "providers.litellm:LiteLLMChatModel",
+        "transformers": "providers.transformers:TransformersChatModel",
     }
 )
 """Provider kind -> ``"module:factory"``; the factory's first argument is the model name."""

@@ -24,6 +24,7 @@ from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
+from openjudge.models.reward_model import RewardModel
 from openjudge.runner.aggregators import (
     Aggregator,
     GateAggregator,
@@ -45,7 +46,7 @@ class BuiltJob:
     runner: GradingRunner
     providers: Mapping[str, ChatClient]
     grader_providers: Mapping[str, str]
-    """Grader name -> provider name (LLM graders only)."""
+    """Grader name -> provider name (graders that call a provider: LLM judges, reward models)."""
     cache: JudgeCache | None = None
 
 
@@ -129,6 +130,36 @@ def _provider_problem(name: str, exc: Exception) -> str:
             "for a local server also set base_url"
         )
     return text
+
+
+def _reward_model(
+    provider: ChatClient, spec: ProviderSpec, *, limits: ConnectionLimits | None = None
+) -> RewardModel:
+    """The reward model a ``reward_model`` grader scores with, from its provider.
+
+    ``transformers``: the same checkpoint settings, loaded as a sequence classifier (once per
+    provider); ``vllm``: the server's ``/classify`` endpoint, under the provider's policy.
+
+    Raises:
+        ValueError: Any other kind.
+    """
+    if spec.kind == "transformers":
+        from providers.transformers import TransformersChatModel
+
+        if isinstance(provider, TransformersChatModel):
+            return provider.reward_model()
+    if spec.kind == "vllm":
+        from providers.vllm import VLLMChatModel
+        from providers.vllm_reward import RewardModelClient
+
+        if isinstance(provider, VLLMChatModel):
+            return RewardModelClient(
+                provider.base_url, spec.model, api_key=spec.api_key, policy=provider.policy, limits=limits
+            )
+    raise ValueError(
+        f"reward_model graders need a provider of kind 'transformers' (in process) or 'vllm' "
+        f"(its /classify endpoint), not {spec.kind!r}"
+    )
 
 
 def _aggregator(spec: AggregatorSpec) -> Aggregator:
@@ -227,6 +258,7 @@ def build_job(
             problems.append(where.at(("providers", name), _provider_problem(name, exc)))
     configs: dict[str, GraderConfig] = {}
     grader_providers: dict[str, str] = {}
+    reward_models: dict[str, RewardModel] = {}  # one per provider, shared by its graders
     for name, gspec in config.graders.items():
         entry = BUILTIN_GRADERS[gspec.type]
         if entry.kind == "llm" and (gspec.provider is None or gspec.provider not in providers):
@@ -237,7 +269,18 @@ def build_job(
         if found:
             problems += found
             continue
-        if entry.kind == "llm" and gspec.provider is not None:
+        if gspec.type == "reward_model" and gspec.provider is not None:
+            if gspec.provider not in reward_models:
+                try:
+                    reward_models[gspec.provider] = _reward_model(
+                        providers[gspec.provider], config.providers[gspec.provider], limits=limits
+                    )
+                except Exception as exc:  # e.g. a provider kind that serves no reward model
+                    problems.append(where.at(("graders", name, "provider"), str(exc)))
+                    continue
+            params["client"] = reward_models[gspec.provider]
+            grader_providers[name] = gspec.provider
+        elif entry.kind == "llm" and gspec.provider is not None:
             params["model"] = providers[gspec.provider]
             grader_providers[name] = gspec.provider
             if gspec.type == "llm":

@@ -75,6 +75,32 @@ def _expand(value: Any, path: FieldPath, where: Located, problems: list[str], en
     return value
 
 
+_REWARD_MODEL_KINDS = ("transformers", "vllm")
+
+
+def _reward_model_provider(config: JobConfig, name: str, where: Located) -> list[str]:
+    """A ``reward_model`` grader scores with a provider that can serve a reward model."""
+    provider = config.graders[name].provider
+    kinds = "'transformers' (in process) or 'vllm' (its /classify endpoint)"
+    if provider is None:
+        return [
+            where.at(
+                ("graders", name),
+                f"grader type 'reward_model' scores with a reward model and needs 'provider: <name>' "
+                f"(a provider of kind {kinds})",
+            )
+        ]
+    spec = config.providers.get(provider)
+    if spec is not None and spec.kind not in _REWARD_MODEL_KINDS:
+        return [
+            where.at(
+                ("graders", name, "provider"),
+                f"reward_model graders need a provider of kind {kinds}; {provider!r} is of kind {spec.kind!r}",
+            )
+        ]
+    return []
+
+
 def _model_at(root: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
     """The model under ``root`` that holds the field at ``loc`` (walking dicts, lists and optionals)."""
     current: object = root
@@ -148,7 +174,9 @@ def _semantic_checks(config: JobConfig, where: Located) -> list[str]:
                 problems.append(where.at((*base, "type"), str(exc.args[0])))
             continue
         entry = BUILTIN_GRADERS[grader.type]
-        if entry.kind == "llm" and grader.provider is None:
+        if grader.type == "reward_model":
+            problems.extend(_reward_model_provider(config, name, where))
+        elif entry.kind == "llm" and grader.provider is None:
             problems.append(
                 where.at(base, f"grader type {grader.type!r} is an LLM judge and needs 'provider: <name>'")
             )

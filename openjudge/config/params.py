@@ -23,8 +23,9 @@ from openjudge.models.chat_model import Sampling
 
 __all__ = ["INJECTED_PARAMS", "grader_arguments"]
 
-INJECTED_PARAMS = frozenset({"model"})
-"""Constructor parameters the config sets itself (``model`` is the grader's provider)."""
+INJECTED_PARAMS = frozenset({"model", "client"})
+"""Constructor parameters the config sets itself from the grader's provider (``model`` for
+judges, ``client`` for the reward model of ``reward_model`` graders)."""
 
 _SKIPPED = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 

@@ -69,6 +69,22 @@ PROVIDER_KINDS: Mapping[str, ProviderKind] = {
     "litellm": ProviderKind(
         "any litellm route; model carries the route, e.g. hosted_vllm/qwen3-8b", frozenset({"api_version"})
     ),
+    "transformers": ProviderKind(
+        "a model run in this process on torch; model is a local directory or hub id",
+        frozenset(
+            {
+                "device",
+                "dtype",
+                "max_batch_size",
+                "batch_window_s",
+                "max_new_tokens",
+                "max_input_tokens",
+                "revision",
+                "trust_remote_code",
+                "chat_template",
+            }
+        ),
+    ),
     "verl": ProviderKind(
         "the judge VERL serves during training (integrations.verl supplies base_url and model)"
     ),
@@ -105,11 +121,14 @@ class ProviderSpec(_Spec):
     Attributes:
         kind: ``openai`` (OpenAI or any OpenAI-compatible server), ``vllm`` (adds vLLM's
             structured outputs and discovery), ``azure`` (Azure OpenAI; ``model`` is the
-            deployment, ``base_url`` the resource endpoint) or ``litellm`` (any litellm
-            route; ``model`` carries the route, e.g. ``hosted_vllm/qwen3-8b``) or ``verl``
-            (the judge VERL serves under ``reward.reward_model``; built by
-            ``integrations.verl``, which supplies ``base_url`` and ``model``).
-        model: Model name on the server (required, except for ``verl``).
+            deployment, ``base_url`` the resource endpoint), ``litellm`` (any litellm
+            route; ``model`` carries the route, e.g. ``hosted_vllm/qwen3-8b``),
+            ``transformers`` (the model runs in this process on torch; ``model`` is a
+            local directory or hub id) or ``verl`` (the judge VERL serves under
+            ``reward.reward_model``; built by ``integrations.verl``, which supplies
+            ``base_url`` and ``model``).
+        model: Model name on the server (``transformers``: a directory or hub id);
+            required, except for ``verl``.
         api_version: Azure API version (``azure`` and ``litellm`` only).
         base_url: Server URL ending in ``/v1`` (default: the kind's own, or ``OPENAI_BASE_URL``).
         api_key: Key; write ``${ENV_VAR}`` rather than the key itself.
@@ -119,6 +138,9 @@ class ProviderSpec(_Spec):
         limits: Concurrency and rate limits.
         sampling: Sampling defaults.
         price: Dollars per 1,000 tokens, for cost estimates.
+        device, dtype, max_batch_size, batch_window_s, max_new_tokens, max_input_tokens,
+        revision, trust_remote_code, chat_template: ``transformers`` only; see
+            :class:`providers.transformers.TransformersSettings`.
     """
 
     kind: str = Field(json_schema_extra={"enum": list(PROVIDER_KINDS)})
@@ -132,6 +154,15 @@ class ProviderSpec(_Spec):
     limits: ProviderLimits = ProviderLimits()
     sampling: SamplingSpec = SamplingSpec()
     price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None
+    device: str | None = Field(default=None, pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$")
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] | None = None
+    max_batch_size: int | None = Field(default=None, ge=1)
+    batch_window_s: float | None = Field(default=None, ge=0)
+    max_new_tokens: int | None = Field(default=None, ge=1)
+    max_input_tokens: int | None = Field(default=None, ge=1)
+    revision: str | None = None
+    trust_remote_code: bool | None = None
+    chat_template: str | None = None
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         # A base_url may carry user:pass@; reprs show it without (the key is a SecretStr already).

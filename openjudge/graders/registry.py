@@ -207,6 +207,12 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "Rank a group of 2..N responses in one judge call; Borda or Bradley-Terry scores",
     ),
     (
+        "reward_model",
+        f"{_G}.reward_model:RewardModelGrader",
+        "llm",
+        "A reward model's raw score for the response (provider kind transformers, or vllm's /classify)",
+    ),
+    (
         "group_tournament",
         f"{_G}.comparison.group_tournament:GroupTournamentGrader",
         "llm",

@@ -82,6 +82,7 @@ def test_table_is_explicit_and_lazy() -> None:
         "vllm": "providers.vllm:VLLMChatModel",
         "azure": "providers.azure:AzureChatModel",
         "litellm": "providers.litellm:LiteLLMChatModel",
+        "transformers": "providers.transformers:TransformersChatModel",
     }
     assert load_factory("vllm") is VLLMChatModel
     with pytest.raises(ValueError, match="Did you mean 'azure'"):
