@@ -158,11 +158,6 @@ graders:
 @pytest.mark.parametrize(
     ("provider", "grader_type", "message"),
     [
-        (
-            "{kind: openai, model: m, base_url: 'http://x/v1', device: cpu}",
-            "llm",
-            "device apply to kind 'transformers' only",
-        ),
         ("{kind: transformers, model: m, base_url: 'http://x/v1'}", "llm", "remove base_url and api_key"),
         (
             "{kind: transformers, model: m, structured_output: json_object}",
@@ -178,6 +173,18 @@ def test_misplaced_settings_are_config_errors(provider: str, grader_type: str, m
     )
     with pytest.raises(ConfigError, match=message):
         build_job(config, source="job.yaml")
+
+
+def test_a_local_setting_on_another_kind_names_its_line() -> None:
+    text = (
+        "providers:\n  p: {kind: openai, model: m, base_url: 'http://x/v1', device: cpu}\n"
+        "graders:\n  g: {type: string_match}\n"
+    )
+    with pytest.raises(ConfigError) as raised:
+        parse_config(text, source="job.yaml")
+    assert raised.value.problems == [
+        "job.yaml:2: providers.p.device: applies to kind 'transformers', not 'openai'"
+    ]
 
 
 @pytest.mark.parametrize(
