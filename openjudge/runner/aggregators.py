@@ -1,7 +1,9 @@
 """Aggregators: combine one sample's per-grader results into one result.
 
 Scores are put on a common scale first: a grader that declares its range contributes
-its normalised score (0 worst, 1 best); one without a range contributes its raw score.
+its normalised score (0 worst, 1 best). A grader without a range has no such scale, so
+:class:`~openjudge.runner.grading_runner.GradingRunner` refuses a built-in aggregator that
+would mix it with others (:func:`mixed_graders`); alone, it contributes its raw score.
 An error in any input makes the aggregate an error too, unless ``on_error="skip"``.
 """
 
@@ -19,6 +21,7 @@ __all__ = [
     "MinAggregator",
     "WeightedMeanAggregator",
     "WeightedSumAggregator",
+    "mixed_graders",
 ]
 
 _UNIT = ScoreRange(low=0.0, high=1.0)
@@ -166,3 +169,17 @@ class GateAggregator:
         if isinstance(inner, GraderScore):
             return inner.model_copy(update={"name": self.name})
         return inner
+
+
+def mixed_graders(aggregator: AggregatorLike, graders: list[str]) -> list[str]:
+    """The graders (of ``graders``) whose scores a built-in aggregator puts on one scale.
+
+    Custom aggregators (any other callable) are not inspected: an empty list.
+    """
+    if isinstance(aggregator, WeightedMeanAggregator):
+        return list(aggregator.weights) if aggregator.weights is not None else list(graders)
+    if isinstance(aggregator, MinAggregator):
+        return list(graders)
+    if isinstance(aggregator, GateAggregator):
+        return [*dict.fromkeys([*aggregator.gates, *mixed_graders(aggregator.then, graders)])]
+    return []

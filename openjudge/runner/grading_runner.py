@@ -28,10 +28,10 @@ from typing import Any, TypeAlias, TypeVar
 import anyio
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, error_from_exception
-from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore
+from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderResult, GraderScore
 from openjudge.models.timeouts import timeout_scope
 from openjudge.models.usage import TokenUsage
-from openjudge.runner.aggregators import AggregatorLike
+from openjudge.runner.aggregators import AggregatorLike, mixed_graders
 from openjudge.runner.grader_config import BoundGrader, GraderConfig
 from openjudge.runner.mapper import Mapper, MissingFieldError
 from openjudge.runner.progress import ProgressBar
@@ -104,7 +104,23 @@ class GradingRunner:
         self.timeout = timeout
         self.deadline = deadline
         self.aggregators = self._named_aggregators(aggregators)
+        self._check_scales()
         self._portal: SyncPortal | None = None
+
+    def _check_scales(self) -> None:
+        """Refuse an aggregator that would mix raw scores of unknown range with others."""
+        for name, agg in self.aggregators.items():
+            mixed = [g for g in mixed_graders(agg, list(self.grader_configs)) if g in self.grader_configs]
+            if len(mixed) < 2:
+                continue
+            for key in mixed:
+                grader = self.grader_configs[key].grader
+                if grader.mode is GraderMode.POINTWISE and grader.score_range is None:
+                    raise ValueError(
+                        f"aggregator {name!r} mixes grader {key!r}, which declares no score range, with "
+                        "other graders: its raw scores cannot be put on their 0-1 scale. Give it one "
+                        f"(e.g. score_range=(1, 5)), or leave {key!r} out of the aggregator's weights"
+                    )
 
     def _named_aggregators(
         self, aggregators: AggregatorLike | Sequence[AggregatorLike] | None

@@ -312,3 +312,27 @@ def test_pair_timeouts_under_trio() -> None:
     ok, hung = result["s"]
     assert isinstance(ok, GraderScore)
     assert isinstance(hung, GraderError) and hung.kind == "timeout"
+
+
+def test_an_aggregator_may_not_mix_a_grader_without_a_score_range() -> None:
+    judge = FunctionChatModel(lambda _messages: '{"reason": "ok", "score": 4}')
+    unranged = LLMGrader(judge, name="quality", template="Rate 1-5: {answer}")
+    ranged = LLMGrader(judge, name="ranged", template="Rate 1-5: {answer}", score_range=(1, 5))
+    exact = FunctionGrader(lambda answer: 1.0, name="exact", score_range=(0, 1))
+    graders = {"quality": unranged, "ranged": ranged, "exact": exact}
+    for aggregator in (
+        WeightedMeanAggregator("reward"),
+        MinAggregator("reward"),
+        GateAggregator(
+            {"exact": 1.0}, WeightedMeanAggregator(weights={"quality": 1, "ranged": 1}), name="reward"
+        ),
+    ):
+        with pytest.raises(
+            ValueError, match="aggregator 'reward' mixes grader 'quality', which declares no score range"
+        ):
+            GradingRunner(graders, aggregators=aggregator, show_progress=False)
+    # Left out of the mix, or mixed with nothing else, it is fine.
+    GradingRunner(
+        graders, aggregators=WeightedMeanAggregator("reward", {"ranged": 1, "exact": 1}), show_progress=False
+    )
+    GradingRunner({"quality": unranged}, aggregators=WeightedMeanAggregator("reward"), show_progress=False)
