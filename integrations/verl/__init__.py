@@ -20,9 +20,9 @@ trajectory) and ``integrations.verl.sampler`` (failure counts in V1 training met
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from integrations._shared import lazy_attribute
 from integrations.verl.functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
 from integrations.verl.functions import ExtraValue as ExtraValue
 from integrations.verl.functions import RewardResult as RewardResult
@@ -54,9 +54,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'integrations.verl' has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(globals(), _LAZY, name)

@@ -166,13 +166,13 @@ graders:
     mapper: {{question: prompt, answer: response}}
 aggregators:
   - type: weighted_mean
-    name: reward
+    name: total
     weights: {{correct: 1, quality: 1}}
 """
 
 
 def write_graders_yaml(directory: Path, base_url: str, *, timeout_s: float = 2.0) -> Path:
-    """The test graders: a rule (``correct``) and an HTTP LLM judge (``quality``), averaged as ``reward``."""
+    """The test graders: a rule (``correct``) and an HTTP LLM judge (``quality``), averaged as ``total``."""
     path = directory / "graders.yaml"
     path.write_text(GRADERS_YAML.format(base_url=base_url, timeout_s=timeout_s), encoding="utf-8")
     return path
