@@ -32,6 +32,7 @@ from integrations.verl.functions import ExtraValue
 from integrations.verl.guard import OUTAGE_KINDS, FailureGuard, SampleFailed
 from integrations.verl.hosted_judge import HostedJudge, resolve_hosted_providers
 from integrations.verl.keys import FAILED_KEY, REWARD_KEY, check_names, error_key, score_entries, score_key
+from integrations.verl.lifecycle import close_at_exit
 from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.config import ConfigError, load_config
 from openjudge.config.build import build_job
@@ -281,7 +282,8 @@ def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | N
 
     Every manager instance and every ``compute_score`` call in a worker process shares
     it, and so shares its providers' limits and clients (clients are created lazily,
-    one per running event loop), its breakers and its failure-rate window.
+    one per running event loop), its breakers and its failure-rate window. What it
+    built is closed when the process exits (:mod:`integrations.verl.lifecycle`).
 
     Args:
         settings: The options.
@@ -302,6 +304,7 @@ def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | N
                     raise
                 raise ConfigError([str(exc)]) from None
             job = build_job(config, source=settings.config, use_cache=settings.judge_cache)
+            close_at_exit(job)  # in-process models and the cache file (Ray actors: see lifecycle)
             describe = {
                 name: f"{getattr(model, 'base_url', None) or name}, model {model.model!r}"
                 for name, model in job.providers.items()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from integrations.verl.functions import find_reward_function
 from integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge, GroupJudge
 from integrations.verl.group.settings import WHERE, GroupSettings, read_group_settings
+from integrations.verl.lifecycle import close_at_exit
 from integrations.verl.scoring import reward_loop_names
 from integrations.verl.settings import SettingsError, config_value, read_settings
 from openjudge.config import load_config
@@ -68,6 +69,7 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         taken = reward_loop_names(read_settings(per_sample))
     path = os.path.realpath(settings.config)
     job = build_job(load_config(path), source=settings.config, use_cache=False, members_scored=True)
+    close_at_exit(job)
     judge = GraderGroupJudge(job.runner, settings, source=settings.config, reward_loop_names=taken)
     logger.info(
         "openjudge: group graders %s, reward = %s, from %s",
