@@ -15,7 +15,10 @@ when first used (``from integrations.verl import OpenJudgeRewardManager``).
 Also: ``integrations.verl.agent_loop`` (the ``openjudge_tool_agent`` loop that hands tool
 trajectories to the graders), ``integrations.verl.hosted_judge`` (``kind: verl``
 providers: the judge VERL serves), ``integrations.verl.samples`` (what graders see of a
-trajectory) and ``integrations.verl.sampler`` (failure counts in V1 training metrics).
+trajectory, on every path), ``integrations.verl.keys`` (the ``reward_extra_info`` keys and
+the names they reserve), ``integrations.verl.sampler`` (failure counts in V1 training
+metrics), ``integrations.verl.lifecycle`` (closing at exit) and ``integrations.verl.group``
+(group judging).
 """
 
 from __future__ import annotations

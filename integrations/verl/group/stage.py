@@ -66,7 +66,10 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         )
     taken: tuple[str, ...] = ()
     if settings.pointwise and per_sample is not None:  # the group's keys join the reward loop's
-        taken = reward_loop_names(read_settings(per_sample))
+        try:
+            taken = reward_loop_names(read_settings(per_sample))
+        except SettingsError:  # no graders YAML there: the reward manager reports its own options
+            logger.debug("openjudge: reward.openjudge names no graders YAML; group names checked per group")
     path = os.path.realpath(settings.config)
     job = build_job(load_config(path), source=settings.config, use_cache=False, members_scored=True)
     close_at_exit(job)
