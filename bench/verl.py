@@ -21,8 +21,9 @@ measured the same way.
 ``step``: 1,024 trajectories x 2 LLM graders, judge latency 200 ms, provider limit 256,
 driven as ``RewardLoopWorker`` drives one worker (``gather`` of ``run_single``). The
 physical limit is ceil(1024 x 2 / 256) x 0.2 s = 1.6 s; target <= 1.1 x that. Measured
-twice: with an in-process judge (the manager and runner alone) and with the real openai
-client against a local HTTP judge server (adds the client's CPU cost per request).
+twice: with an in-process judge (the manager and runner alone) and with a ``kind: openai``
+provider (its aiohttp transport) against a local HTTP judge server (adds the HTTP
+client's CPU cost per request).
 """
 
 from __future__ import annotations
@@ -273,7 +274,7 @@ def step() -> None:
         elapsed, cpu = asyncio.run(timed())
         stats = server.stats()
     print(
-        f"step, HTTP judge (openai client -> local server): {elapsed:.2f}s; ideal {ideal:.2f}s; "
+        f"step, HTTP judge (kind: openai, aiohttp -> local server): {elapsed:.2f}s; ideal {ideal:.2f}s; "
         f"client CPU {cpu:.2f}s = {cpu / (2 * N) * 1e3:.2f} ms/request; "
         f"server: {stats.chat_requests} requests, peak in flight {stats.peak_in_flight}"
     )
@@ -282,7 +283,7 @@ def step() -> None:
         "  bound: the CPU per judge call, not judge latency. All 256 calls of a wave finish together, so\n"
         "  the CPU to finish them and start the next wave is serial time between waves (8 waves here):\n"
         "  in-process, the runner + LLM grader + provider path (the manager adds ~0.2 ms per trajectory);\n"
-        "  over HTTP, mostly the openai/httpx client's CPU per request, on the 2 cores the server shares"
+        "  over HTTP, mostly the HTTP client's CPU per request (aiohttp), on the 2 cores the server shares"
     )
 
 

@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from bench.runner import report
+from integrations.verl.functions import RewardSample
 from integrations.verl.group import GroupSettings
 from integrations.verl.group.barrier import GroupBarrier
 from integrations.verl.group.judges import GraderGroupJudge
@@ -108,13 +109,17 @@ GRADERS: dict[str, tuple[Callable[[ChatModel], BaseGrader], dict[str, str], int]
 
 
 def member(prompt: int, session: int) -> Member:
-    sample: dict[str, object] = {
-        "prompt": f"question {prompt}",
-        "response": f"answer {session}",
-        "ground_truth": "answer 3",
-        "uid": f"u{prompt}",
-    }
-    return Member(session_id=session, sample=sample, pointwise=None)  # type: ignore[arg-type]  # JSON values
+    sample = RewardSample(
+        original_index=session,
+        group_index=prompt,
+        prompt=f"question {prompt}",
+        response=f"answer {session}",
+        messages=[],
+        extra={},
+        ground_truth="answer 3",
+        uid=f"u{prompt}",
+    )
+    return Member(session_id=session, sample=sample, pointwise=None)
 
 
 def group_judge(kind: str, latency: float) -> GraderGroupJudge:
@@ -146,7 +151,7 @@ async def pointwise_step(gen: Callable[[int, int], float]) -> list[float]:
 
     async def session(p: int, s: int) -> float:
         await asyncio.sleep(gen(p, s))
-        out = await runner.arun([member(p, s).sample])
+        out = await runner.arun([member(p, s).sample.grader_sample()])
         score = out["judge"][0]
         assert hasattr(score, "score")
         return float(score.score)

@@ -1,16 +1,18 @@
-"""Pieces every framework adapter needs: option parsing help and rate-limited failure logs."""
+"""Pieces every framework adapter needs: option parsing help, rate-limited failure logs, lazy names."""
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 from collections import Counter
+from collections.abc import Mapping, MutableMapping
 
 from pydantic import ValidationError
 
 from openjudge.graders.schema import GraderError
 
-__all__ = ["FailureLog", "plain_options", "validation_problems"]
+__all__ = ["FailureLog", "lazy_attribute", "plain_options", "validation_problems"]
 
 _LOG_EVERY = 1000
 
@@ -52,3 +54,22 @@ def plain_options(value: object) -> object:
 def validation_problems(exc: ValidationError, where: str) -> str:
     """One line naming each invalid option by its full path under ``where``."""
     return "; ".join(f"{where}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+
+
+def lazy_attribute(namespace: MutableMapping[str, object], lazy: Mapping[str, str], name: str) -> object:
+    """A package's ``__getattr__`` (PEP 562) for names whose modules import a framework.
+
+    Args:
+        namespace: The package's ``globals()``; the value is cached there.
+        lazy: Name -> the module that defines it.
+        name: The attribute asked for.
+
+    Raises:
+        AttributeError: ``name`` is not one of ``lazy``.
+    """
+    module = lazy.get(name)
+    if module is None:
+        raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module), name)
+    namespace[name] = value
+    return value

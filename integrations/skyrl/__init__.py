@@ -12,9 +12,9 @@ Importing this package does not import ``skyrl_gym``; :class:`OpenJudgeEnv` and
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from integrations._shared import lazy_attribute
 from integrations.skyrl.scorer import EnvScorer as EnvScorer
 from integrations.skyrl.scorer import StepScore as StepScore
 from integrations.skyrl.settings import OpenJudgeSkyRLSettings as OpenJudgeSkyRLSettings
@@ -37,9 +37,4 @@ _LAZY = {"OpenJudgeEnv": "integrations.skyrl.env", "register_env": "integrations
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'integrations.skyrl' has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(globals(), _LAZY, name)

@@ -15,14 +15,17 @@ when first used (``from integrations.verl import OpenJudgeRewardManager``).
 Also: ``integrations.verl.agent_loop`` (the ``openjudge_tool_agent`` loop that hands tool
 trajectories to the graders), ``integrations.verl.hosted_judge`` (``kind: verl``
 providers: the judge VERL serves), ``integrations.verl.samples`` (what graders see of a
-trajectory) and ``integrations.verl.sampler`` (failure counts in V1 training metrics).
+trajectory, on every path), ``integrations.verl.keys`` (the ``reward_extra_info`` keys and
+the names they reserve), ``integrations.verl.sampler`` (failure counts in V1 training
+metrics), ``integrations.verl.lifecycle`` (closing at exit) and ``integrations.verl.group``
+(group judging).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from integrations._shared import lazy_attribute
 from integrations.verl.functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
 from integrations.verl.functions import ExtraValue as ExtraValue
 from integrations.verl.functions import RewardResult as RewardResult
@@ -54,9 +57,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'integrations.verl' has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(globals(), _LAZY, name)

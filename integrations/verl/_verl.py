@@ -1,10 +1,15 @@
-"""The place that imports VERL and torch, with an ImportError that says what to install.
+"""What to install when VERL is missing: the message every VERL-importing module raises with.
 
-Only the modules that need VERL at class-definition time (the reward managers and the
-batch helpers) import this; ``import integrations.verl`` alone does not.
+This module imports nothing. Each module that needs VERL at class-definition time (the
+reward managers, the tool agent loop, the replay buffers, the group stage) imports what
+it needs from VERL itself, under this hint; the modules they share (rows, samples,
+batch scoring) import VERL only for type checking. So our modules and VERL may be
+imported in any order (see :mod:`integrations.verl.plugin`).
 """
 
 from __future__ import annotations
+
+__all__ = ["INSTALL_HINT"]
 
 INSTALL_HINT = (
     "integrations.verl's reward managers need VERL and torch. Install torch first, then the extra:\n"
@@ -12,11 +17,3 @@ INSTALL_HINT = (
     "    pip install 'openjudge-graders[verl]'\n"
     "(VERL does not pin torch: without a torch already installed, pip pulls the newest CUDA build.)"
 )
-
-try:
-    import torch
-    from verl import DataProto
-except ImportError as exc:  # pragma: no cover - exercised only where verl is absent
-    raise ImportError(f"{INSTALL_HINT}\n(import failed: {exc})") from exc
-
-__all__ = ["INSTALL_HINT", "DataProto", "torch"]

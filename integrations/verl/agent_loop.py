@@ -22,15 +22,13 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from integrations.verl.rows import Tokenizer
-from integrations.verl.samples import AGENT_MESSAGES_FIELD, plain
+from integrations.verl._verl import INSTALL_HINT
+from integrations.verl.samples import AGENT_MESSAGES_FIELD, Tokenizer, plain
 
 try:
     from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
     from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, ToolAgentLoop
 except ImportError as exc:  # pragma: no cover - exercised only where verl is absent
-    from integrations.verl._verl import INSTALL_HINT
-
     raise ImportError(
         f"openjudge_tool_agent needs VERL's agent loop (VERL >= 0.9).\n{INSTALL_HINT}\n({exc})"
     ) from exc

@@ -3,24 +3,31 @@
 Decode every row, group the rows by ``uid`` (by prompt text when there is no ``uid``
 column), hand the groups to a :class:`BaseOpenJudgeRewardFunction`, match the results
 back by ``original_index``, and put each reward on the last valid response token.
+:class:`BatchCall` gives both managers that call shape.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, overload
 
-from integrations.verl._verl import DataProto, torch
+import torch
+
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
-from integrations.verl.rows import Tokenizer, sample_from_row, valid_response_lengths
+from integrations.verl.rows import sample_from_row, valid_response_lengths
+from integrations.verl.samples import Tokenizer
 from integrations.verl.scoring import SampleScorer
 from openjudge.runner.sync import SyncPortal
 
+if TYPE_CHECKING:  # no VERL import here (see integrations.verl.plugin)
+    from verl import DataProto
+
 __all__ = [
+    "BatchCall",
     "BatchRewards",
     "ScorerRewardFunction",
-    "SyncBatchCall",
     "decode_batch",
     "group_by_prompt",
     "score_batch",
@@ -147,28 +154,56 @@ async def score_batch(
     return BatchRewards(reward_tensor(data, [r.score for r in results]), _columns(results))
 
 
-class SyncBatchCall:
-    """The synchronous batch call both managers offer, on one private event-loop thread.
+class BatchCall:
+    """The seed guide's synchronous batch call, ``manager(data, return_dict=True)``, for both managers.
 
-    Works from plain code and from inside a running loop alike (the calling thread
-    blocks until the batch is scored); the thread starts on first use.
+    Subclasses set :attr:`function`, :attr:`num_examine` and :attr:`reward_fn_key` and
+    keep the policy tokenizer in :attr:`batch_tokenizer`. The call runs on one private
+    event-loop thread (started on first use), so it works from plain code and from inside
+    a running loop alike; the calling thread blocks until the batch is scored.
     """
 
-    def __init__(self) -> None:
-        self._portal: SyncPortal | None = None
+    function: BaseOpenJudgeRewardFunction
+    num_examine: int
+    reward_fn_key: str
+    batch_tokenizer: Tokenizer
+    _portal: SyncPortal | None = None
 
-    def __call__(
-        self, score: Callable[[DataProto], Awaitable[BatchRewards]], data: DataProto, return_dict: bool
-    ) -> torch.Tensor | dict[str, object]:
+    async def ascore_batch(self, data: DataProto) -> BatchRewards:
+        """Score a whole batch from async code, grouped by ``uid``."""
+        return await score_batch(
+            self.function,
+            data,
+            self.batch_tokenizer,
+            reward_fn_key=self.reward_fn_key,
+            num_examine=self.num_examine,
+        )
+
+    def precomputed(self, data: DataProto, return_dict: bool) -> torch.Tensor | dict[str, object] | None:
+        """What to return without scoring (``None``: score the batch)."""
+        return None
+
+    @overload
+    def __call__(self, data: DataProto, return_dict: Literal[False] = ...) -> torch.Tensor: ...
+    @overload
+    def __call__(self, data: DataProto, return_dict: Literal[True]) -> dict[str, object]: ...
+    @overload
+    def __call__(self, data: DataProto, return_dict: bool = ...) -> torch.Tensor | dict[str, object]: ...
+    def __call__(self, data: DataProto, return_dict: bool = False) -> torch.Tensor | dict[str, object]:
+        """Score a batch: the reward tensor (shaped like ``responses``), or with
+        ``return_dict=True`` ``{"reward_tensor": ..., "reward_extra_info": {key: [value per row]}}``."""
+        ready = self.precomputed(data, return_dict)
+        if ready is not None:
+            return ready
         if self._portal is None:
             self._portal = SyncPortal()
-        out = self._portal.call(score, data)
+        out = self._portal.call(self.ascore_batch, data)
         if return_dict:
             return {"reward_tensor": out.reward_tensor, "reward_extra_info": out.reward_extra_info}
         return out.reward_tensor
 
     def close(self) -> None:
-        """Stop the helper thread, if it was started."""
+        """Stop the helper thread of the synchronous call, if it was started."""
         if self._portal is not None:
             self._portal.close()
             self._portal = None

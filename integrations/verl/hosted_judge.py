@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
+from integrations.verl.settings import config_value
 from openjudge.config.schema import JobConfig, ProviderSpec
 
 __all__ = ["HOSTED_KIND", "HostedJudge", "hosted_judge_from_verl", "resolve_hosted_providers"]
@@ -47,15 +48,6 @@ class HostedJudge:
         return f"http://{self.router_address}/v1"
 
 
-def _get(node: object, *keys: str) -> object:
-    for key in keys:
-        if node is None:
-            return None
-        getter = getattr(node, "get", None)
-        node = getter(key) if callable(getter) else getattr(node, key, None)
-    return node
-
-
 def hosted_judge_from_verl(
     config: object, reward_router_address: str | None, reward_model_tokenizer: object = None
 ) -> HostedJudge | None:
@@ -67,7 +59,7 @@ def hosted_judge_from_verl(
     """
     if not reward_router_address:
         return None
-    model = _get(config, "reward", "reward_model", "model_path")
+    model = config_value(config, "reward", "reward_model", "model_path")
     if not isinstance(model, str) or not model:
         model = getattr(reward_model_tokenizer, "name_or_path", None)
     return HostedJudge(reward_router_address, model if isinstance(model, str) and model else None)

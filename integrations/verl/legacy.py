@@ -7,24 +7,36 @@ legacy registry (``verl.workers.reward_manager``) when this module is imported.
 
 Options come from the constructor's ``openjudge`` argument, which VERL fills from
 ``+reward_model.reward_kwargs.openjudge.config=...`` (``load_reward_manager`` passes
-``reward_kwargs`` as keyword arguments). The constructor only needs VERL's
-``DataProto``; it does not need the reward-loop base class, so it also imports on
-versions that predate it.
+``reward_kwargs`` as keyword arguments). It does not need the reward-loop base class,
+so it also imports on versions that predate it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Literal, overload
+from typing import TYPE_CHECKING
 
-from integrations.verl._verl import DataProto, torch
-from integrations.verl._verl_legacy import LegacyBase, register_legacy
-from integrations.verl.batch import BatchRewards, ScorerRewardFunction, SyncBatchCall, score_batch
+from integrations.verl._verl import INSTALL_HINT
+from integrations.verl.batch import BatchCall, ScorerRewardFunction
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, find_reward_function
-from integrations.verl.rows import Tokenizer
+from integrations.verl.samples import Tokenizer
 from integrations.verl.scoring import SampleScorer, shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, read_settings
+
+try:  # importing VERL runs its verl.plugins entry points (integrations.verl.plugin)
+    from verl.workers.reward_manager import register as register_legacy
+except ImportError as exc:  # pragma: no cover - exercised only on old or missing verl
+    raise ImportError(f"VERL's legacy reward-manager registry is missing.\n{INSTALL_HINT}\n({exc})") from exc
+
+try:  # the abstract base exists from VERL 0.6.0
+    from verl.workers.reward_manager.abstract import AbstractRewardManager as LegacyBase
+except ImportError:  # pragma: no cover - VERL < 0.6
+    LegacyBase = object  # type: ignore[assignment,misc]  # no base class before 0.6
+
+if TYPE_CHECKING:
+    import torch
+    from verl import DataProto
 
 __all__ = ["LEGACY_REGISTERED_NAME", "OpenJudgeLegacyRewardManager"]
 
@@ -34,7 +46,7 @@ LEGACY_REGISTERED_NAME = "openjudge"
 """The name in VERL's legacy registry (``reward_model.reward_manager=openjudge``)."""
 
 
-class OpenJudgeLegacyRewardManager(LegacyBase):
+class OpenJudgeLegacyRewardManager(BatchCall, LegacyBase):
     """Scores whole batches, grouped by ``uid``; works with or without a running event loop.
 
     Args:
@@ -58,6 +70,7 @@ class OpenJudgeLegacyRewardManager(LegacyBase):
         **kwargs: object,
     ) -> None:
         self.tokenizer = tokenizer
+        self.batch_tokenizer = tokenizer
         self.num_examine = num_examine
         self.compute_score = compute_score
         self.reward_fn_key = reward_fn_key
@@ -75,42 +88,16 @@ class OpenJudgeLegacyRewardManager(LegacyBase):
             )
             function = ScorerRewardFunction(self._scorer)
         self.function: BaseOpenJudgeRewardFunction = function
-        self._sync_call = SyncBatchCall()
 
-    async def ascore_batch(self, data: DataProto) -> BatchRewards:
-        """Score a batch from async code."""
-        return await score_batch(
-            self.function,
-            data,
-            self.tokenizer,
-            reward_fn_key=self.reward_fn_key,
-            num_examine=self.num_examine,
-        )
-
-    @overload
-    def __call__(self, data: DataProto, return_dict: Literal[False] = ...) -> torch.Tensor: ...
-    @overload
-    def __call__(self, data: DataProto, return_dict: Literal[True]) -> dict[str, object]: ...
-    @overload
-    def __call__(self, data: DataProto, return_dict: bool = ...) -> torch.Tensor | dict[str, object]: ...
-    def __call__(self, data: DataProto, return_dict: bool = False) -> torch.Tensor | dict[str, object]:
-        """Score a batch: the reward tensor, or ``{"reward_tensor", "reward_extra_info"}``.
-
-        Runs on a private event-loop thread, so it works from plain code and from inside a
-        running loop alike (the calling thread blocks until the batch is scored).
-        """
-        # Scores a reward model already computed: VERL's legacy managers return them as they are.
-        if "rm_scores" in data.batch.keys():  # noqa: SIM118  # TensorDict membership is by key tuple; keys() as VERL does
-            scores: torch.Tensor = data.batch["rm_scores"]
-            if not return_dict:
-                return scores
-            keys = data.meta_info.get("reward_extra_keys", [])
-            return {"reward_tensor": scores, "reward_extra_info": {k: data.non_tensor_batch[k] for k in keys}}
-        return self._sync_call(self.ascore_batch, data, return_dict)
-
-    def close(self) -> None:
-        """Stop the helper thread, if it was started."""
-        self._sync_call.close()
+    def precomputed(self, data: DataProto, return_dict: bool) -> torch.Tensor | dict[str, object] | None:
+        """Scores a reward model already computed (``rm_scores``), returned as they are, as VERL's own do."""
+        if "rm_scores" not in data.batch.keys():  # noqa: SIM118  # TensorDict membership is by key tuple; keys() as VERL does
+            return None
+        scores: torch.Tensor = data.batch["rm_scores"]
+        if not return_dict:
+            return scores
+        keys = data.meta_info.get("reward_extra_keys", [])
+        return {"reward_tensor": scores, "reward_extra_info": {k: data.non_tensor_batch[k] for k in keys}}
 
 
 register_legacy(LEGACY_REGISTERED_NAME)(OpenJudgeLegacyRewardManager)

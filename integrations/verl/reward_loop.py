@@ -17,16 +17,28 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from typing import Literal, TypedDict, overload
+from typing import TYPE_CHECKING, TypedDict
 
-from integrations.verl._verl import DataProto, torch
-from integrations.verl._verl_reward_loop import RewardManagerBase, register_reward_loop
-from integrations.verl.batch import BatchRewards, ScorerRewardFunction, SyncBatchCall, score_batch
+from integrations.verl._verl import INSTALL_HINT
+from integrations.verl.batch import BatchCall, ScorerRewardFunction
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, find_reward_function
 from integrations.verl.hosted_judge import hosted_judge_from_verl
-from integrations.verl.rows import Tokenizer, sample_from_row
+from integrations.verl.rows import sample_from_row
+from integrations.verl.samples import Tokenizer
 from integrations.verl.scoring import SampleScorer, shared_scorer
-from integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, read_settings
+from integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, config_value, read_settings
+
+try:  # importing VERL runs its verl.plugins entry points (integrations.verl.plugin)
+    from verl.experimental.reward_loop.reward_manager import register as register_reward_loop
+    from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
+except ImportError as exc:  # pragma: no cover - exercised only on old or missing verl
+    raise ImportError(
+        f"OpenJudgeRewardManager needs VERL's reward loop (VERL >= 0.7.1); on older VERL use "
+        f"integrations.verl.OpenJudgeLegacyRewardManager.\n{INSTALL_HINT}\n(import failed: {exc})"
+    ) from exc
+
+if TYPE_CHECKING:
+    from verl import DataProto
 
 __all__ = ["REGISTERED_NAME", "OpenJudgeRewardManager", "RewardLoopOutput"]
 
@@ -48,17 +60,16 @@ _BASE_TAKES_COMPUTE_SCORE = "compute_score" in inspect.signature(RewardManagerBa
 
 def _reward_options(config: object) -> object:
     """``config.reward.openjudge`` (0.7.1+) or ``config.reward_model.reward_kwargs.openjudge`` (0.7.0)."""
-    options = _get(_get(config, "reward"), "openjudge")
+    options = config_value(config, "reward", "openjudge")
     if options is None:
-        options = _get(_get(_get(config, "reward_model"), "reward_kwargs"), "openjudge")
+        options = config_value(config, "reward_model", "reward_kwargs", "openjudge")
     return options
 
 
 def _check_not_bypassed(config: object) -> None:
     """VERL never calls a manager when its reward model is on and no custom function is set."""
-    reward = _get(config, "reward")
-    enabled = _get(_get(reward, "reward_model"), "enable")
-    custom = _get(_get(reward, "custom_reward_function"), "path")
+    enabled = config_value(config, "reward", "reward_model", "enable")
+    custom = config_value(config, "reward", "custom_reward_function", "path")
     if enabled is True and not custom:
         raise SettingsError(
             "reward.reward_model.enable=True without reward.custom_reward_function.path: VERL's "
@@ -69,17 +80,7 @@ def _check_not_bypassed(config: object) -> None:
         )
 
 
-def _get(node: object, key: str) -> object:
-    if node is None:
-        return None
-    getter = getattr(node, "get", None)
-    if callable(getter):
-        value: object = getter(key)
-        return value
-    return getattr(node, key, None)
-
-
-class OpenJudgeRewardManager(RewardManagerBase):
+class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
     """Scores VERL trajectories with openjudge graders.
 
     Configure either a graders YAML (``+reward.openjudge.config=...``, see
@@ -133,7 +134,7 @@ class OpenJudgeRewardManager(RewardManagerBase):
             base_init(self, config, tokenizer, compute_score)
         else:  # VERL 0.7.0: RewardManagerBase(config, tokenizer)
             base_init(self, config, tokenizer)
-        self._tokenizer: Tokenizer = tokenizer
+        self.batch_tokenizer: Tokenizer = tokenizer
         self.num_examine = num_examine
         self.reward_fn_key = reward_fn_key
         if kwargs:
@@ -154,7 +155,6 @@ class OpenJudgeRewardManager(RewardManagerBase):
             self._scorer = shared_scorer(read_settings(options), hosted)
             function = ScorerRewardFunction(self._scorer)
         self.function: BaseOpenJudgeRewardFunction = function
-        self._sync_call = SyncBatchCall()
 
     @property
     def scorer(self) -> SampleScorer | None:
@@ -172,7 +172,9 @@ class OpenJudgeRewardManager(RewardManagerBase):
             SampleFailed: The sample could not be scored and ``on_failure=drop``.
             FailureRateExceeded: Too many recent samples failed (the message says which judge).
         """
-        sample = await sample_from_row(data, len(data) - 1, self._tokenizer, reward_fn_key=self.reward_fn_key)
+        sample = await sample_from_row(
+            data, len(data) - 1, self.batch_tokenizer, reward_fn_key=self.reward_fn_key
+        )
         if sample.ground_truth is None and sample.data_source is None:
             self._warn_once(
                 "no_dataset_fields",
@@ -200,37 +202,6 @@ class OpenJudgeRewardManager(RewardManagerBase):
         if key not in cls._warned:  # once per process: managers are rebuilt, the warning need not be
             cls._warned = cls._warned | {key}
             logger.warning(message)
-
-    # -- the batch (legacy / seed) call shape -------------------------------------------------
-
-    async def ascore_batch(self, data: DataProto) -> BatchRewards:
-        """Score a whole batch, grouped by ``uid`` (see :mod:`integrations.verl.batch`)."""
-        return await score_batch(
-            self.function,
-            data,
-            self._tokenizer,
-            reward_fn_key=self.reward_fn_key,
-            num_examine=self.num_examine,
-        )
-
-    @overload
-    def __call__(self, data: DataProto, return_dict: Literal[False] = ...) -> torch.Tensor: ...
-    @overload
-    def __call__(self, data: DataProto, return_dict: Literal[True]) -> dict[str, object]: ...
-    @overload
-    def __call__(self, data: DataProto, return_dict: bool = ...) -> torch.Tensor | dict[str, object]: ...
-    def __call__(self, data: DataProto, return_dict: bool = False) -> torch.Tensor | dict[str, object]:
-        """Score a batch synchronously (safe with or without a running event loop in this thread).
-
-        Returns:
-            The reward tensor (shaped like ``responses``), or with ``return_dict=True``
-            ``{"reward_tensor": ..., "reward_extra_info": {key: [value per row]}}``.
-        """
-        return self._sync_call(self.ascore_batch, data, return_dict)
-
-    def close(self) -> None:
-        """Stop the helper thread of the synchronous ``__call__``, if it was started."""
-        self._sync_call.close()
 
 
 register_reward_loop(REGISTERED_NAME)(OpenJudgeRewardManager)

@@ -20,32 +20,18 @@ VERL's own managers decode it. :func:`sample_from_row` then builds the sample wi
 
 from __future__ import annotations
 
-import asyncio
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from integrations.verl._verl import DataProto, torch
 from integrations.verl.functions import RewardSample
-from integrations.verl.samples import build_sample, plain
+from integrations.verl.samples import Tokenizer, build_sample, decode_pair, plain
 
-__all__ = [
-    "THREAD_DECODE_TOKENS",
-    "Tokenizer",
-    "row_fields",
-    "row_token_ids",
-    "sample_from_row",
-    "valid_response_lengths",
-]
+if TYPE_CHECKING:  # only methods of the tensors are called: no VERL import (see integrations.verl.plugin)
+    import torch
+    from verl import DataProto
 
-# Decoding this many tokens or more goes to a worker thread so the event loop stays responsive.
-THREAD_DECODE_TOKENS = 4096
-
-
-class Tokenizer(Protocol):
-    """What the managers use of a Hugging Face tokenizer."""
-
-    def decode(self, token_ids: list[int], skip_special_tokens: bool = ...) -> str | list[str]: ...
+__all__ = ["row_fields", "row_token_ids", "sample_from_row", "valid_response_lengths"]
 
 
 def valid_response_lengths(data: DataProto) -> torch.Tensor:
@@ -75,13 +61,6 @@ def row_fields(data: DataProto, i: int) -> dict[str, JsonValue]:
     return {str(key): plain(column[i]) for key, column in data.non_tensor_batch.items()}
 
 
-def _decode(tokenizer: Tokenizer, ids: list[int]) -> str:
-    text = tokenizer.decode(ids, skip_special_tokens=True)
-    if not isinstance(text, str):
-        raise TypeError(f"tokenizer.decode returned {type(text).__name__}, expected str")
-    return text
-
-
 async def sample_from_row(
     data: DataProto,
     i: int,
@@ -92,14 +71,7 @@ async def sample_from_row(
 ) -> RewardSample:
     """Row ``i`` of ``data`` as a :class:`~integrations.verl.RewardSample` (long texts decode off the loop)."""
     prompt_ids, response_ids = row_token_ids(data, i)
-
-    def decode() -> tuple[str, str]:
-        return _decode(tokenizer, prompt_ids), _decode(tokenizer, response_ids)
-
-    if len(prompt_ids) + len(response_ids) >= THREAD_DECODE_TOKENS:
-        prompt_text, response = await asyncio.to_thread(decode)
-    else:
-        prompt_text, response = decode()
+    prompt_text, response = await decode_pair(tokenizer, prompt_ids, response_ids)
     return build_sample(
         prompt_ids,
         response_ids,

@@ -7,6 +7,7 @@ for every sampled batch::
 
     training/openjudge/samples                 trajectories in the batch
     training/openjudge/failed                  of which rewarded with fallback_score
+    training/openjudge/group/failed            of which given a neutral or fallback group reward
     training/openjudge/<grader>/error          of which that grader failed
     training/openjudge/groups_with_dropped     prompt groups missing a dropped member
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from integrations.verl.scoring import FAILED_KEY, KEY_PREFIX
+from integrations.verl.keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
 
 try:
     from verl.trainer.ppo.v1 import replay_buffer as _verl_replay_buffer
@@ -40,10 +41,11 @@ def failure_metrics(reward_infos: list[dict[str, Any]], prefix: str) -> dict[str
     for info in reward_infos:
         counts["samples"] += 1
         for key, value in info.items():
-            if not key.startswith(KEY_PREFIX) or not isinstance(value, int | float):
+            number = as_float(value)
+            if number is None or not key.startswith(KEY_PREFIX):
                 continue
-            if key == FAILED_KEY or key.endswith("/error"):
-                counts[key.removeprefix(KEY_PREFIX)] += int(value)
+            if key in (FAILED_KEY, GROUP_FAILED_KEY) or key.endswith("/error"):
+                counts[key.removeprefix(KEY_PREFIX)] += int(number)
     return {f"{prefix}/openjudge/{name}": float(count) for name, count in counts.items()}
 
 

@@ -1,7 +1,13 @@
 """What graders see of one VERL trajectory: :func:`build_sample` (no VERL, torch or numpy import).
 
-The fields come from a row's non-tensor columns, as :func:`integrations.verl.rows.row_fields`
-reads them from a ``DataProto`` (or as code holding agent-loop outputs assembles them):
+Both ways a trajectory reaches us use it, so graders see the same fields on each:
+
+* the reward managers read a ``DataProto`` row (:func:`integrations.verl.rows.sample_from_row`);
+* the group stage reads the agent loop's ``AgentLoopOutput`` and the dataset row
+  (:func:`sample_from_agent_output`), laid out as VERL's ``_compute_score`` lays them
+  out for the reward loop (:func:`agent_output_fields`).
+
+The fields come from a row's non-tensor columns:
 
 =====================  ==========================================================================
 sample field           VERL source
@@ -30,17 +36,53 @@ sample field           VERL source
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from pydantic import JsonValue
 
 from integrations.verl.functions import RewardSample
 
-__all__ = ["AGENT_MESSAGES_FIELD", "build_sample", "last_user_turn", "plain"]
+__all__ = [
+    "AGENT_MESSAGES_FIELD",
+    "THREAD_DECODE_TOKENS",
+    "AgentOutput",
+    "Tokenizer",
+    "agent_output_fields",
+    "build_sample",
+    "decode_pair",
+    "last_user_turn",
+    "plain",
+    "sample_from_agent_output",
+]
 
 AGENT_MESSAGES_FIELD = "openjudge/messages"
 """The agent-loop extra field holding the structured trajectory (set by
 :class:`~integrations.verl.agent_loop.OpenJudgeToolAgentLoop`)."""
+
+# Decoding this many tokens or more goes to a worker thread so the event loop stays responsive.
+THREAD_DECODE_TOKENS = 4096
+
+
+class Tokenizer(Protocol):
+    """What the integration uses of a Hugging Face tokenizer."""
+
+    def decode(self, token_ids: list[int], skip_special_tokens: bool = ...) -> str | list[str]: ...
+
+
+class AgentOutput(Protocol):
+    """What the group stage reads of VERL's ``AgentLoopOutput``."""
+
+    @property
+    def prompt_ids(self) -> list[int]: ...
+    @property
+    def response_ids(self) -> list[int]: ...
+    @property
+    def extra_fields(self) -> dict[str, object]: ...
+    @property
+    def num_turns(self) -> int: ...
+
 
 # Agent-loop extra fields lifted into their own sample fields (not repeated in ``agent_fields``).
 _LIFTED = frozenset(
@@ -97,6 +139,62 @@ def _agent_fields(fields: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     # Trainer batches carry the agent loop's extra fields as columns; only our own
     # namespaced trajectory column is taken from there (a dataset may have ``messages``).
     return {k: fields[k] for k in (AGENT_MESSAGES_FIELD, "turn_scores", "tool_rewards") if k in fields}
+
+
+def _decode(tokenizer: Tokenizer, ids: list[int]) -> str:
+    text = tokenizer.decode(ids, skip_special_tokens=True)
+    if not isinstance(text, str):
+        raise TypeError(f"tokenizer.decode returned {type(text).__name__}, expected str")
+    return text
+
+
+async def decode_pair(
+    tokenizer: Tokenizer, prompt_ids: list[int], response_ids: list[int]
+) -> tuple[str, str]:
+    """Prompt and response text, special tokens skipped (as VERL's managers decode); long ones off the loop."""
+
+    def decode() -> tuple[str, str]:
+        return _decode(tokenizer, prompt_ids), _decode(tokenizer, response_ids)
+
+    if len(prompt_ids) + len(response_ids) >= THREAD_DECODE_TOKENS:
+        return await asyncio.to_thread(decode)
+    return decode()
+
+
+def agent_output_fields(output: AgentOutput, row: Mapping[str, object]) -> dict[str, JsonValue]:
+    """The non-tensor fields VERL's ``AgentLoopWorker._compute_score`` sends the reward loop.
+
+    Args:
+        output: The trajectory's (last) ``AgentLoopOutput``.
+        row: The dataset row, as the agent loop received it (``kwargs``).
+    """
+    return {
+        **{str(k): plain(v) for k, v in row.items()},
+        "__num_turns__": output.num_turns,
+        "tool_extra_fields": plain(output.extra_fields),
+        "prompt_len": len(output.prompt_ids),
+        "response_len": len(output.response_ids),
+    }
+
+
+async def sample_from_agent_output(
+    output: AgentOutput,
+    row: Mapping[str, object],
+    tokenizer: Tokenizer,
+    *,
+    reward_fn_key: str = "data_source",
+) -> RewardSample:
+    """One agent-loop trajectory as graders see it: the same fields as the reward loop's row."""
+    prompt_ids, response_ids = list(output.prompt_ids), list(output.response_ids)
+    prompt_text, response = await decode_pair(tokenizer, prompt_ids, response_ids)
+    return build_sample(
+        prompt_ids,
+        response_ids,
+        agent_output_fields(output, row),
+        prompt_text=prompt_text,
+        response=response,
+        reward_fn_key=reward_fn_key,
+    )
 
 
 def build_sample(

@@ -1,9 +1,9 @@
 """Grade one sample (or many) with the configured graders and apply the failure policy.
 
 The result of every sample has the same ``reward_extra_info`` keys, fixed when the
-scorer is built (``K`` is each grader name and the aggregate's name). Every numeric
-value is a float, in every case: VERL's metrics, DAPO's ``filter_groups`` and GDPO call
-``np.mean`` or ``float(...)`` on them::
+scorer is built (``K`` is each grader name and the aggregate's name; see
+:mod:`integrations.verl.keys`, which also refuses names that would collide). Every
+numeric value is a float, in every case::
 
     openjudge/<K>              the score, or 0.0 when it failed
     openjudge/<K>/error        0.0 or 1.0
@@ -31,6 +31,8 @@ from integrations._shared import FailureLog
 from integrations.verl.functions import ExtraValue
 from integrations.verl.guard import OUTAGE_KINDS, FailureGuard, SampleFailed
 from integrations.verl.hosted_judge import HostedJudge, resolve_hosted_providers
+from integrations.verl.keys import FAILED_KEY, REWARD_KEY, check_names, error_key, score_entries, score_key
+from integrations.verl.lifecycle import close_at_exit
 from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.config import ConfigError, load_config
 from openjudge.config.build import build_job
@@ -39,21 +41,10 @@ from openjudge.models.loop_local import LoopLocal
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GradingRunner
 
-__all__ = [
-    "DEFAULT_AGGREGATE",
-    "FAILED_KEY",
-    "KEY_PREFIX",
-    "REWARD_KEY",
-    "SampleScorer",
-    "ScoredSample",
-    "shared_scorer",
-]
+__all__ = ["DEFAULT_AGGREGATE", "SampleScorer", "ScoredSample", "reward_loop_names", "shared_scorer"]
 
 logger = logging.getLogger(__name__)
 
-KEY_PREFIX = "openjudge/"
-REWARD_KEY = f"{KEY_PREFIX}reward"
-FAILED_KEY = f"{KEY_PREFIX}failed"
 DEFAULT_AGGREGATE = "mean"
 CIRCUIT_OPEN = "circuit_open"
 
@@ -95,6 +86,11 @@ class SampleScorer:
         grader_providers: Grader name -> provider name, for the breaker and messages
             (default: each LLM grader's model name).
         describe_providers: Provider name -> endpoint and model, for messages.
+        source: Where the graders come from (for messages).
+
+    Raises:
+        ConfigError: An unknown ``aggregate``, or a grader or aggregate name that would
+            collide with another ``reward_extra_info`` key (:func:`~integrations.verl.keys.check_names`).
     """
 
     def __init__(
@@ -104,6 +100,7 @@ class SampleScorer:
         *,
         grader_providers: Mapping[str, str] | None = None,
         describe_providers: Mapping[str, str] | None = None,
+        source: str = "the graders config",
     ) -> None:
         self.settings = settings
         self.policy = settings.failure_policy()
@@ -121,12 +118,15 @@ class SampleScorer:
         elif aggregators:
             self.aggregate = next(iter(aggregators))
         else:
-            if DEFAULT_AGGREGATE in runner.grader_configs:
-                raise ConfigError(
-                    [f"a grader is named {DEFAULT_AGGREGATE!r}: add an aggregator to the config or rename it"]
-                )
             self.aggregate = DEFAULT_AGGREGATE
             aggregators[DEFAULT_AGGREGATE] = WeightedMeanAggregator(DEFAULT_AGGREGATE)
+        check_names(
+            [
+                *((name, "grader") for name in runner.grader_configs),
+                (self.aggregate, "aggregator" if runner.aggregators else "the default aggregate"),
+            ],
+            source=source,
+        )
         self.runner = GradingRunner(
             runner.grader_configs,
             max_concurrency=runner.max_concurrency,
@@ -150,13 +150,10 @@ class SampleScorer:
     def _keys(self) -> tuple[str, ...]:
         keys: list[str] = []
         for name in (*self.grader_names, self.aggregate):
-            keys += [f"{KEY_PREFIX}{name}", f"{KEY_PREFIX}{name}/error", f"{KEY_PREFIX}{name}/error_kind"]
+            keys += [score_key(name), error_key(name), f"{score_key(name)}/error_kind"]
             if self.settings.include_reasons and name != self.aggregate:
-                keys.append(f"{KEY_PREFIX}{name}/reason")
-        if REWARD_KEY not in keys:
-            keys.append(REWARD_KEY)
-        keys.append(FAILED_KEY)
-        return tuple(keys)
+                keys.append(f"{score_key(name)}/reason")
+        return (*keys, REWARD_KEY, FAILED_KEY)
 
     async def score(self, sample: Mapping[str, Any]) -> ScoredSample:
         """Grade one sample (graders concurrently) and apply the failure policy.
@@ -221,13 +218,10 @@ class SampleScorer:
         return ScoredSample(reward=reward, failed=failed, extra=extra, errors=errors)
 
     def _put(self, extra: dict[str, ExtraValue], name: str, result: GraderScore | GraderError) -> None:
-        key = f"{KEY_PREFIX}{name}"
-        score = isinstance(result, GraderScore)
-        extra[key] = float(result.score) if isinstance(result, GraderScore) else 0.0
-        extra[f"{key}/error"] = 0.0 if score else 1.0
-        extra[f"{key}/error_kind"] = "" if isinstance(result, GraderScore) else result.kind
+        extra.update(score_entries(name, result))
+        extra[f"{score_key(name)}/error_kind"] = result.kind if isinstance(result, GraderError) else ""
         if self.settings.include_reasons and name != self.aggregate:
-            extra[f"{key}/reason"] = result.reason
+            extra[f"{score_key(name)}/reason"] = result.reason
 
     def _circuit_open(self, provider: str) -> ScoredSample:
         extra: dict[str, ExtraValue] = {}
@@ -237,12 +231,11 @@ class SampleScorer:
             f"{self.policy.breaker_failures} consecutive failed samples"
         )
         for name in (*self.grader_names, self.aggregate):
-            key = f"{KEY_PREFIX}{name}"
-            extra[key], extra[f"{key}/error"], extra[f"{key}/error_kind"] = 0.0, 1.0, CIRCUIT_OPEN
-            if self.settings.include_reasons and name != self.aggregate:
-                extra[f"{key}/reason"] = message
+            error = GraderError(name=name, kind="provider_error", message=message)
+            self._put(extra, name, error)
+            extra[f"{score_key(name)}/error_kind"] = CIRCUIT_OPEN  # a kind only the breaker gives
             if name != self.aggregate:
-                errors[name] = GraderError(name=name, kind="provider_error", message=message)
+                errors[name] = error
         return ScoredSample(reward=0.0, failed=True, extra=extra, errors=errors)
 
     def _record(self, scored: ScoredSample) -> None:
@@ -289,7 +282,8 @@ def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | N
 
     Every manager instance and every ``compute_score`` call in a worker process shares
     it, and so shares its providers' limits and clients (clients are created lazily,
-    one per running event loop), its breakers and its failure-rate window.
+    one per running event loop), its breakers and its failure-rate window. What it
+    built is closed when the process exits (:mod:`integrations.verl.lifecycle`).
 
     Args:
         settings: The options.
@@ -310,6 +304,7 @@ def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | N
                     raise
                 raise ConfigError([str(exc)]) from None
             job = build_job(config, source=settings.config, use_cache=settings.judge_cache)
+            close_at_exit(job)  # in-process models and the cache file (Ray actors: see lifecycle)
             describe = {
                 name: f"{getattr(model, 'base_url', None) or name}, model {model.model!r}"
                 for name, model in job.providers.items()
@@ -319,6 +314,7 @@ def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | N
                 settings,
                 grader_providers=job.grader_providers,
                 describe_providers=describe,
+                source=settings.config,
             )
             _SCORERS[key] = scorer
             logger.info(
@@ -329,3 +325,17 @@ def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | N
                 path,
             )
         return scorer
+
+
+def reward_loop_names(settings: OpenJudgeVerlSettings) -> tuple[str, ...]:
+    """The names whose ``openjudge/<name>`` keys the reward manager writes with these settings.
+
+    Reads the graders YAML (the group stage checks its own graders against these).
+
+    Raises:
+        ConfigError: The graders YAML is unreadable or invalid.
+    """
+    config = load_config(os.path.realpath(settings.config))
+    aggregators = [spec.name or spec.type for spec in config.aggregators]
+    aggregate = settings.aggregate or (aggregators[0] if aggregators else DEFAULT_AGGREGATE)
+    return (*config.graders, aggregate)

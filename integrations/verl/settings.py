@@ -1,8 +1,9 @@
 """What the training command configures: ``+reward.openjudge.<option>=<value>``.
 
 The failure-policy options are also available as one object,
-:meth:`OpenJudgeVerlSettings.failure_policy`, for code that scores outside the reward
-manager (the group judging of :mod:`integrations.verl.group`).
+:meth:`OpenJudgeVerlSettings.failure_policy`. :class:`FallbackPolicy` (``on_failure``,
+``fallback_score``), :func:`option_mapping`, :func:`validated` and :func:`config_value`
+serve the group stage's options too (:mod:`integrations.verl.group.settings`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,23 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import Literal, Self
+from typing import Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from integrations._shared import plain_options, validation_problems
 
-__all__ = ["CONFIG_ENV", "FailurePolicy", "OpenJudgeVerlSettings", "SettingsError", "read_settings"]
+__all__ = [
+    "CONFIG_ENV",
+    "FailurePolicy",
+    "FallbackPolicy",
+    "OpenJudgeVerlSettings",
+    "SettingsError",
+    "config_value",
+    "option_mapping",
+    "read_settings",
+    "validated",
+]
 
 CONFIG_ENV = "OPENJUDGE_VERL_CONFIG"
 """Environment variable naming the graders YAML when no ``config`` option is given."""
@@ -26,21 +37,57 @@ class SettingsError(ValueError):
     """The ``reward.openjudge`` options are missing or invalid (the message says how to fix them)."""
 
 
-def _finite(value: float | None, name: str) -> float | None:
-    if value is not None and not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number")
-    return value
+def config_value(node: object, *path: str) -> object:
+    """``node.a.b...`` of VERL's config (an OmegaConf node or a mapping); ``None`` when any part is missing."""
+    for key in path:
+        if node is None:
+            return None
+        getter = getattr(node, "get", None)
+        node = getter(key) if callable(getter) else getattr(node, key, None)
+    return node
 
 
-class FailurePolicy(BaseModel):
-    """What a failed sample becomes, and when judge failures stop the run.
+class FallbackPolicy(BaseModel):
+    """What a sample that could not be scored becomes: dropped, or an explicit, flagged fallback.
 
     Attributes:
-        on_failure: ``drop``: raise from ``run_single``, so VERL never trains on the
-            sample (the V1 trainer drops the trajectory; V0 aborts the step).
-            ``fallback``: reward the sample with ``fallback_score``, flagged in
-            ``openjudge/failed``.
-        fallback_score: The reward of a failed sample under ``fallback`` (required there).
+        on_failure: ``drop``: raise, so VERL never trains on the sample (the V1 trainer
+            drops the trajectory; V0 aborts the step). ``fallback``: reward the sample
+            with ``fallback_score``, flagged in ``reward_extra_info``.
+        fallback_score: The reward of a failed sample under ``fallback`` (required there,
+            refused otherwise).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    on_failure: Literal["drop", "fallback"] = "drop"
+    fallback_score: float | None = None
+
+    @field_validator("fallback_score")
+    @classmethod
+    def _finite_fallback(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("fallback_score must be a finite number")
+        return value
+
+    @model_validator(mode="after")
+    def _fallback_is_explicit(self) -> Self:
+        if self.on_failure == "fallback" and self.fallback_score is None:
+            raise ValueError("on_failure=fallback needs an explicit fallback_score (e.g. fallback_score=0.0)")
+        if self.on_failure == "drop" and self.fallback_score is not None:
+            raise ValueError(
+                "fallback_score is used only with on_failure=fallback; set on_failure=fallback too, "
+                "or remove fallback_score"
+            )
+        return self
+
+
+class FailurePolicy(FallbackPolicy):
+    """What a failed sample becomes, and when judge failures stop the run.
+
+    ``on_failure`` and ``fallback_score`` are :class:`FallbackPolicy`'s.
+
+    Attributes:
         breaker_failures: After this many consecutive samples failed by one provider
             (provider error or timeout), that provider's samples fail at once, without a
             call, for ``breaker_cooldown_s``; then one sample probes it again.
@@ -53,30 +100,10 @@ class FailurePolicy(BaseModel):
             once the window is full).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    on_failure: Literal["drop", "fallback"] = "drop"
-    fallback_score: float | None = None
     breaker_failures: int = Field(default=5, ge=0)
     breaker_cooldown_s: float = Field(default=30.0, gt=0)
     max_failure_rate: float | None = Field(default=0.5, ge=0, le=1)
     failure_window: int = Field(default=100, ge=1)
-
-    @field_validator("fallback_score")
-    @classmethod
-    def _finite_fallback(cls, value: float | None) -> float | None:
-        return _finite(value, "fallback_score")
-
-    @model_validator(mode="after")
-    def _fallback_is_explicit(self) -> Self:
-        if self.on_failure == "fallback" and self.fallback_score is None:
-            raise ValueError("on_failure=fallback needs an explicit fallback_score (e.g. fallback_score=0.0)")
-        if self.on_failure == "drop" and self.fallback_score is not None:
-            raise ValueError(
-                "fallback_score is used only with on_failure=fallback; set on_failure=fallback too, "
-                "or remove fallback_score"
-            )
-        return self
 
 
 class OpenJudgeVerlSettings(FailurePolicy):
@@ -113,6 +140,35 @@ class OpenJudgeVerlSettings(FailurePolicy):
         return FailurePolicy.model_validate(self.model_dump(include=set(FailurePolicy.model_fields)))
 
 
+def option_mapping(options: object, where: str) -> dict[str, object]:
+    """Options given as a mapping or an OmegaConf node (``None``: none) as a plain dict.
+
+    Raises:
+        SettingsError: ``options`` is something else.
+    """
+    raw = plain_options(options)
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise SettingsError(f"{where} must be a mapping of options, got {type(raw).__name__}")
+    return {str(k): v for k, v in raw.items()}
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validated(model: type[M], data: Mapping[str, object], where: str) -> M:
+    """``model`` validated from ``data``; a mistake names each option by its full path under ``where``.
+
+    Raises:
+        SettingsError: An invalid option.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise SettingsError(validation_problems(exc, where)) from None
+
+
 def read_settings(
     options: OpenJudgeVerlSettings | Mapping[str, object] | object,
     *,
@@ -128,12 +184,7 @@ def read_settings(
     """
     if isinstance(options, OpenJudgeVerlSettings):
         return options
-    raw = plain_options(options)
-    data: dict[str, object] = {}
-    if isinstance(raw, Mapping):
-        data = {str(k): v for k, v in raw.items()}
-    elif raw is not None:
-        raise SettingsError(f"{where} must be a mapping of options, got {type(raw).__name__}")
+    data = option_mapping(options, where)
     if "config" not in data and os.environ.get(CONFIG_ENV):
         data["config"] = os.environ[CONFIG_ENV]
     if "config" not in data:
@@ -141,7 +192,4 @@ def read_settings(
             f"no graders config: pass +{where}.config=/abs/path/graders.yaml on the training command "
             f"(or set {CONFIG_ENV})"
         )
-    try:
-        return OpenJudgeVerlSettings.model_validate(data)
-    except ValidationError as exc:
-        raise SettingsError(validation_problems(exc, where)) from None
+    return validated(OpenJudgeVerlSettings, data, where)

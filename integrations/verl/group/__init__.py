@@ -16,9 +16,9 @@ Importing this package does not import VERL; the two classes load it (and check
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from integrations._shared import lazy_attribute
 from integrations.verl.group.settings import GroupSettings as GroupSettings
 
 if TYPE_CHECKING:
@@ -34,9 +34,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'integrations.verl.group' has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(globals(), _LAZY, name)

@@ -7,13 +7,7 @@ contract tests in ``tests/integrations/verl/group`` pin their names and signatur
 
 from __future__ import annotations
 
-import contextlib
 from importlib.metadata import PackageNotFoundError, version
-
-# VERL first: importing it loads our verl.plugins entry point, which imports
-# integrations.verl._verl; importing _verl first would make that import circular.
-with contextlib.suppress(ImportError):  # verl missing: reported below
-    import verl  # noqa: F401
 
 from integrations.verl._verl import INSTALL_HINT
 

@@ -7,7 +7,9 @@ score per member (:func:`~openjudge.graders.comparison.member_results`), and eac
 by the YAML's aggregator. Members' samples carry ``pointwise``, the reward VERL's reward
 loop gave them (absent when it was a flagged fallback), so a ``provided_score`` grader
 mapped to it brings that reward into the aggregate. It writes these
-``reward_extra_info`` keys next to the reward loop's own:
+``reward_extra_info`` keys next to the reward loop's own (:mod:`integrations.verl.keys`;
+a grader name that would collide with one of them, or with the reward loop's, is refused
+when the stage is built):
 
 ===========================  ==================================================
 ``openjudge/<grader>``       the member's score (group graders: in [0, 1])
@@ -25,16 +27,17 @@ group; its ``reward_info`` keys are written as they are.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import anyio
 
 from integrations._shared import FailureLog
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, RewardResult
-from integrations.verl.group.members import Member, group_sample, reward_sample
+from integrations.verl.group.members import Member, group_sample, member_sample, reward_sample
 from integrations.verl.group.settings import GroupSettings
 from integrations.verl.group.verdict import GroupVerdict, MemberDropped, MemberReward, Outcome, settle
+from integrations.verl.keys import GROUP_SIZE_KEY, error_key, name_problems, score_entries, score_key
 from openjudge.config import ConfigError
 from openjudge.graders.comparison import member_results
 from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore
@@ -42,29 +45,17 @@ from openjudge.runner.aggregators import AggregatorLike, WeightedMeanAggregator
 from openjudge.runner.grader_config import GraderConfig
 from openjudge.runner.grading_runner import GradingRunner, RunnerResult
 
-__all__ = ["POINTWISE_FIELD", "FunctionGroupJudge", "GraderGroupJudge", "GroupJudge"]
+__all__ = ["FunctionGroupJudge", "GraderGroupJudge", "GroupJudge"]
 
 logger = logging.getLogger(__name__)
 
-POINTWISE_FIELD = "pointwise"
-"""The member sample field holding the reward loop's reward."""
-
 DEFAULT_AGGREGATE = "mean"
-_PREFIX = "openjudge/"
 
 
 class GroupJudge(Protocol):
     """Judges the members of one group that arrived (``expected``: the group's size)."""
 
     async def judge(self, members: Mapping[int, Member], expected: int) -> GroupVerdict: ...
-
-
-def member_sample(member: Member) -> dict[str, object]:
-    """The member's grader sample plus ``pointwise`` (unless the reward loop failed it)."""
-    sample: dict[str, object] = dict(member.sample)
-    if member.pointwise is not None and not member.pointwise_failed:
-        sample[POINTWISE_FIELD] = member.pointwise
-    return sample
 
 
 class GraderGroupJudge:
@@ -74,12 +65,23 @@ class GraderGroupJudge:
         runner: The YAML's runner.
         settings: The group options.
         source: Where the YAML came from (for messages).
+        reward_loop_names: The names whose ``openjudge/<name>`` keys the reward loop
+            writes (the graders and aggregate of ``reward.openjudge.config``), which the
+            group graders must not reuse.
 
     Raises:
-        ConfigError: No group grader, or an unknown aggregate.
+        ConfigError: No group grader, an unknown aggregate, or a grader name that would
+            collide with another ``reward_extra_info`` key.
     """
 
-    def __init__(self, runner: GradingRunner, settings: GroupSettings, *, source: str) -> None:
+    def __init__(
+        self,
+        runner: GradingRunner,
+        settings: GroupSettings,
+        *,
+        source: str,
+        reward_loop_names: Sequence[str] = (),
+    ) -> None:
         configs = dict(runner.grader_configs)
         group = {n: c for n, c in configs.items() if c.grader.mode is GraderMode.LISTWISE}
         single = {n: c for n, c in configs.items() if n not in group}
@@ -96,6 +98,13 @@ class GraderGroupJudge:
                 f"reward.openjudge_group.aggregate: no aggregator named {settings.aggregate!r} "
                 f"in {source} (aggregators: {known})"
             )
+        problems += name_problems([(name, "grader") for name in configs], source=source)
+        problems += [
+            f"{source}: grader {name!r} writes {score_key(name)}, which the reward loop writes too (a grader "
+            "or the aggregate of reward.openjudge.config): rename it in the group YAML"
+            for name in configs
+            if name in reward_loop_names
+        ]
         if problems:
             raise ConfigError(problems)
         self.settings = settings
@@ -148,11 +157,14 @@ class GraderGroupJudge:
             results: dict[str, GraderResult] = {name: per_grader[name][k] for name in self.grader_names}
             extra = self._base_extra(member)
             for name, result in results.items():
-                extra[f"{_PREFIX}{name}"] = result.score if isinstance(result, GraderScore) else None
-                extra[f"{_PREFIX}{name}/error"] = 0.0 if isinstance(result, GraderScore) else 1.0
+                if not isinstance(result, GraderScore | GraderError):  # a rank where a score was expected
+                    result = GraderError(
+                        name=name, kind="invalid_input", message="returned a rank, not a score"
+                    )
+                extra.update(score_entries(name, result))  # a failed score is replaced by the group's mean
                 if isinstance(result, GraderError):
                     self._failures.record(result)
-            extra["openjudge/group/size"] = float(len(ordered))
+            extra[GROUP_SIZE_KEY] = float(len(ordered))
             aggregate = self.aggregator(results)
             if isinstance(aggregate, GraderScore):
                 rewards[session] = aggregate.score
@@ -164,10 +176,10 @@ class GraderGroupJudge:
 
     def _base_extra(self, member: Member) -> dict[str, ExtraValue]:
         extra: dict[str, ExtraValue] = dict(member.pointwise_extra or {})
-        for name in self.grader_names:
-            if f"{_PREFIX}{name}" in extra:
+        for name in self.grader_names:  # checked at start for our reward manager; this covers any other
+            if score_key(name) in extra:
                 raise ValueError(
-                    f"group grader {name!r} writes {_PREFIX}{name}, which the reward loop's reward_extra_info "
+                    f"group grader {name!r} writes {score_key(name)}, which the reward loop's reward_extra_info "
                     "already has: rename it in the group YAML"
                 )
         return extra
@@ -176,9 +188,8 @@ class GraderGroupJudge:
         """A group of one (``val_kwargs.n=1``): nothing to compare; the reward loop's reward stands."""
         extra = self._base_extra(member)
         for name in self.grader_names:
-            extra[f"{_PREFIX}{name}"] = 0.0
-            extra[f"{_PREFIX}{name}/error"] = 0.0
-        extra["openjudge/group/size"] = 1.0
+            extra.update({score_key(name): 0.0, error_key(name): 0.0})  # nothing compared, nothing failed
+        extra[GROUP_SIZE_KEY] = 1.0
         reward = member.pointwise if not member.pointwise_failed else None
         return settle(
             {session: reward}, {session: extra}, self.settings, why={session: "pointwise reward failed"}

@@ -26,8 +26,9 @@ from integrations.verl.group._verl_v1 import (
     auto_await,
     get_custom_reward_fn,
 )
-from integrations.verl.group.stage import build_stage, option
+from integrations.verl.group.stage import build_stage
 from integrations.verl.group.worker import OpenJudgeAgentLoopWorker
+from integrations.verl.settings import config_value
 
 __all__ = ["V0_FALLBACK", "OpenJudgeAgentLoopManager"]
 
@@ -62,7 +63,7 @@ class OpenJudgeAgentLoopManager(AgentLoopManagerTQ):
     @auto_await  # type: ignore[untyped-decorator]  # VERL's decorator is unannotated
     async def create(cls, *args: Any, **kwargs: Any) -> Any:
         """Build the manager and start its workers (VERL's ``create`` contract)."""
-        if not bool(option(_config(args, kwargs), "trainer", "use_v1")):
+        if not bool(config_value(_config(args, kwargs), "trainer", "use_v1")):
             logger.warning(V0_FALLBACK)
             fallback = AgentLoopManager(*args, **kwargs)
             await fallback._init_agent_loop_workers()  # type: ignore[no-untyped-call]  # VERL's, unannotated

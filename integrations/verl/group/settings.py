@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from typing import Literal, Self
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field
 
-from integrations._shared import plain_options, validation_problems
-from integrations.verl.settings import SettingsError
+from integrations.verl.settings import FallbackPolicy, option_mapping, validated
 
 __all__ = ["WHERE", "GroupSettings", "read_group_settings"]
 
 WHERE = "reward.openjudge_group"
 
 
-class GroupSettings(BaseModel):
+class GroupSettings(FallbackPolicy):
     """Options of the group stage, read from ``config.reward.openjudge_group``.
 
     Attributes:
@@ -44,33 +41,12 @@ class GroupSettings(BaseModel):
         fallback_score: The reward under ``on_failure=fallback`` (required there).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     config: str | None = Field(default=None, min_length=1)
     aggregate: str | None = None
     pointwise: bool = True
     wait_timeout_s: float = Field(default=600.0, gt=0)
     judge_timeout_s: float | None = Field(default=None, gt=0)
     on_member_failure: Literal["neutral", "drop"] = "neutral"
-    on_failure: Literal["drop", "fallback"] = "drop"
-    fallback_score: float | None = None
-
-    @field_validator("fallback_score")
-    @classmethod
-    def _finite(cls, value: float | None) -> float | None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError("fallback_score must be a finite number")
-        return value
-
-    @model_validator(mode="after")
-    def _fallback_is_explicit(self) -> Self:
-        if self.on_failure == "fallback" and self.fallback_score is None:
-            raise ValueError("on_failure=fallback needs an explicit fallback_score (e.g. fallback_score=0.0)")
-        if self.on_failure == "drop" and self.fallback_score is not None:
-            raise ValueError(
-                "fallback_score is used only with on_failure=fallback; set on_failure=fallback too"
-            )
-        return self
 
 
 def read_group_settings(options: object, per_sample: object = None) -> GroupSettings:
@@ -84,22 +60,10 @@ def read_group_settings(options: object, per_sample: object = None) -> GroupSett
     Raises:
         SettingsError: An invalid option (the message names it and the fix).
     """
-    raw = plain_options(options)
-    data: dict[str, object] = {}
-    if isinstance(raw, Mapping):
-        data = {str(k): v for k, v in raw.items()}
-    elif raw is not None:
-        raise SettingsError(f"{WHERE} must be a mapping of options, got {type(raw).__name__}")
-    inherited = plain_options(per_sample)
-    if (
-        "on_failure" not in data
-        and isinstance(inherited, Mapping)
-        and inherited.get("on_failure") is not None
-    ):
+    data = option_mapping(options, WHERE)
+    inherited = option_mapping(per_sample, "reward.openjudge")
+    if "on_failure" not in data and inherited.get("on_failure") is not None:
         data["on_failure"] = inherited["on_failure"]
         if inherited.get("fallback_score") is not None and "fallback_score" not in data:
             data["fallback_score"] = inherited["fallback_score"]
-    try:
-        return GroupSettings.model_validate(data)
-    except ValidationError as exc:
-        raise SettingsError(validation_problems(exc, WHERE)) from None
+    return validated(GroupSettings, data, WHERE)

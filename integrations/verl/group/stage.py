@@ -9,23 +9,15 @@ from dataclasses import dataclass
 from integrations.verl.functions import find_reward_function
 from integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge, GroupJudge
 from integrations.verl.group.settings import WHERE, GroupSettings, read_group_settings
-from integrations.verl.settings import SettingsError
+from integrations.verl.lifecycle import close_at_exit
+from integrations.verl.scoring import reward_loop_names
+from integrations.verl.settings import SettingsError, config_value, read_settings
 from openjudge.config import load_config
 from openjudge.config.build import build_job
 
-__all__ = ["GroupStage", "build_stage", "option"]
+__all__ = ["GroupStage", "build_stage"]
 
 logger = logging.getLogger(__name__)
-
-
-def option(node: object, *path: str) -> object:
-    """``node.a.b...`` from an OmegaConf node or a mapping; ``None`` when any part is missing."""
-    for key in path:
-        if node is None:
-            return None
-        getter = getattr(node, "get", None)
-        node = getter(key) if callable(getter) else getattr(node, key, None)
-    return node
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +48,8 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         SettingsError: Neither a group graders config nor a reward function, or both.
         ConfigError: The group graders YAML is invalid.
     """
-    settings = read_group_settings(
-        option(config, "reward", "openjudge_group"), option(config, "reward", "openjudge")
-    )
+    per_sample = config_value(config, "reward", "openjudge")
+    settings = read_group_settings(config_value(config, "reward", "openjudge_group"), per_sample)
     function = find_reward_function(custom_reward_fn)
     if function is not None:
         if settings.config is not None:
@@ -73,9 +64,16 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
             f"group judging has nothing to judge with: pass +{WHERE}.config=/abs/path/group.yaml "
             "(group graders), or set reward.custom_reward_function to a BaseOpenJudgeRewardFunction"
         )
+    taken: tuple[str, ...] = ()
+    if settings.pointwise and per_sample is not None:  # the group's keys join the reward loop's
+        try:
+            taken = reward_loop_names(read_settings(per_sample))
+        except SettingsError:  # no graders YAML there: the reward manager reports its own options
+            logger.debug("openjudge: reward.openjudge names no graders YAML; group names checked per group")
     path = os.path.realpath(settings.config)
     job = build_job(load_config(path), source=settings.config, use_cache=False, members_scored=True)
-    judge = GraderGroupJudge(job.runner, settings, source=settings.config)
+    close_at_exit(job)
+    judge = GraderGroupJudge(job.runner, settings, source=settings.config, reward_loop_names=taken)
     logger.info(
         "openjudge: group graders %s, reward = %s, from %s",
         ", ".join(judge.grader_names),

@@ -21,11 +21,9 @@ from dataclasses import dataclass
 
 from integrations.verl.functions import ExtraValue
 from integrations.verl.group.settings import GroupSettings
+from integrations.verl.keys import GROUP_FAILED_KEY, REWARD_KEY, as_float, failed
 
 __all__ = ["GroupVerdict", "MemberDropped", "MemberReward", "Outcome", "neutralise", "settle"]
-
-FAILED_KEY = "openjudge/group/failed"
-REWARD_KEY = "openjudge/reward"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,19 +55,6 @@ class GroupVerdict:
         return self.outcomes[session_id] if judged else self.late
 
 
-def _number(value: ExtraValue) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float):
-        return float(value)
-    return None
-
-
-def _failed(extra: Mapping[str, ExtraValue], key: str) -> bool:
-    flag = _number(extra.get(f"{key}/error"))
-    return extra.get(key) is None or bool(flag)
-
-
 def neutralise(extras: Sequence[dict[str, ExtraValue]]) -> list[dict[str, ExtraValue]]:
     """Floats everywhere; failed values replaced by the mean of the members where they held.
 
@@ -82,17 +67,17 @@ def neutralise(extras: Sequence[dict[str, ExtraValue]]) -> list[dict[str, ExtraV
     out = [dict(e) for e in extras]
     for key in keys:
         values = [e.get(key) for e in extras]
-        if any(v is not None and _number(v) is None for v in values):
+        if any(v is not None and as_float(v) is None for v in values):
             continue  # a text column (error kinds, reasons)
         ok = [
             n
             for e, v in zip(extras, values, strict=True)
-            if not _failed(e, key) and (n := _number(v)) is not None
+            if not failed(e, key) and (n := as_float(v)) is not None
         ]
         neutral = sum(ok) / len(ok) if ok else 0.0
         for e, o, v in zip(extras, out, values, strict=True):
-            number = _number(v)
-            o[key] = neutral if number is None or _failed(e, key) else number
+            number = as_float(v)
+            o[key] = neutral if number is None or failed(e, key) else number
     return out
 
 
@@ -118,7 +103,9 @@ def settle(
     """
     sessions = sorted(rewards)
     scored = [rewards[s] for s in sessions if rewards[s] is not None]
-    tables = neutralise([{**extras[s], FAILED_KEY: 0.0 if rewards[s] is not None else 1.0} for s in sessions])
+    tables = neutralise(
+        [{**extras[s], GROUP_FAILED_KEY: 0.0 if rewards[s] is not None else 1.0} for s in sessions]
+    )
     by_session = dict(zip(sessions, tables, strict=True))
     if not scored:  # nothing to be relative to: the per-sample policy decides
         reason = "; ".join(f"session {s}: {why.get(s, 'failed')}" for s in sessions[:3])
@@ -126,10 +113,10 @@ def settle(
             assert settings.fallback_score is not None  # checked by GroupSettings
             fallback = settings.fallback_score
             outcomes: dict[int, Outcome] = {
-                s: MemberReward(fallback, {**by_session[s], REWARD_KEY: fallback, FAILED_KEY: 1.0})
+                s: MemberReward(fallback, {**by_session[s], REWARD_KEY: fallback, GROUP_FAILED_KEY: 1.0})
                 for s in sessions
             }
-            flagged = MemberReward(fallback, {**tables[0], REWARD_KEY: fallback, FAILED_KEY: 1.0})
+            flagged = MemberReward(fallback, {**tables[0], REWARD_KEY: fallback, GROUP_FAILED_KEY: 1.0})
             return GroupVerdict(outcomes, flagged)
         dropped = MemberDropped(f"no member of the group could be scored ({reason}); on_failure=drop")
         return GroupVerdict(dict.fromkeys(sessions, dropped), dropped)
@@ -137,12 +124,12 @@ def settle(
     # What a late member gets: every value the group's mean, every error flag set.
     neutral_extra: dict[str, ExtraValue] = {}
     for k, first in tables[0].items():
-        numbers = [n for t in tables if (n := _number(t[k])) is not None]
+        numbers = [n for t in tables if (n := as_float(t[k])) is not None]
         if isinstance(first, float) and len(numbers) == len(tables):
             neutral_extra[k] = 1.0 if k.endswith("/error") else _mean(numbers)
         else:
             neutral_extra[k] = first
-    neutral_extra.update({REWARD_KEY: neutral, FAILED_KEY: 1.0})
+    neutral_extra.update({REWARD_KEY: neutral, GROUP_FAILED_KEY: 1.0})
     outcomes = {}
     for s in sessions:
         reward = rewards[s]

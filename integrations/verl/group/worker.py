@@ -26,30 +26,22 @@ from typing import Any, cast
 
 from integrations.verl.group._verl_v1 import AgentLoopOutput, AgentLoopWorkerTQ, get_custom_reward_fn
 from integrations.verl.group.barrier import GroupBarrier
-from integrations.verl.group.members import Member, build_sample
+from integrations.verl.group.members import Member
 from integrations.verl.group.stage import GroupStage, build_stage
 from integrations.verl.group.verdict import GroupVerdict, MemberDropped
+from integrations.verl.keys import FAILED_KEY, as_float
+from integrations.verl.samples import sample_from_agent_output
+from integrations.verl.settings import SettingsError, config_value
 
 __all__ = ["GroupJudgingError", "OpenJudgeAgentLoopWorker"]
 
 logger = logging.getLogger(__name__)
-
-# Keys the per-sample managers set when a reward is a fallback (current and issue-10 names).
-_FALLBACK_FLAGS = ("openjudge/failed", "openjudge/reward/error")
 
 _BaseWorker: type[Any] = cast(Any, AgentLoopWorkerTQ).__ray_actor_class__  # the class behind @ray.remote
 
 
 class GroupJudgingError(RuntimeError):
     """A member's group outcome is *dropped*; raised so VERL drops its trajectory."""
-
-
-def _flagged(extra: dict[str, Any]) -> bool:
-    for key in _FALLBACK_FLAGS:
-        value = extra.get(key)
-        if isinstance(value, int | float) and value:
-            return True
-    return False
 
 
 class OpenJudgeAgentLoopWorker(_BaseWorker):  # type: ignore[misc]  # a base of type Any (VERL's actor class)
@@ -68,14 +60,13 @@ class OpenJudgeAgentLoopWorker(_BaseWorker):  # type: ignore[misc]  # a base of 
         super().__init__(*args, **kwargs)
         self.group_stage: GroupStage = build_stage(self.config, get_custom_reward_fn(self.config))
         if self.group_stage.pointwise and self.reward_loop_worker_handles is None:
-            from integrations.verl.settings import SettingsError
-
             raise SettingsError(
                 "reward.openjudge_group.pointwise=true needs VERL's streaming reward loop, which this run "
                 "does not have (a colocated reward model): set reward.reward_model.enable_resource_pool=True, "
                 "or +reward.openjudge_group.pointwise=false"
             )
         self.groups: dict[str, GroupBarrier[Member, GroupVerdict]] = {}
+        self.reward_fn_key = str(config_value(self.config, "data", "reward_fn_key") or "data_source")
         self._warned_ungrouped = False
 
     async def _run_prompt(
@@ -139,17 +130,12 @@ class OpenJudgeAgentLoopWorker(_BaseWorker):  # type: ignore[misc]  # a base of 
         pointwise_extra = dict(final.extra_fields.get("reward_extra_info") or {})
         member = Member(
             session_id=int(session_id),
-            sample=build_sample(
-                self.tokenizer,
-                final.prompt_ids,
-                final.response_ids,
-                kwargs,
-                final.extra_fields,
-                final.num_turns,
+            sample=await sample_from_agent_output(
+                final, kwargs, self.tokenizer, reward_fn_key=self.reward_fn_key
             ),
             pointwise=None if final.reward_score is None else float(final.reward_score),
             pointwise_extra=pointwise_extra,
-            pointwise_failed=_flagged(pointwise_extra),
+            pointwise_failed=bool(as_float(pointwise_extra.get(FAILED_KEY))),
         )
         barrier.arrive(member.session_id, member)
         verdict, judged = await barrier.verdict(member.session_id)

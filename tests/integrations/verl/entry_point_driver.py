@@ -1,19 +1,39 @@
-"""Run in a fresh process by ``test_entry_point``: find ``openjudge`` through the ``verl.plugins`` entry point.
+"""Run in a fresh process by ``test_entry_point``: our modules first, then VERL, then ``openjudge`` by name.
 
 Usage: ``python -m tests.integrations.verl.entry_point_driver <graders.yaml>``; prints JSON.
+
+The import order is the one that used to break: the shared modules (``rows``, the install
+hint) before VERL, then the reward manager, whose import of VERL runs the ``verl.plugins``
+entry point while the manager's own module is still being imported.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 
 
-def main(graders: str) -> None:
-    import verl  # noqa: F401  # loads the verl.plugins entry points, as in every VERL process
+class Errors(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
 
-    registered = "integrations.verl.reward_loop" in sys.modules  # imported by the plugin, not by us
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def main(graders: str) -> None:
+    errors = Errors()
+    logging.getLogger("integrations").addHandler(errors)
+    import integrations.verl._verl
+    import integrations.verl.rows  # noqa: F401  # VERL-free: imports no VERL
+
+    verl_after_rows = "verl" in sys.modules
+    from integrations.verl import OpenJudgeRewardManager  # imports VERL, which loads the entry point
+
+    loaded = {name: name in sys.modules for name in ("verl", "torch")}
     from verl.experimental.agent_loop.agent_loop import _agent_loop_registry
     from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
     from verl.trainer.ppo.reward import load_reward_manager
@@ -45,10 +65,12 @@ def main(graders: str) -> None:
     print(
         json.dumps(
             {
-                "registered_on_import_verl": registered,
+                "verl_after_rows": verl_after_rows,
+                "loaded_with_the_manager": loaded,
+                "errors_logged": errors.messages,
                 "agent_loop": _agent_loop_registry.get("openjudge_tool_agent"),
                 "class": f"{type(manager).__module__}.{type(manager).__qualname__}",
-                "registry": get_reward_manager_cls("openjudge").__qualname__,
+                "registry": get_reward_manager_cls("openjudge") is OpenJudgeRewardManager,
                 "rewards": [o["reward_score"] for o in outs],
                 "kinds": [o["reward_extra_info"]["openjudge/quality/error_kind"] for o in outs],  # type: ignore[index]
             }

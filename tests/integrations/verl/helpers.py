@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -150,7 +152,7 @@ providers:
     base_url: {base_url}
     api_key: sk-test
     timeout_s: {timeout_s}
-    max_retries: 1
+    max_retries: 0                 # a hang costs one timeout (retries are tested with the providers)
     limits: {{max_concurrency: 32}}
 graders:
   correct:
@@ -166,13 +168,13 @@ graders:
     mapper: {{question: prompt, answer: response}}
 aggregators:
   - type: weighted_mean
-    name: reward
+    name: total
     weights: {{correct: 1, quality: 1}}
 """
 
 
 def write_graders_yaml(directory: Path, base_url: str, *, timeout_s: float = 2.0) -> Path:
-    """The test graders: a rule (``correct``) and an HTTP LLM judge (``quality``), averaged as ``reward``."""
+    """The test graders: a rule (``correct``) and an HTTP LLM judge (``quality``), averaged as ``total``."""
     path = directory / "graders.yaml"
     path.write_text(GRADERS_YAML.format(base_url=base_url, timeout_s=timeout_s), encoding="utf-8")
     return path
@@ -219,3 +221,19 @@ def unpack(out: dict[str, object]) -> tuple[torch.Tensor, dict[str, list[object]
     assert isinstance(tensor, torch.Tensor) and tensor.dtype == torch.float32
     assert isinstance(extra, dict) and all(isinstance(v, list) for v in extra.values())
     return tensor, extra
+
+
+def stop_actors(handles: Sequence[Any], names: Sequence[str] = ()) -> None:
+    """Kill ``handles`` and wait (at most 60 s) until the actors named ``names`` are gone."""
+    import ray
+
+    for handle in handles:
+        ray.kill(handle, no_restart=True)
+    deadline = time.monotonic() + 60
+    for name in names:
+        while time.monotonic() < deadline:
+            try:
+                ray.get_actor(name)
+            except ValueError:
+                break
+            time.sleep(0.1)

@@ -35,14 +35,6 @@ def test_importing_the_package_does_not_import_verl_or_torch() -> None:
     assert loaded.isdisjoint({"verl", "torch", "ray", "transformers", "numpy", "openai"})
 
 
-def test_the_managers_load_verl_on_first_use() -> None:
-    code = (
-        "import sys; from integrations.verl import OpenJudgeRewardManager as M; "
-        "print(M.__module__, 'verl' in sys.modules, 'torch' in sys.modules)"
-    )
-    assert run_python(code).split() == ["integrations.verl.reward_loop", "True", "True"]
-
-
 def test_missing_verl_raises_an_import_error_naming_the_extra() -> None:
     code = (
         "import sys; sys.modules['verl'] = None\n"

@@ -1,6 +1,6 @@
 """VERL's ``RewardLoopManager`` on local Ray: two ``RewardLoopWorker`` actors score both paths.
 
-One Ray session for the module (starting Ray and two actors that import VERL costs ~15 s):
+The package's Ray session (``ray_session``); two actors that import VERL cost ~10 s:
 
 * streaming: VERL's ``AgentLoopWorker`` runs the tool agent loop against a scripted
   rollout server and sends each finished trajectory to a random reward actor;
@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import ray
 from verl.experimental.reward_loop import RewardLoopManager
 
 from tests.integrations.verl.agent_rig import (
@@ -34,13 +33,14 @@ from tests.integrations.verl.helpers import (
     last_token_rewards,
     make_batch,
     nonzero_only_at_last_token,
+    stop_actors,
 )
 from tests.integrations.verl.test_streaming import AGENT_GRADERS, BROKEN, PARIS, PARIS_TWICE
 
 
 @pytest.fixture(scope="module")
 def reward_loop(
-    judge_server: object, model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    ray_session: None, judge_server: object, model_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RewardLoopManager]:
     graders = tmp_path_factory.mktemp("graders") / "graders.yaml"
     graders.write_text(AGENT_GRADERS.format(base_url=judge_server.base_url), encoding="utf-8")  # type: ignore[attr-defined]  # the module fixture
@@ -53,11 +53,12 @@ def reward_loop(
             "reward.num_workers=2",
         ],
     )
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    manager = RewardLoopManager(config=cfg, rm_resource_pool=None)  # type: ignore[arg-type]  # None: no reward model
     try:
-        yield RewardLoopManager(config=cfg, rm_resource_pool=None)  # type: ignore[arg-type]  # None: no reward model
+        yield manager
     finally:
-        ray.shutdown()
+        workers = manager.reward_loop_workers
+        stop_actors(workers, [f"reward_loop_worker_{i}" for i in range(len(workers))])
 
 
 def test_streaming_tool_trajectories_through_reward_actors(

@@ -59,11 +59,12 @@ def test_scores_through_verls_loader_with_failing_judge_calls(manager: OpenJudge
         "openjudge/quality",
         "openjudge/quality/error",
         "openjudge/quality/error_kind",
+        "openjudge/total",
+        "openjudge/total/error",
+        "openjudge/total/error_kind",
         "openjudge/reward",
-        "openjudge/reward/error",
-        "openjudge/reward/error_kind",
         "openjudge/failed",
-    ]  # the aggregate is named "reward": its key is the reward
+    ]
     kinds = [e["openjudge/quality/error_kind"] for e in extras]
     assert kinds == FAULT_KINDS
     failed = [e["openjudge/failed"] for e in extras]
@@ -196,7 +197,7 @@ def test_verl_0_7_0_options_under_reward_model_reward_kwargs(graders_yaml: Path)
 
     cfg = OmegaConf.create({"reward_model": {"reward_kwargs": {"openjudge": {"config": str(graders_yaml)}}}})
     manager = OpenJudgeRewardManager(cfg, TOKENIZER, None, None, None)  # 0.7.0's positional construction
-    assert manager.scorer is not None and manager.scorer.aggregate == "reward"
+    assert manager.scorer is not None and manager.scorer.aggregate == "total"
     out = asyncio.run(manager.run_single(make_batch(TOKENIZER, [FAULT_PROMPTS[0]])[0:1]))
     assert out["reward_score"] == 0.75
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import anyio
@@ -95,11 +96,45 @@ def test_drop_raises_so_verl_never_trains_on_the_sample() -> None:
         anyio.run(scorer.score_many, [GOOD, BROKEN])
 
 
-def test_an_aggregate_named_reward_holds_the_reward() -> None:
-    scorer = SampleScorer(make_runner([WeightedMeanAggregator("reward")]), FALLBACK)
-    assert scorer.keys.count("openjudge/reward") == 1
-    bad = anyio.run(scorer.score, BROKEN)
-    assert bad.extra["openjudge/reward"] == -2.0 and bad.extra["openjudge/reward/error"] == 1.0
+@pytest.mark.parametrize(
+    ("graders", "aggregators", "message"),
+    [
+        (
+            ["exact"],
+            ["reward"],
+            "aggregator 'reward' would write openjudge/reward, a key the integration writes",
+        ),
+        (["failed"], ["total"], "grader 'failed' would write openjudge/failed"),
+        (["group"], ["total"], "grader 'group' would write openjudge/group"),
+        (["group/size"], ["total"], "grader 'group/size' would write openjudge/group/size"),
+        (["exact", "exact/error"], ["total"], "the error key of a grader named 'exact'"),
+        (["judge/reason"], ["total"], "the reason key of a grader named 'judge'"),
+        (["mean"], [], "the default aggregate 'mean' and grader 'mean' would both write openjudge/mean"),
+    ],
+)
+def test_names_that_collide_with_the_integrations_keys_are_refused(
+    graders: list[str], aggregators: list[str], message: str
+) -> None:
+    configs = {name: GraderConfig(FunctionGrader(lambda response: 1.0)) for name in graders}
+    runner = GradingRunner(configs, aggregators=[WeightedMeanAggregator(a) for a in aggregators])
+    with pytest.raises(ConfigError) as caught:
+        SampleScorer(runner, OpenJudgeVerlSettings(config="x"), source="/abs/graders.yaml")
+    assert str(caught.value).count("/abs/graders.yaml: ") == 1 and message in str(caught.value)
+    assert "rename" in str(caught.value)
+
+
+def test_a_collision_is_reported_at_start_naming_the_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "graders.yaml"
+    path.write_text(
+        "graders:\n  exact: {type: string_match, mapper: {response: response, reference: ground_truth}}\n"
+        "aggregators:\n  - {type: min, name: reward}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        ConfigError,
+        match=rf"{re.escape(str(path))}: aggregator 'reward' would write openjudge/reward.*rename it",
+    ):
+        shared_scorer(OpenJudgeVerlSettings(config=str(path)))
 
 
 def test_reasons_on_request() -> None:

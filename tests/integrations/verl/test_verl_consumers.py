@@ -164,3 +164,15 @@ def test_failure_counts_reach_the_v1_training_metrics(
     assert metrics["training/openjudge/judge/error"] == 3.0
     assert metrics["training/openjudge/correct/error"] == 0.0
     assert metrics["training/openjudge/groups_with_dropped"] == 1.0
+
+
+def test_group_judging_failures_are_counted_too(transfer_queue: fake_tq.Store) -> None:
+    from integrations.verl.sampler import failure_metrics
+
+    neutral = {"openjudge/group/failed": 1.0, "openjudge/rank/error": 1.0, "openjudge/group/size": 4.0}
+    judged = {"openjudge/group/failed": 0.0, "openjudge/rank/error": 0.0, "openjudge/group/size": 4.0}
+    assert failure_metrics([neutral, {**judged, "openjudge/rank/error_kind": ""}], "training") == {
+        "training/openjudge/samples": 2.0,
+        "training/openjudge/group/failed": 1.0,
+        "training/openjudge/rank/error": 1.0,
+    }

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+from pydantic import JsonValue
+
+from integrations.verl.functions import RewardSample
 from integrations.verl.group.members import Member
 from openjudge.models.chat_model import ChatRequest
 from providers.testing.function_model import FunctionChatModel
@@ -37,24 +40,24 @@ def listwise_judge() -> tuple[FunctionChatModel, list[ChatRequest]]:
 
 
 def member(session: int, response: str, *, pointwise: float | None = 1.0, failed: bool = False) -> Member:
-    sample: dict[str, object] = {
-        "prompt": "what is 2+2 ?",
-        "prompt_text": "user what is 2+2 ?",
-        "prompt_messages": [{"role": "user", "content": "what is 2+2 ?"}],
-        "response": response,
-        "messages": [
-            {"role": "user", "content": "what is 2+2 ?"},
-            {"role": "assistant", "content": response},
-        ],
-        "ground_truth": "4",
-        "data_source": "demo",
-        "extra_info": {},
-        "uid": "u1",
-    }
+    question: list[dict[str, JsonValue]] = [{"role": "user", "content": "what is 2+2 ?"}]
+    sample = RewardSample(
+        original_index=0,
+        group_index=0,
+        prompt="what is 2+2 ?",
+        response=response,
+        messages=[*question, {"role": "assistant", "content": response}],
+        extra={},
+        ground_truth="4",
+        data_source="demo",
+        uid="u1",
+        prompt_text="user what is 2+2 ?",
+        prompt_messages=list(question),
+    )
     extra = {"openjudge/correct": 1.0 if not failed else None, "openjudge/correct/error": 1 if failed else 0}
     return Member(
         session_id=session,
-        sample=sample,  # type: ignore[arg-type]  # JSON values
+        sample=sample,
         pointwise=pointwise,
         pointwise_extra=extra,
         pointwise_failed=failed,

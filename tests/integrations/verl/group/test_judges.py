@@ -138,9 +138,18 @@ def test_config_mistakes_are_reported() -> None:
     assert "g.yaml: graders: no group grader" in text
     assert "no aggregator named 'nope' in g.yaml" in text
     clash = GradingRunner({"correct": GraderConfig(ListwiseRankingGrader(model), MAPPER)})
-    judge = GraderGroupJudge(clash, GroupSettings(), source="g.yaml")
+    with pytest.raises(
+        ConfigError, match=r"g\.yaml: grader 'correct' writes openjudge/correct, which the reward"
+    ):
+        GraderGroupJudge(clash, GroupSettings(), source="g.yaml", reward_loop_names=("correct", "mean"))
+    judge = GraderGroupJudge(clash, GroupSettings(), source="g.yaml")  # another reward manager's keys
     with pytest.raises(ValueError, match="group grader 'correct' writes openjudge/correct"):
         asyncio.run(judge.judge({0: member(0, "a"), 1: member(1, "b")}, 2))
+    reserved = GradingRunner({"reward": GraderConfig(ListwiseRankingGrader(model), MAPPER)})
+    with pytest.raises(
+        ConfigError, match=r"g\.yaml: grader 'reward' would write openjudge/reward.*rename it"
+    ):
+        GraderGroupJudge(reserved, GroupSettings(), source="g.yaml")
 
 
 def test_neutralise_makes_floats_and_means() -> None:

@@ -1,16 +1,21 @@
 from __future__ import annotations
 
+import asyncio
 import re
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
 from integrations.verl.group import GroupSettings
-from integrations.verl.group.members import build_sample, group_sample
+from integrations.verl.group.members import group_sample
 from integrations.verl.group.settings import read_group_settings
 from integrations.verl.group.stage import build_stage
+from integrations.verl.samples import sample_from_agent_output
 from integrations.verl.settings import SettingsError
+from openjudge.config import ConfigError
 from tests.integrations.verl.group.scripted import member
 
 
@@ -59,7 +64,38 @@ def test_stage_needs_something_to_judge_with() -> None:
         build_stage(OmegaConf.create({"reward": {}}))
 
 
-def test_build_sample_from_what_the_agent_loop_produced() -> None:
+def test_stage_refuses_group_graders_that_reuse_the_reward_loops_names(tmp_path: Path) -> None:
+    pointwise, group = tmp_path / "pointwise.yaml", tmp_path / "group.yaml"
+    pointwise.write_text(
+        "graders:\n  rank: {type: string_match, mapper: {response: response, reference: ground_truth}}\n"
+    )
+    group.write_text(
+        "providers:\n  judge: {kind: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key: k}\n"
+        "graders:\n  rank: {type: listwise_ranking, provider: judge, mapper: {query: query, responses: responses}}\n"
+    )
+    config: dict[str, dict[str, dict[str, object]]] = {
+        "reward": {"openjudge": {"config": str(pointwise)}, "openjudge_group": {"config": str(group)}}
+    }
+    with pytest.raises(
+        ConfigError,
+        match=rf"{re.escape(str(group))}: grader 'rank' writes openjudge/rank, which the reward loop",
+    ):
+        build_stage(OmegaConf.create(config))
+    config["reward"]["openjudge_group"]["pointwise"] = False  # no reward loop: no clash
+    assert build_stage(OmegaConf.create(config)).judge.grader_names == ("rank",)  # type: ignore[attr-defined]
+
+
+@dataclass
+class Output:
+    """The fields of VERL's AgentLoopOutput the group stage reads."""
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    extra_fields: dict[str, object] = field(default_factory=dict)
+    num_turns: int = 2
+
+
+def test_the_shared_row_builder_reads_what_the_agent_loop_produced() -> None:
     class Words:
         def decode(self, token_ids: list[int], skip_special_tokens: bool = True) -> str:
             return " ".join(f"w{t}" for t in token_ids)
@@ -71,14 +107,21 @@ def test_build_sample_from_what_the_agent_loop_produced() -> None:
         "data_source": np.str_("gsm8k"),
         "extra_info": {"split": "train"},
         "uid": "u7",
+        "messages": [{"role": "user", "content": "a dataset column, not the trajectory"}],
     }
-    sample = build_sample(Words(), [1, 2], [3], fields, {"turn_scores": []}, 2)
-    assert sample["prompt"] == "2+2?" and sample["prompt_text"] == "w1 w2" and sample["response"] == "w3"
-    assert sample["messages"] == [*raw_prompt.tolist(), {"role": "assistant", "content": "w3"}]
-    assert (sample["ground_truth"], sample["data_source"], sample["uid"]) == ("4", "gsm8k", "u7")
-    assert sample["num_turns"] == 2 and sample["extra_info"] == {"split": "train"}
+    output = Output([1, 2], [3], {"turn_scores": [], "reward_extra_info": {"openjudge/x": 1.0}})
+    s = asyncio.run(sample_from_agent_output(output, fields, Words())).grader_sample()
+    assert s["prompt"] == "2+2?" and s["prompt_text"] == "w1 w2" and s["response"] == "w3"
+    assert s["messages"] == [*raw_prompt.tolist(), {"role": "assistant", "content": "w3"}]
+    assert (s["ground_truth"], s["data_source"], s["uid"]) == ("4", "gsm8k", "u7")
+    assert s["num_turns"] == 2 and s["extra_info"] == {"split": "train"}
+    assert (s["prompt_length"], s["response_length"], s["turn_scores"]) == (2, 1, [])
+    assert "agent_fields" not in s  # the pointwise pass's reward_extra_info is not an agent field
     tools = [{"role": "user", "content": "2+2?"}, {"role": "tool", "content": "4"}]
-    assert build_sample(Words(), [1], [3], fields, {"messages": tools}, 3)["messages"] == tools
+    other_loop = Output([1], [3], {"messages": tools}, num_turns=3)
+    assert asyncio.run(sample_from_agent_output(other_loop, fields, Words())).messages == tools
+    ours = Output([1], [3], {"openjudge/messages": tools, "messages": []})  # openjudge_tool_agent's export
+    assert asyncio.run(sample_from_agent_output(ours, fields, Words())).messages == tools
 
 
 def test_group_sample_shares_the_prompt_and_lists_responses() -> None:

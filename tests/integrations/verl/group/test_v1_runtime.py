@@ -6,8 +6,9 @@ dispatch, ``AgentLoopWorkerTQ`` as a Ray actor (``_run_prompt``, ``_run_agent_lo
 reward loop (``RewardLoopManager`` with ``OpenJudgeRewardManager`` scoring each trajectory
 first). Scripted: the rollout server (``rollout.py``) and the HTTP judge (``judge_http.py``).
 
-One Ray session and one TransferQueue for the module: starting them and the actors that
-import VERL dominates the time (~1 min on a loaded 2-core machine).
+The package's Ray session (``ray_session``) and one TransferQueue for the module. Starting
+the actors that import VERL dominates the time, so the module starts its reward worker
+and both agent-loop managers' workers at once, in its fixture, and stops them after.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import ray
 import transfer_queue as tq  # type: ignore[import-untyped]  # no py.typed
 from omegaconf import DictConfig, OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopManager
@@ -31,11 +31,10 @@ from verl.utils import tensordict_utils as tu
 from integrations.verl.group import OpenJudgeAgentLoopManager
 from tests.integrations.verl.group.judge_http import ScriptedJudge
 from tests.integrations.verl.group.rollout import ScriptedRollout, model_dir, tokenizer
-from tests.integrations.verl.helpers import trainer_config
+from tests.integrations.verl.helpers import stop_actors, trainer_config
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[4]
 SEED_FILE = Path(__file__).with_name("seed_group_function.py")
 TOKENIZER = tokenizer()
 
@@ -81,7 +80,7 @@ def config(model: Path, *overrides: str) -> DictConfig:
 
 
 class Runtime:
-    """The module's Ray session: the reward loop, the judge, and a way to run a batch."""
+    """The module's actors: the reward loop, the group and seed-function managers; the judge; a way to run a batch."""
 
     def __init__(self, model: Path, pointwise: Path, group: Path, judge: ScriptedJudge) -> None:
         self.model, self.pointwise, self.group, self.judge = model, pointwise, group, judge
@@ -98,6 +97,19 @@ class Runtime:
             "+reward.openjudge_group.judge_timeout_s=3",
         )
         self.reward_loop = RewardLoopManager(config=self.config, rm_resource_pool=None)  # type: ignore[arg-type]  # None: no reward model
+        # Created now: their workers start (and import VERL) while the first test runs.
+        self.group_manager = self.manager(self.config)
+        seed = config(
+            model,
+            f"reward.custom_reward_function.path={SEED_FILE}",
+            "reward.custom_reward_function.name=compute_score_async",
+        )
+        self.seed_manager = self.manager(seed)
+
+    def stop(self) -> None:
+        workers = self.reward_loop.reward_loop_workers
+        loops = [*self.group_manager.agent_loop_workers, *self.seed_manager.agent_loop_workers]
+        stop_actors([*loops, *workers], [f"reward_loop_worker_{i}" for i in range(len(workers))])
 
     def manager(self, cfg: DictConfig) -> Any:
         return OpenJudgeAgentLoopManager.create(
@@ -163,23 +175,20 @@ class Runtime:
 
 
 @pytest.fixture(scope="module")
-def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+def runtime(ray_session: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
     directory = tmp_path_factory.mktemp("group_runtime")
     model = model_dir(directory / "model")
-    ray.init(
-        num_cpus=8,  # logical: TransferQueue's two actors hold one each; the machine has 2 cores
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}},
-    )
+    tq.init(OmegaConf.create({"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}))
     try:
-        tq.init(OmegaConf.create({"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}))
         with ScriptedJudge() as judge:
             pointwise, group = write_configs(directory, judge.base_url)
-            yield Runtime(model, pointwise, group, judge)
-        tq.close()
+            runtime = Runtime(model, pointwise, group, judge)
+            try:
+                yield runtime
+            finally:
+                runtime.stop()
     finally:
-        ray.shutdown()
+        tq.close()
 
 
 def borda(qualities: list[int]) -> dict[int, float]:
@@ -193,7 +202,7 @@ def quality_of(row: dict[str, Any]) -> int:
 
 
 def test_groups_of_four_and_eight_failures_and_validation(runtime: Runtime) -> None:
-    manager = runtime.manager(runtime.config)
+    manager = runtime.group_manager
     assert type(manager) is OpenJudgeAgentLoopManager
     prompts = ["what is 2+2 ?", "what is 3+3 ?", "what is 4+4 ? fail", "what is 6+6 ? #hang"]
     out = runtime.run(manager, prompts, [4, 8, 4, 4])
@@ -241,12 +250,7 @@ def test_groups_of_four_and_eight_failures_and_validation(runtime: Runtime) -> N
 
 
 def test_seed_reward_function_receives_whole_groups(runtime: Runtime) -> None:
-    cfg = config(
-        runtime.model,
-        f"reward.custom_reward_function.path={SEED_FILE}",
-        "reward.custom_reward_function.name=compute_score_async",
-    )
-    out = runtime.run(runtime.manager(cfg), ["what is 2+2 ?"], [4])["what is 2+2 ?"]
+    out = runtime.run(runtime.seed_manager, ["what is 2+2 ?"], [4])["what is 2+2 ?"]
     assert out["status"] == "finished"
     rewards = sorted((r["extra"]["quality"], r["reward"]) for r in out["rows"])
     assert [q for q, _ in rewards] == [0.0, 1.0, 2.0, 3.0]
