@@ -115,7 +115,9 @@ def test_drop_raises_so_verl_never_trains_on_the_sample() -> None:
 def test_names_that_collide_with_the_integrations_keys_are_refused(
     graders: list[str], aggregators: list[str], message: str
 ) -> None:
-    configs = {name: GraderConfig(FunctionGrader(lambda response: 1.0)) for name in graders}
+    configs = {
+        name: GraderConfig(FunctionGrader(lambda response: 1.0, score_range=(0, 1))) for name in graders
+    }
     runner = GradingRunner(configs, aggregators=[WeightedMeanAggregator(a) for a in aggregators])
     with pytest.raises(ConfigError) as caught:
         SampleScorer(runner, OpenJudgeVerlSettings(config="x"), source="/abs/graders.yaml")
