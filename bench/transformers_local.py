@@ -94,37 +94,6 @@ def generate_loops(
     return sequential, hand_batched
 
 
-def report_batching(
-    label: str,
-    n: int,
-    seq: float,
-    hand: float,
-    provider: float,
-    lateness: float,
-    *,
-    call: str,
-    step: str,
-    overhead: str,
-) -> None:
-    """The figures every role prints: throughput of the three ways, their ratios, loop lateness.
-
-    Args:
-        call: What the sequential baseline runs per sample (``generate``, ``forward``).
-        step: What batched rows share (``generate step``, ``forward pass``).
-        overhead: What the provider does beyond hand-written batches.
-    """
-    report(f"{label}: sequential {call}", f"{n / seq:.1f} samples/s", "-", f"one {call} per sample")
-    report(
-        f"{label}: hand-written batches of {BATCH}", f"{n / hand:.1f} samples/s", "-", "the batching ceiling"
-    )
-    report(f"{label}: provider, max_batch_size {BATCH}", f"{n / provider:.1f} samples/s", "-", load_average())
-    report(f"{label}: provider / sequential", f"{seq / provider:.1f}x", ">= 4x", f"rows per {step}")
-    report(f"{label}: provider / hand-written batches", f"{hand / provider:.0%}", ">= 80% (GPU)", overhead)
-    report(
-        f"{label}: event-loop worst lateness", f"{lateness * 1000:.1f} ms", "<= 50 ms", "GIL hold per kernel"
-    )
-
-
 def timed(fn: Callable[[], object], repeats: int) -> float:
     """The best of ``repeats`` wall times of ``fn`` run on a fresh thread, as the provider runs.
 
@@ -175,6 +144,42 @@ async def with_ticker(work: Awaitable[object]) -> tuple[float, float]:
     return elapsed, max(lateness, default=0.0)
 
 
+def batching_figures(
+    label: str,
+    n: int,
+    repeats: int,
+    sequential: Callable[[], object],
+    hand_batched: Callable[[], object],
+    provider_run: Callable[[], tuple[float, float]],
+    *,
+    call: str,
+    step: str,
+    overhead: str,
+) -> float:
+    """Time the two baselines and the provider, print what every role prints, return the provider's time.
+
+    Args:
+        provider_run: One run through the provider: its wall time and the loop's worst lateness.
+        call: What the sequential baseline runs per sample (``generate``, ``forward``).
+        step: What batched rows share (``generate step``, ``forward pass``).
+        overhead: What the provider does beyond hand-written batches.
+    """
+    seq = timed(sequential, repeats)
+    hand = timed(hand_batched, repeats)
+    provider, lateness = best_of(repeats, provider_run)
+    report(f"{label}: sequential {call}", f"{n / seq:.1f} samples/s", "-", f"one {call} per sample")
+    report(
+        f"{label}: hand-written batches of {BATCH}", f"{n / hand:.1f} samples/s", "-", "the batching ceiling"
+    )
+    report(f"{label}: provider, max_batch_size {BATCH}", f"{n / provider:.1f} samples/s", "-", load_average())
+    report(f"{label}: provider / sequential", f"{seq / provider:.1f}x", ">= 4x", f"rows per {step}")
+    report(f"{label}: provider / hand-written batches", f"{hand / provider:.0%}", ">= 80% (GPU)", overhead)
+    report(
+        f"{label}: event-loop worst lateness", f"{lateness * 1000:.1f} ms", "<= 50 ms", "GIL hold per kernel"
+    )
+    return provider
+
+
 def judge_figures(path: Path, device: str, n: int, repeats: int) -> None:
     settings = TransformersSettings(model=str(path), device=device)
     loaded = load_model(settings, "causal_lm")
@@ -201,17 +206,14 @@ def judge_figures(path: Path, device: str, n: int, repeats: int) -> None:
 
         return await with_ticker(run_all())
 
-    seq = timed(sequential, repeats)
-    hand = timed(hand_batched, repeats)
-    provider, lateness = best_of(repeats, lambda: asyncio.run(through(model)))
     label = f"judge on {device}"
-    report_batching(
+    provider = batching_figures(
         label,
         n,
-        seq,
-        hand,
-        provider,
-        lateness,
+        repeats,
+        sequential,
+        hand_batched,
+        lambda: asyncio.run(through(model)),
         call="generate",
         step="generate step",
         overhead="batcher, parsing",
@@ -255,17 +257,13 @@ def decode_figures(path: Path, device: str, n: int, repeats: int) -> None:
 
         return await with_ticker(run_all())
 
-    seq = timed(sequential, repeats)
-    hand = timed(hand_batched, repeats)
-    provider, lateness = best_of(repeats, lambda: asyncio.run(through()))
-    label = f"decode-bound on {device} ({new_tokens} tokens)"
-    report_batching(
-        label,
+    batching_figures(
+        f"decode-bound on {device} ({new_tokens} tokens)",
         n,
-        seq,
-        hand,
-        provider,
-        lateness,
+        repeats,
+        sequential,
+        hand_batched,
+        lambda: asyncio.run(through()),
         call="generate",
         step="decode step",
         overhead="batcher, stop at EOS",
@@ -313,17 +311,13 @@ def reward_figures(path: Path, device: str, n: int, repeats: int) -> None:
         return await with_ticker(run_all())
 
     sequential()
-    seq = timed(sequential, repeats)
-    hand = timed(hand_batched, repeats)
-    provider, lateness = best_of(repeats, lambda: asyncio.run(through()))
-    label = f"reward model on {device}"
-    report_batching(
-        label,
+    batching_figures(
+        f"reward model on {device}",
         n,
-        seq,
-        hand,
-        provider,
-        lateness,
+        repeats,
+        sequential,
+        hand_batched,
+        lambda: asyncio.run(through()),
         call="forward",
         step="forward pass",
         overhead="batcher, grader",
