@@ -73,6 +73,27 @@ def padded(loaded: LoadedModel, batch: Sequence[list[int]]) -> tuple[torch.Tenso
     return ids, mask
 
 
+def generate_loops(
+    loaded: LoadedModel, conversations: Sequence[Sequence[dict[str, Any]]], options: dict[str, Any]
+) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The two baselines for a causal LM: one ``generate`` per sample, and hand-written batches.
+
+    Both template and tokenize each sample, as the provider does.
+    """
+    generate: Callable[..., torch.Tensor] = loaded.model.generate  # type: ignore[assignment]  # GenerationMixin's
+
+    def sequential() -> None:
+        for messages in conversations:
+            generate(input_ids=torch.tensor([chat_ids(loaded, messages)], device=loaded.device), **options)
+
+    def hand_batched() -> None:
+        for start in range(0, len(conversations), BATCH):
+            ids, mask = padded(loaded, [chat_ids(loaded, m) for m in conversations[start : start + BATCH]])
+            generate(input_ids=ids, attention_mask=mask, **options)
+
+    return sequential, hand_batched
+
+
 def timed(fn: Callable[[], object], repeats: int) -> float:
     """The best of ``repeats`` wall times of ``fn`` run on a fresh thread, as the provider runs.
 
@@ -123,10 +144,45 @@ async def with_ticker(work: Awaitable[object]) -> tuple[float, float]:
     return elapsed, max(lateness, default=0.0)
 
 
+def batching_figures(
+    label: str,
+    n: int,
+    repeats: int,
+    sequential: Callable[[], object],
+    hand_batched: Callable[[], object],
+    provider_run: Callable[[], tuple[float, float]],
+    *,
+    call: str,
+    step: str,
+    overhead: str,
+) -> float:
+    """Time the two baselines and the provider, print what every role prints, return the provider's time.
+
+    Args:
+        provider_run: One run through the provider: its wall time and the loop's worst lateness.
+        call: What the sequential baseline runs per sample (``generate``, ``forward``).
+        step: What batched rows share (``generate step``, ``forward pass``).
+        overhead: What the provider does beyond hand-written batches.
+    """
+    seq = timed(sequential, repeats)
+    hand = timed(hand_batched, repeats)
+    provider, lateness = best_of(repeats, provider_run)
+    report(f"{label}: sequential {call}", f"{n / seq:.1f} samples/s", "-", f"one {call} per sample")
+    report(
+        f"{label}: hand-written batches of {BATCH}", f"{n / hand:.1f} samples/s", "-", "the batching ceiling"
+    )
+    report(f"{label}: provider, max_batch_size {BATCH}", f"{n / provider:.1f} samples/s", "-", load_average())
+    report(f"{label}: provider / sequential", f"{seq / provider:.1f}x", ">= 4x", f"rows per {step}")
+    report(f"{label}: provider / hand-written batches", f"{hand / provider:.0%}", ">= 80% (GPU)", overhead)
+    report(
+        f"{label}: event-loop worst lateness", f"{lateness * 1000:.1f} ms", "<= 50 ms", "GIL hold per kernel"
+    )
+    return provider
+
+
 def judge_figures(path: Path, device: str, n: int, repeats: int) -> None:
     settings = TransformersSettings(model=str(path), device=device)
     loaded = load_model(settings, "causal_lm")
-    generate: Callable[..., torch.Tensor] = loaded.model.generate  # type: ignore[assignment]  # GenerationMixin's
     options = {"max_new_tokens": MAX_NEW_TOKENS, "do_sample": False, "pad_token_id": loaded.pad_token_id}
     model = TransformersChatModel(
         settings.model_copy(update={"max_batch_size": BATCH}), structured_output="prompt"
@@ -136,17 +192,9 @@ def judge_figures(path: Path, device: str, n: int, repeats: int) -> None:
         {"question": f"question number {i} about things", "answer": "answer " * (i % 7)} for i in range(n)
     ]
     conversations = [grader.build_messages(x) for x in inputs]
-    generate(input_ids=torch.tensor([chat_ids(loaded, conversations[0])], device=loaded.device), **options)
-
-    # Both loops template and tokenize each sample, as the provider does.
-    def sequential() -> None:
-        for messages in conversations:
-            generate(input_ids=torch.tensor([chat_ids(loaded, messages)], device=loaded.device), **options)
-
-    def hand_batched() -> None:
-        for start in range(0, n, BATCH):
-            ids, mask = padded(loaded, [chat_ids(loaded, m) for m in conversations[start : start + BATCH]])
-            generate(input_ids=ids, attention_mask=mask, **options)
+    sequential, hand_batched = generate_loops(loaded, conversations, options)
+    warm_up, _ = generate_loops(loaded, conversations[:1], options)
+    warm_up()
 
     async def through(judge: TransformersChatModel) -> tuple[float, float]:
         g = LLMGrader(judge, template=TEMPLATE, score_range=(1, 5))
@@ -158,24 +206,17 @@ def judge_figures(path: Path, device: str, n: int, repeats: int) -> None:
 
         return await with_ticker(run_all())
 
-    seq = timed(sequential, repeats)
-    hand = timed(hand_batched, repeats)
-    provider, lateness = best_of(repeats, lambda: asyncio.run(through(model)))
     label = f"judge on {device}"
-    report(f"{label}: sequential generate", f"{n / seq:.1f} samples/s", "-", "one generate per sample")
-    report(
-        f"{label}: hand-written batches of {BATCH}", f"{n / hand:.1f} samples/s", "-", "the batching ceiling"
-    )
-    report(f"{label}: provider, max_batch_size {BATCH}", f"{n / provider:.1f} samples/s", "-", load_average())
-    report(f"{label}: provider / sequential", f"{seq / provider:.1f}x", ">= 4x", "rows per generate step")
-    report(
-        f"{label}: provider / hand-written batches",
-        f"{hand / provider:.0%}",
-        ">= 80% (GPU)",
-        "batcher, parsing",
-    )
-    report(
-        f"{label}: event-loop worst lateness", f"{lateness * 1000:.1f} ms", "<= 50 ms", "GIL hold per kernel"
+    provider = batching_figures(
+        label,
+        n,
+        repeats,
+        sequential,
+        hand_batched,
+        lambda: asyncio.run(through(model)),
+        call="generate",
+        step="generate step",
+        overhead="batcher, parsing",
     )
     constrained = TransformersChatModel(
         settings.model_copy(update={"max_batch_size": BATCH}), structured_output="json_schema"
@@ -192,7 +233,6 @@ def judge_figures(path: Path, device: str, n: int, repeats: int) -> None:
 def decode_figures(path: Path, device: str, n: int, repeats: int) -> None:
     settings = TransformersSettings(model=str(path), device=device)
     loaded = load_model(settings, "causal_lm")
-    generate: Callable[..., torch.Tensor] = loaded.model.generate  # type: ignore[assignment]  # GenerationMixin's
     new_tokens = 32
     options = {
         "max_new_tokens": new_tokens,
@@ -201,15 +241,7 @@ def decode_figures(path: Path, device: str, n: int, repeats: int) -> None:
         "pad_token_id": loaded.pad_token_id,
     }
     conversations = [[{"role": "user", "content": f"q{i} " + "x" * (i % 9)}] for i in range(n)]
-
-    def sequential() -> None:
-        for messages in conversations:
-            generate(input_ids=torch.tensor([chat_ids(loaded, messages)], device=loaded.device), **options)
-
-    def hand_batched() -> None:
-        for start in range(0, n, BATCH):
-            ids, mask = padded(loaded, [chat_ids(loaded, m) for m in conversations[start : start + BATCH]])
-            generate(input_ids=ids, attention_mask=mask, **options)
+    sequential, hand_batched = generate_loops(loaded, conversations, options)
 
     model = TransformersChatModel(
         settings.model_copy(update={"max_batch_size": BATCH}), structured_output="prompt"
@@ -225,19 +257,16 @@ def decode_figures(path: Path, device: str, n: int, repeats: int) -> None:
 
         return await with_ticker(run_all())
 
-    seq = timed(sequential, repeats)
-    hand = timed(hand_batched, repeats)
-    provider, lateness = best_of(repeats, lambda: asyncio.run(through()))
-    label = f"decode-bound on {device} ({new_tokens} tokens)"
-    report(f"{label}: sequential", f"{n / seq:.1f} samples/s", "-", "one generate per sample")
-    report(f"{label}: hand-written batches", f"{n / hand:.1f} samples/s", "-", "the batching ceiling")
-    report(f"{label}: provider", f"{n / provider:.1f} samples/s", "-", load_average())
-    report(f"{label}: provider / sequential", f"{seq / provider:.1f}x", ">= 4x", "rows per decode step")
-    report(
-        f"{label}: provider / hand-written", f"{hand / provider:.0%}", ">= 80% (GPU)", "batcher, stop at EOS"
-    )
-    report(
-        f"{label}: event-loop worst lateness", f"{lateness * 1000:.1f} ms", "<= 50 ms", "GIL hold per kernel"
+    batching_figures(
+        f"decode-bound on {device} ({new_tokens} tokens)",
+        n,
+        repeats,
+        sequential,
+        hand_batched,
+        lambda: asyncio.run(through()),
+        call="generate",
+        step="decode step",
+        overhead="batcher, stop at EOS",
     )
 
 
@@ -282,24 +311,16 @@ def reward_figures(path: Path, device: str, n: int, repeats: int) -> None:
         return await with_ticker(run_all())
 
     sequential()
-    seq = timed(sequential, repeats)
-    hand = timed(hand_batched, repeats)
-    provider, lateness = best_of(repeats, lambda: asyncio.run(through()))
-    label = f"reward model on {device}"
-    report(f"{label}: sequential forward", f"{n / seq:.1f} samples/s", "-", "one forward per sample")
-    report(
-        f"{label}: hand-written batches of {BATCH}", f"{n / hand:.1f} samples/s", "-", "the batching ceiling"
-    )
-    report(f"{label}: provider, max_batch_size {BATCH}", f"{n / provider:.1f} samples/s", "-", load_average())
-    report(f"{label}: provider / sequential", f"{seq / provider:.1f}x", ">= 4x", "rows per forward pass")
-    report(
-        f"{label}: provider / hand-written batches",
-        f"{hand / provider:.0%}",
-        ">= 80% (GPU)",
-        "batcher, grader",
-    )
-    report(
-        f"{label}: event-loop worst lateness", f"{lateness * 1000:.1f} ms", "<= 50 ms", "GIL hold per kernel"
+    batching_figures(
+        f"reward model on {device}",
+        n,
+        repeats,
+        sequential,
+        hand_batched,
+        lambda: asyncio.run(through()),
+        call="forward",
+        step="forward pass",
+        overhead="batcher, grader",
     )
 
 

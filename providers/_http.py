@@ -9,7 +9,7 @@ Two clients behind one small interface (:class:`HttpClient`):
   that inject an ``httpx.AsyncClient`` (respx or a mock transport).
 
 Both raise :class:`ChatModelError` (timeout or connection failure, retryable) for a
-request that got no complete answer; status codes are the caller's to classify.
+request that got no complete answer; :func:`json_reply` classifies what did arrive.
 :class:`LoopClients` keeps one client per running event loop and, on asyncio, closes
 it when the loop shuts down (``asyncio.run`` cancels a small keeper task).
 """
@@ -19,15 +19,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import aiohttp
 import httpx
 
+from openjudge.models.errors import ChatModelError
 from openjudge.models.loop_local import LoopLocal
-from providers._errors import connection_error, timeout_error
+from providers import _json
+from providers._errors import connection_error, status_error, timeout_error
 
 __all__ = [
     "AiohttpClient",
@@ -36,6 +38,7 @@ __all__ = [
     "HttpReply",
     "HttpxClient",
     "LoopClients",
+    "json_reply",
 ]
 
 HttpClientFactory = Callable[[], httpx.AsyncClient]
@@ -49,6 +52,25 @@ class HttpReply:
     status: int
     headers: Mapping[str, str]
     body: bytes
+
+
+def json_reply(reply: HttpReply, *, where: str, secrets: Iterable[str], malformed_retryable: bool) -> Any:
+    """The decoded body of a 2xx reply.
+
+    Raises:
+        ChatModelError: Another status (classified by :func:`~providers._errors.status_error`),
+            or a body that is not JSON (``MalformedResponse``; retryable as the caller says).
+    """
+    if not 200 <= reply.status < 300:
+        raise status_error(reply.status, reply.headers, reply.body, where=where, secrets=secrets)
+    try:
+        return _json.loads(reply.body)
+    except ValueError:
+        raise ChatModelError(
+            f"{where}: the response is not JSON",
+            retryable=malformed_retryable,
+            error_type="MalformedResponse",
+        ) from None
 
 
 class HttpClient(Protocol):

@@ -28,7 +28,7 @@ import openai
 from openjudge.models.errors import ChatModelError, is_retryable_status
 from providers._errors import parse_retry_after
 
-__all__ = ["classify_exception", "classify_litellm_exception"]
+__all__ = ["classify_exception", "classify_litellm_exception", "with_message"]
 
 _MAX_CHAIN = 8
 
@@ -106,3 +106,17 @@ def classify_litellm_exception(exc: Exception, *, where: str) -> ChatModelError:
     if isinstance(exc, openai.OpenAIError):
         return classify_exception(exc, where=where)
     return ChatModelError(f"{where}: {name}: {exc}", retryable=False, error_type=name)
+
+
+def with_message(error: ChatModelError, message: str) -> ChatModelError:
+    """``error`` with another message (redacted, or made more precise), classified the same."""
+    if message == error.message:
+        return error
+    return ChatModelError(
+        message,
+        kind=error.kind,
+        retryable=error.retryable,
+        status_code=error.status_code,
+        retry_after=error.retry_after,
+        error_type=error.error_type,
+    )

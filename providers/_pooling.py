@@ -18,8 +18,8 @@ from openjudge.models.errors import ChatModelError
 from openjudge.models.secrets import fingerprint, safe_url
 from openjudge.models.usage import TokenUsage
 from providers import _json
-from providers._errors import status_error
-from providers._http import HttpClientFactory, LoopClients
+from providers._http import HttpClientFactory, LoopClients, json_reply
+from providers._reward import labelled
 
 __all__ = ["PoolingReply", "PoolingTransport", "RewardEndpoint", "TokenReduce"]
 
@@ -90,24 +90,19 @@ class PoolingTransport:
         reply = await self._clients.get().send(
             "POST", self._url, _json.dumps(dict(request)), self._headers, timeout_s, where
         )
-        if not 200 <= reply.status < 300:
-            raise status_error(reply.status, reply.headers, reply.body, where=where, secrets=self._secrets)
-        try:
-            data = _json.loads(reply.body)
-        except ValueError:
-            raise ChatModelError(f"{where}: the reply is not JSON", error_type="MalformedResponse") from None
+        data = json_reply(reply, where=where, secrets=self._secrets, malformed_retryable=False)
         scores = self._values(data)
         body: dict[str, Any] = data if isinstance(data, dict) else {}
         usage = body.get("usage")
         prompt_tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         reported = body.get("model")
         return PoolingReply(
-            tuple(scores),
+            scores,
             reported if isinstance(reported, str) else self._model,
             TokenUsage(prompt_tokens if isinstance(prompt_tokens, int) else 0, 0, 1),
         )
 
-    def _values(self, data: object) -> list[float]:
+    def _values(self, data: object) -> tuple[float, ...]:
         """``[value, *values]`` for the first input, or a ChatModelError naming what is wrong."""
         items = data.get("data") if isinstance(data, dict) else None
         first = items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else None
@@ -125,19 +120,14 @@ class PoolingTransport:
                 value = min(per_token)
             else:
                 value = sum(per_token) / len(per_token)
-            return [value, *per_token]
+            return (value, *per_token)
         if row is None:
             field = "probs" if self._endpoint == "classify" else "data"
             raise ChatModelError(
                 f"{self._where}: the reply has no finite scores in data[0].{field}",
                 error_type="MalformedResponse",
             )
-        if self._label_index >= len(row):
-            raise ChatModelError(
-                f"{self._where}: label_index={self._label_index} but the model returns {len(row)} value(s)",
-                error_type="LabelIndexError",
-            )
-        return [row[self._label_index], *row]
+        return labelled(row, self._label_index, where=self._where)
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -25,6 +25,7 @@ from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
 from openjudge.models.secrets import safe_url
+from providers._litellm_errors import with_message
 from providers.litellm import LiteLLMChatModel, LiteLLMTransport
 
 __all__ = [
@@ -97,13 +98,7 @@ class AzureTransport(LiteLLMTransport):
         error = super().classify(exc)
         if error.status_code != 404:
             return error
-        return ChatModelError(
-            self._not_found_message(exc),
-            kind=error.kind,
-            retryable=False,
-            status_code=404,
-            error_type=error.error_type,
-        )
+        return with_message(error, self._not_found_message(exc))  # a 404 is final and has no Retry-After
 
     def _not_found_message(self, exc: Exception) -> str:
         # Azure answers a missing deployment with code "DeploymentNotFound" ("The API deployment

@@ -1,6 +1,9 @@
-"""Read a chat-completions reply (the JSON body) into a :class:`ChatResponse`.
+"""The chat-completions wire format: a request's sampling fields, and the reply read back.
 
-Strict about the fields it uses and tolerant of everything else, so a server that
+:func:`add_sampling_fields` names a :class:`ChatRequest`'s sampling and logprob options
+as the API does (for the raw HTTP transport and for litellm's arguments alike).
+:func:`parse_completion` reads a reply (the JSON body) into a :class:`ChatResponse`:
+strict about the fields it uses and tolerant of everything else, so a server that
 adds fields keeps working and one that drops required fields gives a clear error.
 """
 
@@ -9,11 +12,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from openjudge.models.chat_model import ChatResponse, TokenLogprob
+from openjudge.models.chat_model import ChatRequest, ChatResponse, TokenLogprob
 from openjudge.models.errors import ChatModelError
 from openjudge.models.usage import TokenUsage
 
-__all__ = ["parse_completion"]
+__all__ = ["add_sampling_fields", "parse_completion"]
+
+
+def add_sampling_fields(fields: dict[str, Any], request: ChatRequest) -> None:
+    """Add the sampling options ``request`` sets, and its logprobs, under their API names.
+
+    ``extra_body`` and the response format are left to the caller: where they go differs.
+    """
+    s = request.sampling
+    if s.temperature is not None:
+        fields["temperature"] = s.temperature
+    if s.top_p is not None:
+        fields["top_p"] = s.top_p
+    if s.max_tokens is not None:
+        fields["max_tokens"] = s.max_tokens
+    if s.seed is not None:
+        fields["seed"] = s.seed
+    if s.stop:
+        fields["stop"] = list(s.stop)
+    if request.top_logprobs:
+        fields["logprobs"] = True
+        fields["top_logprobs"] = request.top_logprobs
 
 
 def _int(value: object) -> int:

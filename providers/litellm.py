@@ -44,8 +44,8 @@ from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
 from openjudge.models.secrets import fingerprint, redact, safe_url
 from providers import _json
-from providers._litellm_errors import classify_litellm_exception
-from providers.completion import parse_completion
+from providers._litellm_errors import classify_litellm_exception, with_message
+from providers.completion import add_sampling_fields, parse_completion
 from providers.structured import response_format_for
 
 __all__ = [
@@ -212,24 +212,12 @@ class LiteLLMTransport:
             kwargs["api_key"] = self._api_key.get_secret_value()
         if self.api_version is not None:
             kwargs["api_version"] = self.api_version
-        s = request.sampling
-        if s.temperature is not None:
-            kwargs["temperature"] = s.temperature
-        if s.top_p is not None:
-            kwargs["top_p"] = s.top_p
-        if s.max_tokens is not None:
-            kwargs["max_tokens"] = s.max_tokens
-        if s.seed is not None:
-            kwargs["seed"] = s.seed
-        if s.stop:
-            kwargs["stop"] = list(s.stop)
-        if request.top_logprobs:
-            kwargs["logprobs"] = True
-            kwargs["top_logprobs"] = request.top_logprobs
+        add_sampling_fields(kwargs, request)
         if request.output is not None and self.structured_output != "prompt":
             kwargs["response_format"] = response_format_for(request.output, self.structured_output)
-        if s.extra_body:
-            kwargs["extra_body"] = dict(s.extra_body)
+        extra_body = request.sampling.extra_body
+        if extra_body:
+            kwargs["extra_body"] = dict(extra_body)
         if self._extra_headers:
             kwargs["extra_headers"] = dict(self._extra_headers)
         return kwargs
@@ -259,23 +247,10 @@ class LiteLLMTransport:
     def classify(self, exc: Exception) -> ChatModelError:
         """Our error for a litellm exception, with every secret removed from its message."""
         error = classify_litellm_exception(exc, where=self._where)
-        return _with_message(error, redact(error.message, self._secrets))
+        return with_message(error, redact(error.message, self._secrets))
 
     async def aclose(self) -> None:
         """litellm owns its clients (cached per loop); nothing to close here."""
-
-
-def _with_message(error: ChatModelError, message: str) -> ChatModelError:
-    if message == error.message:
-        return error
-    return ChatModelError(
-        message,
-        kind=error.kind,
-        retryable=error.retryable,
-        status_code=error.status_code,
-        retry_after=error.retry_after,
-        error_type=error.error_type,
-    )
 
 
 class LiteLLMChatModel(ChatClient):

@@ -17,12 +17,10 @@ from typing import Any
 from pydantic import SecretStr
 
 from openjudge.models.chat_model import ChatRequest, ChatResponse, OutputSpec, StructuredOutputMode
-from openjudge.models.errors import ChatModelError
 from openjudge.models.secrets import fingerprint, redact, safe_url, split_url_credentials
 from providers import _json
-from providers._errors import status_error
-from providers._http import HttpClientFactory, LoopClients
-from providers.completion import parse_completion
+from providers._http import HttpClientFactory, LoopClients, json_reply
+from providers.completion import add_sampling_fields, parse_completion
 from providers.structured import response_format_for
 
 __all__ = ["OpenAICompatibleTransport"]
@@ -120,24 +118,12 @@ class OpenAICompatibleTransport:
     def params(self, request: ChatRequest) -> dict[str, Any]:
         """The request body as a dict (subclasses add their server's fields)."""
         params: dict[str, Any] = {"model": self._model, "messages": request.messages}
-        s = request.sampling
-        if s.temperature is not None:
-            params["temperature"] = s.temperature
-        if s.top_p is not None:
-            params["top_p"] = s.top_p
-        if s.max_tokens is not None:
-            params["max_tokens"] = s.max_tokens
-        if s.seed is not None:
-            params["seed"] = s.seed
-        if s.stop:
-            params["stop"] = list(s.stop)
-        if request.top_logprobs:
-            params["logprobs"] = True
-            params["top_logprobs"] = request.top_logprobs
+        add_sampling_fields(params, request)
         if request.output is not None and self.structured_output != "prompt":
             params["response_format"] = self.response_format(request.output)
-        if s.extra_body:
-            params.update(s.extra_body)  # provider-specific fields travel at the top level
+        extra_body = request.sampling.extra_body
+        if extra_body:
+            params.update(extra_body)  # provider-specific fields travel at the top level
         return params
 
     def response_format(self, output: OutputSpec) -> Mapping[str, Any]:
@@ -153,14 +139,8 @@ class OpenAICompatibleTransport:
         """Send one encoded body and read the reply."""
         where = self._where
         reply = await self._clients.get().send("POST", self._url, body, self._headers, timeout_s, where)
-        if not 200 <= reply.status < 300:
-            raise status_error(reply.status, reply.headers, reply.body, where=where, secrets=self._secrets)
-        try:
-            data = _json.loads(reply.body)
-        except ValueError:
-            raise ChatModelError(
-                f"{where}: the response is not JSON", retryable=True, error_type="MalformedResponse"
-            ) from None
+        # A 2xx that is not JSON (a proxy's error page) may well be fine on the next attempt.
+        data = json_reply(reply, where=where, secrets=self._secrets, malformed_retryable=True)
         return parse_completion(data, where=where, model=self._model)
 
     async def aclose(self) -> None:

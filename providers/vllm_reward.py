@@ -27,7 +27,6 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
-from openjudge.graders.base_grader import InvalidInputError
 from openjudge.models.engine import CallEngine
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
@@ -36,6 +35,7 @@ from openjudge.models.secrets import safe_url
 from openjudge.models.usage import TokenUsage
 from providers._http import HttpClientFactory
 from providers._pooling import PoolingReply, PoolingTransport, RewardEndpoint, TokenReduce
+from providers._reward import scored_conversation
 from providers.vllm import normalize_base_url, vllm_api_key
 
 __all__ = ["RewardEndpoint", "RewardModelClient", "TokenReduce"]
@@ -121,18 +121,12 @@ class RewardModelClient:
         self, response: str, *, prompt: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None
     ) -> dict[str, Any]:
         """The JSON body for scoring ``response`` (useful for inspection and tests)."""
-        if prompt is not None and messages is not None:
-            raise InvalidInputError("give either 'prompt' or 'messages', not both")
+        conversation = scored_conversation(response, prompt=prompt, messages=messages)
         body: dict[str, Any] = {}
         if self._model is not None:
             body["model"] = self._model
-        if messages is not None:
-            body["messages"] = [*(dict(m) for m in messages), {"role": "assistant", "content": response}]
-        elif prompt is not None:
-            body["messages"] = [
-                {"role": "user", "content": prompt},
-                {"role": "assistant", "content": response},
-            ]
+        if conversation is not None:
+            body["messages"] = conversation
         else:
             body["input"] = response
         if self.endpoint == "pooling":

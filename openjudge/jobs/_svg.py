@@ -7,12 +7,20 @@ from html import escape
 
 from openjudge.jobs.summary import format_number
 
-__all__ = ["bin_counts", "histogram_svg", "nice_top"]
+__all__ = ["bin_counts", "histogram_svg", "nice_top", "svg_open"]
 
 _LEFT = 44
 _RIGHT = 12
 _TOP = 12
 _BOTTOM = 40
+
+
+def svg_open(width: int, height: int, label: str) -> str:
+    """The opening ``<svg>`` tag of a chart: drawn at most ``width`` CSS pixels wide, labelled for screen readers."""
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" style="max-width: {width}px" '
+        f'role="img" aria-label="{escape(label)}">'
+    )
 
 
 def bin_counts(values: Iterable[float], low: float, high: float, bins: int) -> list[int]:
@@ -68,10 +76,7 @@ def histogram_svg(
     top = nice_top(max(counts, default=0))
     bin_w = plot_w / max(1, len(counts))
     step = (high - low) / max(1, len(counts))
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" style="max-width: {width}px" '
-        f'role="img" aria-label="{escape(x_label)}">'
-    ]
+    parts = [svg_open(width, height, x_label)]
     for fraction in (0.0, 0.5, 1.0):
         y = _TOP + plot_h * (1 - fraction)
         tick = top * fraction

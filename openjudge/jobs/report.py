@@ -24,14 +24,14 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import os
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from openjudge.jobs._html import page, table, table_row, write_page
 from openjudge.jobs._svg import bin_counts, histogram_svg
 from openjudge.jobs.datasets import DatasetFormat, SampleRecord, iter_samples
 from openjudge.jobs.records import ErrorEntry, OutcomeLine, ScoreEntry
@@ -184,23 +184,7 @@ def write_report(
         collector.add(line)
     if samples is not None:
         _find_inputs(samples, collector.graders)
-    page = _page(title, results_path.name, collector.builder.build(), collector)
-    report_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = report_path.with_name(report_path.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, report_path)
-
-
-def _table(header: Sequence[str], kinds: Sequence[str], rows: Iterable[str], *, cls: str) -> str:
-    """A table; ``kinds[i]`` is the CSS class of column ``i`` ("num" right-aligns it)."""
-    head = "".join(f'<th class="{k}">{escape(h)}</th>' for h, k in zip(header, kinds, strict=True))
-    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
-
-
-def _tr(cells: Sequence[str], kinds: Sequence[str], *, attrs: str = "") -> str:
-    """A row of escaped cells; ``attrs`` is inserted into the ``<tr>`` tag as is."""
-    tds = "".join(f'<td class="{k}">{escape(c)}</td>' for c, k in zip(cells, kinds, strict=True))
-    return f"<tr{attrs}>{tds}</tr>"
+    write_page(report_path, _page(title, results_path.name, collector.builder.build(), collector))
 
 
 _SUMMARY_KINDS = ("", *["num"] * (len(GRADER_COLUMNS) - 1))
@@ -210,10 +194,10 @@ _LOWEST_KINDS = ("id", "num", "num", "message", "message inputs")
 
 
 def _summary_section(summary: RunSummary) -> str:
-    rows = [_tr(grader_row(g), _SUMMARY_KINDS) for g in summary.graders]
+    rows = [table_row(grader_row(g), _SUMMARY_KINDS) for g in summary.graders]
     if len(summary.graders) > 1:
-        rows.append(_tr(total_row(summary), _SUMMARY_KINDS, attrs=' class="total"'))
-    html = _table(GRADER_COLUMNS, _SUMMARY_KINDS, rows, cls="summary")
+        rows.append(table_row(total_row(summary), _SUMMARY_KINDS, attrs=' class="total"'))
+    html = table(GRADER_COLUMNS, _SUMMARY_KINDS, rows, cls="summary")
     html += (
         '<p class="note">mean, std (population), min and max are over raw scores; judge p50 and '
         "p95 are the time the judge took to answer, queue p50 and p95 the time calls waited for "
@@ -221,14 +205,14 @@ def _summary_section(summary: RunSummary) -> str:
     )
     if summary.aggregates:
         agg_rows = [
-            _tr(
+            table_row(
                 (a.name, format_number(a.count), format_number(a.missing), format_number(a.mean)),
                 _AGGREGATE_KINDS,
             )
             for a in summary.aggregates
         ]
         header = ("aggregate", "n", "missing", "mean")
-        html += "<h3>Aggregates</h3>" + _table(header, _AGGREGATE_KINDS, agg_rows, cls="aggregates")
+        html += "<h3>Aggregates</h3>" + table(header, _AGGREGATE_KINDS, agg_rows, cls="aggregates")
     return html
 
 
@@ -273,7 +257,7 @@ def _aggregate_card(name: str, values: array[float]) -> str:
 
 def _errors_section(summary: RunSummary, examples: dict[tuple[str, str], str]) -> str:
     rows = [
-        _tr(
+        table_row(
             (g.name, kind, format_number(n), _cut(examples.get((g.name, kind), ""))),
             _ERROR_KINDS,
             attrs=f' class="error-row" data-grader="{escape(g.name)}" data-kind="{escape(kind)}"',
@@ -283,7 +267,7 @@ def _errors_section(summary: RunSummary, examples: dict[tuple[str, str], str]) -
     ]
     if not rows:
         return '<p class="empty">No errors.</p>'
-    return _table(("grader", "kind", "count", "first message"), _ERROR_KINDS, rows, cls="errors")
+    return table(("grader", "kind", "count", "first message"), _ERROR_KINDS, rows, cls="errors")
 
 
 def _latency_section(latencies: array[float]) -> str:
@@ -316,7 +300,7 @@ def _lowest_section(graders: dict[str, _GraderView]) -> str:
         if not view.lowest:
             continue
         rows = [
-            _tr(
+            table_row(
                 (
                     sample_id,
                     format_number(-neg_norm),
@@ -330,8 +314,8 @@ def _lowest_section(graders: dict[str, _GraderView]) -> str:
             for neg_norm, _, sample_id, score, reason in sorted(view.lowest, reverse=True)
         ]
         header = ("sample id", "normalised", "score", "reason", "inputs")
-        table = _table(header, _LOWEST_KINDS, rows, cls="lowest")
-        parts.append(f'<h3>{escape(name)}</h3><div class="scroll">{table}</div>')
+        lowest = table(header, _LOWEST_KINDS, rows, cls="lowest")
+        parts.append(f'<h3>{escape(name)}</h3><div class="scroll">{lowest}</div>')
     return "".join(parts) or '<p class="empty">No scores.</p>'
 
 
@@ -339,26 +323,12 @@ def _page(title: str, source: str, summary: RunSummary, collector: _Collector) -
     cards = "".join(_histogram_card(name, view, summary) for name, view in collector.graders.items())
     cards += "".join(_aggregate_card(name, values) for name, values in collector.aggregates.items())
     meta = f"{format_number(summary.samples)} samples · {len(summary.graders)} graders · {source}"
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{escape(title)}</title>
-<style>{_CSS}</style>
-</head>
-<body>
-<main>
-<header><h1>{escape(title)}</h1><p class="meta">{escape(meta)}</p></header>
-<section><h2>Summary</h2><div class="scroll">{_summary_section(summary)}</div></section>
+    body = f"""<section><h2>Summary</h2><div class="scroll">{_summary_section(summary)}</div></section>
 <section><h2>Score distributions</h2><div class="grid">{cards or '<p class="empty">No results.</p>'}</div></section>
 <section><h2>Errors</h2><div class="scroll">{_errors_section(summary, collector.error_examples)}</div></section>
 <section><h2>Judge latency</h2>{_latency_section(collector.latencies)}</section>
-<section><h2>Lowest-scoring samples</h2>{_lowest_section(collector.graders)}</section>
-</main>
-</body>
-</html>
-"""
+<section><h2>Lowest-scoring samples</h2>{_lowest_section(collector.graders)}</section>"""
+    return page(title, meta, body, css=_CSS)
 
 
 _CSS = """

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from openjudge.jobs._svg import svg_open
 from openjudge.jobs.summary import format_number
 
 __all__ = ["IntervalRow", "interval_chart_svg", "scatter_svg"]
@@ -58,10 +59,7 @@ def interval_chart_svg(
     plot_w = width - _LABEL_W - _RIGHT
     height = _TOP + _ROW_H * max(1, len(rows)) + _AXIS_H
     base = _TOP + _ROW_H * max(1, len(rows))
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" style="max-width: {width}px" '
-        f'role="img" aria-label="{escape(x_label)}">'
-    ]
+    parts = [svg_open(width, height, x_label)]
     for fraction in (0.0, 0.25, 0.5, 0.75, 1.0):
         x = _LABEL_W + plot_w * fraction
         parts.append(f'<line class="gridline" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{base}"/>')
@@ -121,10 +119,7 @@ def scatter_svg(
     """A scatter plot of ``(x, y)`` points (axes from the data's range)."""
     left, bottom = 44, 40
     plot_w, plot_h = width - left - 12, height - _TOP - bottom
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" style="max-width: {width}px" '
-        f'role="img" aria-label="{escape(y_label)} against {escape(x_label)}">'
-    ]
+    parts = [svg_open(width, height, f"{y_label} against {x_label}")]
     finite = [(x, y) for x, y in points if math.isfinite(x) and math.isfinite(y)]
     if finite:
         x_min, x_max, x_low, x_high = _span([x for x, _ in finite])

@@ -10,11 +10,11 @@ taken from the data is HTML-escaped; there are no scripts and no external resour
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from html import escape
 from pathlib import Path
 
+from openjudge.jobs._html import page, table, table_row, write_page
 from openjudge.jobs.summary import format_number
 from openjudge.metaeval.charts import IntervalRow, interval_chart_svg, scatter_svg
 from openjudge.metaeval.compare import ComparisonReport
@@ -101,14 +101,9 @@ def _scatter_cards(graders: Sequence[GraderReport]) -> str:
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, cls: str) -> str:
-    head = "".join(f'<th class="{"" if i == 0 else "num"}">{escape(h)}</th>' for i, h in enumerate(header))
-    body = "".join(
-        "<tr>"
-        + "".join(f'<td class="{"" if i == 0 else "num"}">{escape(c)}</td>' for i, c in enumerate(row))
-        + "</tr>"
-        for row in rows
-    )
-    return f'<div class="scroll"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    """A scrollable table whose first column is text and the others numbers."""
+    kinds = ("", *["num"] * (len(header) - 1))
+    return f'<div class="scroll">{table(header, kinds, (table_row(r, kinds) for r in rows), cls=cls)}</div>'
 
 
 def _metrics_table(graders: Sequence[GraderReport]) -> str:
@@ -276,22 +271,7 @@ def render_html(
         body.append(f'<div class="report">{heading}{notes}{metaeval_section(report)}</div>')
     if comparison is not None:
         body.append(f"<section><h2>Comparison</h2>{_comparison_section(comparison)}</section>")
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{escape(title)}</title>
-<style>{_CSS}</style>
-</head>
-<body>
-<main>
-<header><h1>{escape(title)}</h1><p class="meta">{escape(meta)}</p></header>
-{"".join(body)}
-</main>
-</body>
-</html>
-"""
+    return page(title, meta, "".join(body), css=_CSS)
 
 
 def write_html(
@@ -302,10 +282,7 @@ def write_html(
     title: str = "",
 ) -> None:
     """Write :func:`render_html` to ``path`` (replaced atomically)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(reports, comparison, title=title), encoding="utf-8")
-    os.replace(tmp, path)
+    write_page(path, render_html(reports, comparison, title=title))
 
 
 _CSS = """

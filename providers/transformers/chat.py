@@ -38,11 +38,10 @@ from openjudge.models.policy import ProviderPolicy
 from openjudge.models.usage import TokenUsage
 from providers import _json
 from providers.structured import strict_schema
-from providers.transformers.errors import InferenceError
 from providers.transformers.local_model import LocalModel, generative_model
 from providers.transformers.requests import GenerationRequest
 from providers.transformers.settings import DType, TransformersSettings, checkpoint_fingerprint
-from providers.transformers.transport import LocalTransport, default_policy, to_chat_error
+from providers.transformers.transport import LocalTransport, default_policy
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -241,10 +240,7 @@ class TransformersChatModel(ChatClient):
         Raises:
             ChatModelError: Loading failed.
         """
-        try:
-            self.local_model.load()
-        except InferenceError as exc:
-            raise to_chat_error(exc) from None
+        self.transport.load()
 
     def reward_model(self, *, label_index: int = 0) -> TransformersRewardModel:
         """A reward model (``*ForSequenceClassification``) from the same settings, policy and limits.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList
@@ -53,31 +53,12 @@ class Generator:
         Raises:
             InferenceError: No chat template, or the prompt is too long (``invalid_input``).
         """
-        tokenizer = self.loaded.tokenizer
-        if not tokenizer.chat_template:
-            raise InferenceError(
-                f"{self.loaded.name}: the tokenizer has no chat template; "
-                "set chat_template in the provider's settings",
-                kind="invalid_input",
-                error_type="NoChatTemplate",
-            )
-        try:
-            ids = cast(
-                "list[int]",
-                tokenizer.apply_chat_template(
-                    [dict(m) for m in request.messages],
-                    add_generation_prompt=True,
-                    tokenize=True,
-                    return_dict=False,
-                ),
-            )
-        except Exception as exc:  # the template's own checks (e.g. no system role) fail one request
-            raise InferenceError(
-                f"{self.loaded.name}: the chat template rejected the messages: {exc}",
-                kind="invalid_input",
-                error_type=type(exc).__name__,
-            ) from None
-        token_ids = [int(i) for i in ids]
+        token_ids = self.loaded.chat_ids(
+            request.messages,
+            add_generation_prompt=True,
+            what="messages",
+            without_template="; set chat_template in the provider's settings",
+        )
         limit = self.loaded.max_input_tokens
         if limit is not None and len(token_ids) + request.max_new_tokens > limit:
             raise InferenceError(

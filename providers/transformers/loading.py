@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, cast
 
+from providers.transformers.errors import InferenceError
 from providers.transformers.settings import TransformersSettings
 
 try:
@@ -57,6 +59,50 @@ class LoadedModel:
         pad = self.tokenizer.pad_token_id
         assert isinstance(pad, int)  # load_model always sets one
         return pad
+
+    def chat_ids(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        add_generation_prompt: bool,
+        what: str,
+        without_template: str,
+    ) -> list[int]:
+        """The token ids of ``messages`` rendered by the tokenizer's chat template.
+
+        Args:
+            messages: Chat messages (``role``, ``content``).
+            add_generation_prompt: End with the assistant's turn header (to generate a reply).
+            what: What the messages are, for the error (``"messages"``, ``"conversation"``).
+            without_template: The rest of the error when there is no template (what to do).
+
+        Raises:
+            InferenceError: No chat template, or the template rejected the messages
+                (``invalid_input``: this request fails, the batch goes on).
+        """
+        if not self.tokenizer.chat_template:
+            raise InferenceError(
+                f"{self.name}: the tokenizer has no chat template{without_template}",
+                kind="invalid_input",
+                error_type="NoChatTemplate",
+            )
+        try:
+            ids = cast(
+                "list[int]",
+                self.tokenizer.apply_chat_template(
+                    [dict(m) for m in messages],
+                    add_generation_prompt=add_generation_prompt,
+                    tokenize=True,
+                    return_dict=False,
+                ),
+            )
+        except Exception as exc:  # the template's own checks (e.g. no system role) fail one request
+            raise InferenceError(
+                f"{self.name}: the chat template rejected the {what}: {exc}",
+                kind="invalid_input",
+                error_type=type(exc).__name__,
+            ) from None
+        return [int(i) for i in ids]
 
 
 def resolve_device(spec: str) -> torch.device:

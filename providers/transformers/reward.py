@@ -14,18 +14,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from openjudge.graders.base_grader import InvalidInputError
 from openjudge.models.engine import CallEngine
-from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
 from openjudge.models.reward_model import Reward
 from openjudge.models.usage import TokenUsage
-from providers.transformers.errors import InferenceError
+from providers._reward import labelled, scored_conversation
 from providers.transformers.local_model import LocalModel, reward_model
 from providers.transformers.requests import ScoreRequest
 from providers.transformers.settings import DType, TransformersSettings
-from providers.transformers.transport import LocalTransport, default_policy, to_chat_error
+from providers.transformers.transport import LocalTransport, default_policy
 
 if TYPE_CHECKING:
     from providers.transformers.scoring import Scores
@@ -49,14 +47,9 @@ class _RewardTransport(LocalTransport[ScoreRequest, "Scores"]):
 
     async def attempt(self, request: ScoreRequest, timeout_s: float) -> ScoreReply:
         scores = await self.run(request, timeout_s)
-        if self.label_index >= len(scores.values):
-            raise ChatModelError(
-                f"{self.model}: label_index={self.label_index} but the model returns "
-                f"{len(scores.values)} value(s)",
-                error_type="LabelIndexError",
-            )
         return ScoreReply(
-            (scores.values[self.label_index], *scores.values), TokenUsage(scores.prompt_tokens, 0, 1)
+            labelled(scores.values, self.label_index, where=self.model),
+            TokenUsage(scores.prompt_tokens, 0, 1),
         )
 
 
@@ -142,10 +135,7 @@ class TransformersRewardModel:
         Raises:
             ChatModelError: Loading failed.
         """
-        try:
-            self.local_model.load()
-        except InferenceError as exc:
-            raise to_chat_error(exc) from None
+        self._transport.load()
 
     async def ascore(
         self, response: str, *, prompt: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None
@@ -156,16 +146,12 @@ class TransformersRewardModel:
             ChatModelError: The call failed after the policy's retries.
             InvalidInputError: Both ``prompt`` and ``messages`` were given.
         """
-        if prompt is not None and messages is not None:
-            raise InvalidInputError("give either 'prompt' or 'messages', not both")
-        if messages is not None:
-            request = ScoreRequest(messages=(*messages, {"role": "assistant", "content": response}))
-        elif prompt is not None:
-            request = ScoreRequest(
-                messages=({"role": "user", "content": prompt}, {"role": "assistant", "content": response})
-            )
-        else:
-            request = ScoreRequest(text=response)
+        conversation = scored_conversation(response, prompt=prompt, messages=messages)
+        request = (
+            ScoreRequest(text=response)
+            if conversation is None
+            else ScoreRequest(messages=tuple(conversation))
+        )
         outcome = await self._engine.call(request)
         value, *values = outcome.response.scores
         usage = TokenUsage(outcome.response.usage.prompt_tokens, 0, outcome.requests)

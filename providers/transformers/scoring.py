@@ -43,32 +43,16 @@ class Scorer:
         Raises:
             InferenceError: No chat template for a conversation, or too long (``invalid_input``).
         """
-        tokenizer = self.loaded.tokenizer
         if request.messages is not None:
-            if not tokenizer.chat_template:
-                raise InferenceError(
-                    f"{self.loaded.name}: the tokenizer has no chat template to format the conversation; "
-                    "set chat_template in the provider's settings, or score the response alone",
-                    kind="invalid_input",
-                    error_type="NoChatTemplate",
-                )
-            try:
-                raw = cast(
-                    "list[int]",
-                    tokenizer.apply_chat_template(
-                        [dict(m) for m in request.messages],
-                        tokenize=True,
-                        return_dict=False,
-                    ),
-                )
-            except Exception as exc:  # the template's own checks fail this request only
-                raise InferenceError(
-                    f"{self.loaded.name}: the chat template rejected the conversation: {exc}",
-                    kind="invalid_input",
-                    error_type=type(exc).__name__,
-                ) from None
-            ids = [int(i) for i in raw]
+            ids = self.loaded.chat_ids(
+                request.messages,
+                add_generation_prompt=False,
+                what="conversation",
+                without_template=" to format the conversation; set chat_template in the provider's "
+                "settings, or score the response alone",
+            )
         else:
+            tokenizer = self.loaded.tokenizer
             ids = [int(i) for i in cast("list[int]", tokenizer(request.text or "")["input_ids"])]
         limit = self.loaded.max_input_tokens
         if limit is not None and len(ids) > limit:

@@ -69,6 +69,17 @@ class LocalTransport(Generic[Q, R]):
     def enforces_timeout(self) -> bool:
         return True  # the timeout covers queueing and inference; loading is excluded
 
+    def load(self) -> None:
+        """Load the model now (blocking) instead of on the first call.
+
+        Raises:
+            ChatModelError: Loading failed.
+        """
+        try:
+            self.local_model.load()
+        except InferenceError as exc:
+            raise to_chat_error(exc) from None
+
     async def run(self, request: Q, timeout_s: float) -> R:
         """Run ``request`` in the next batch with room (after loading the model, untimed).
 

@@ -38,12 +38,16 @@ def fast_policy(attempts: int = 3, timeout_s: float = 5.0) -> ProviderPolicy:
 
 
 def completion(
-    content: str, *, model: str = "judge-1", logprobs: list[dict[str, Any]] | None = None
+    content: str,
+    *,
+    model: str = "judge-1",
+    logprobs: list[dict[str, Any]] | None = None,
+    finish: str = "stop",
 ) -> dict[str, Any]:
     """A chat.completion body."""
     choice: dict[str, Any] = {
         "index": 0,
-        "finish_reason": "stop",
+        "finish_reason": finish,
         "message": {"role": "assistant", "content": content},
     }
     if logprobs is not None:

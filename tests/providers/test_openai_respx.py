@@ -17,31 +17,12 @@ from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
 from providers._errors import parse_retry_after
 from providers.openai import OpenAIChatModel
+from tests.providers._support import completion
 
 pytestmark = pytest.mark.anyio
 
 BASE = "http://judge.test/v1"
 MESSAGES = [{"role": "user", "content": "hi"}]
-
-
-def completion(
-    content: str, *, logprobs: list[dict[str, Any]] | None = None, finish: str = "stop"
-) -> dict[str, Any]:
-    choice: dict[str, Any] = {
-        "index": 0,
-        "finish_reason": finish,
-        "message": {"role": "assistant", "content": content},
-    }
-    if logprobs is not None:
-        choice["logprobs"] = {"content": logprobs}
-    return {
-        "id": "c1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "judge-1",
-        "choices": [choice],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
-    }
 
 
 def model(**kwargs: Any) -> OpenAIChatModel:

@@ -10,7 +10,7 @@ from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJu
 from openjudge.graders.schema import GraderError
 from openjudge.models.usage import TokenUsage
 
-__all__ = ["compare_into", "first_failure", "total_usage"]
+__all__ = ["compare_into", "failure_of", "first_failure", "total_usage"]
 
 
 async def compare_into(
@@ -26,6 +26,15 @@ async def compare_into(
         return
     async with limiter:
         out[index] = await judge.compare(values)
+
+
+def failure_of(verdict: OrderVerdict | GraderError | None) -> GraderError | None:
+    """``None`` for a verdict, else why there is none (a call that never stored one is ``internal``)."""
+    if isinstance(verdict, OrderVerdict):
+        return None
+    if isinstance(verdict, GraderError):
+        return verdict
+    return GraderError(name="", kind="internal", message="no verdict")
 
 
 def total_usage(verdicts: Sequence[OrderVerdict | GraderError | None]) -> TokenUsage:
@@ -49,21 +58,20 @@ def first_failure(
     The error takes the kind of the first failure and the usage of every call.
     """
     failed = [
-        (label, v) for label, v in zip(labels, verdicts, strict=True) if not isinstance(v, OrderVerdict)
+        (label, failure)
+        for label, v in zip(labels, verdicts, strict=True)
+        if (failure := failure_of(v)) is not None
     ]
     if not failed:
         return None
     first = failed[0][1]
-    kind = first.kind if isinstance(first, GraderError) else "internal"
-    detail = "; ".join(
-        f"{lab}: {v.message if isinstance(v, GraderError) else 'no verdict'}" for lab, v in failed[:3]
-    )
+    detail = "; ".join(f"{label}: {failure.message}" for label, failure in failed[:3])
     count = f"{len(failed)} of {len(verdicts)} judge calls failed"
     return GraderError(
         name=name,
-        kind=kind,
+        kind=first.kind,
         message=f"{count} ({detail}{'; ...' if len(failed) > 3 else ''})",
-        error_type=first.error_type if isinstance(first, GraderError) else "",
+        error_type=first.error_type,
         usage=total_usage(verdicts),
         latency_s=latency_s,
     )

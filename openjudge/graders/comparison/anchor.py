@@ -20,12 +20,13 @@ from collections.abc import Sequence
 
 import anyio
 
-from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.comparison._calls import compare_into, total_usage
+from openjudge.graders.base_grader import grader_boundary
+from openjudge.graders.comparison._calls import compare_into, failure_of, total_usage
 from openjudge.graders.comparison._inputs import check_responses, check_text
-from openjudge.graders.comparison.group import MemberError, finish_group
-from openjudge.graders.comparison.orders import combine_orders
-from openjudge.graders.comparison.pairwise_judge import FIRST_WINS, OrderVerdict, PairwiseJudges
+from openjudge.graders.comparison._judged import PairwiseJudgedGrader
+from openjudge.graders.comparison.group import MemberError, finish_group, format_scores
+from openjudge.graders.comparison.orders import FIRST_WINS, combine_orders
+from openjudge.graders.comparison.pairwise_judge import OrderVerdict
 from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.schema import GraderError, GraderMode, GraderRank
 from openjudge.models.chat_model import ChatModel, Sampling
@@ -34,7 +35,7 @@ from openjudge.models.schema.prompt_template import LanguageEnum
 __all__ = ["AnchorComparisonGrader"]
 
 
-class AnchorComparisonGrader(BaseGrader):
+class AnchorComparisonGrader(PairwiseJudgedGrader):
     """Score each response of a group by P(it is better than the anchor).
 
     Metadata, besides ``scores``, ``member_errors`` and ``scoring`` (``"anchor"``; see
@@ -68,24 +69,18 @@ class AnchorComparisonGrader(BaseGrader):
         name: str = "",
     ) -> None:
         super().__init__(
+            model,
             name=name,
             mode=GraderMode.LISTWISE,
             description="Each response of a group against an anchor response",
-        )
-        if max_concurrency < 1:
-            raise ValueError(f"{self.name}: max_concurrency must be >= 1, got {max_concurrency}")
-        self.model = model
-        self.language = LanguageEnum(language)
-        self.both_orders = both_orders
-        self.max_concurrency = max_concurrency
-        self.judges = PairwiseJudges(
-            model,
-            name=self.name,
             template=template,
             criteria=criteria,
-            language=self.language,
+            language=language,
             sampling=sampling,
+            max_concurrency=max_concurrency,
         )
+        self.both_orders = both_orders
+        self.max_concurrency = max_concurrency
 
     @grader_boundary
     async def aevaluate(
@@ -96,10 +91,7 @@ class AnchorComparisonGrader(BaseGrader):
         anchor: str,
         reference: str | None = None,
     ) -> GraderRank | GraderError:
-        judge = self.judges.pick(reference)
-        base: dict[str, object] = {"query": check_text("query", query)}
-        if reference is not None:
-            base["reference"] = reference
+        judge, base = self.judge_for(query, reference)
         anchor_text = check_text("anchor", anchor)
         texts = check_responses(responses, minimum=1)
         n = len(texts)
@@ -120,12 +112,9 @@ class AnchorComparisonGrader(BaseGrader):
         shown: list[list[str] | None] = [None] * n
         for k in range(n):
             calls = verdicts[k * per_member : (k + 1) * per_member]
-            failed = next((v for v in calls if not isinstance(v, OrderVerdict)), None)
-            if failed is not None or any(v is None for v in calls):
-                error = failed if isinstance(failed, GraderError) else None
-                errors[k] = (
-                    MemberError.of(error) if error is not None else MemberError("internal", "no verdict")
-                )
+            failure = next((f for v in calls if (f := failure_of(v)) is not None), None)
+            if failure is not None:
+                errors[k] = MemberError.of(failure)
                 continue
             winners = [v.winner for v in calls if isinstance(v, OrderVerdict)]
             shown[k] = list(winners)
@@ -134,7 +123,7 @@ class AnchorComparisonGrader(BaseGrader):
             scores[k] = 1.0 - p_anchor
         reason = (
             f"{n} responses against the anchor ({len(verdicts)} calls); P(better than anchor): "
-            + ", ".join("-" if s is None else f"{s:.2f}" for s in scores)
+            + format_scores(scores, digits=2)
         )
         return finish_group(
             self.name,

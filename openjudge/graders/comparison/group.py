@@ -27,7 +27,7 @@ from pydantic import JsonValue
 from openjudge.graders.schema import ErrorKind, GraderError, GraderRank, GraderResult, GraderScore, ScoreRange
 from openjudge.models.usage import TokenUsage
 
-__all__ = ["UNIT_RANGE", "MemberError", "finish_group", "member_results"]
+__all__ = ["UNIT_RANGE", "MemberError", "finish_group", "format_scores", "member_results"]
 
 UNIT_RANGE = ScoreRange(low=0.0, high=1.0)
 
@@ -60,6 +60,11 @@ def _ranks(scores: Sequence[float | None]) -> list[int]:
     for place, k in enumerate(order, start=1):
         rank[k] = place
     return rank
+
+
+def format_scores(scores: Sequence[float | None], *, digits: int = 3) -> str:
+    """The scores for a reason line: ``"0.500, -, 1.000"`` (``-`` for a failed member)."""
+    return ", ".join("-" if s is None else f"{s:.{digits}f}" for s in scores)
 
 
 def finish_group(

@@ -27,12 +27,13 @@ from collections.abc import Sequence
 import anyio
 from pydantic import JsonValue
 
-from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.comparison._calls import compare_into, total_usage
-from openjudge.graders.comparison._inputs import check_responses, check_text
-from openjudge.graders.comparison.group import MemberError, finish_group
+from openjudge.graders.base_grader import grader_boundary
+from openjudge.graders.comparison._calls import compare_into, failure_of, total_usage
+from openjudge.graders.comparison._inputs import check_responses
+from openjudge.graders.comparison._judged import PairwiseJudgedGrader
+from openjudge.graders.comparison.group import MemberError, finish_group, format_scores
 from openjudge.graders.comparison.orders import combine_orders
-from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudges
+from openjudge.graders.comparison.pairwise_judge import OrderVerdict
 from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.comparison.ratings import GroupScoring, check_scoring, scores_from_outcomes
 from openjudge.graders.comparison.tournament import PairOutcome, tournament_tally
@@ -43,15 +44,7 @@ from openjudge.models.schema.prompt_template import LanguageEnum
 __all__ = ["GroupTournamentGrader"]
 
 
-def _failure(verdict: OrderVerdict | GraderError | None) -> GraderError | None:
-    if isinstance(verdict, OrderVerdict):
-        return None
-    if isinstance(verdict, GraderError):
-        return verdict
-    return GraderError(name="", kind="internal", message="no verdict")
-
-
-class GroupTournamentGrader(BaseGrader):
+class GroupTournamentGrader(PairwiseJudgedGrader):
     """Score each response of a group by a position-debiased all-pairs tournament.
 
     Metadata, besides ``scores``, ``member_errors`` and ``scoring`` (see
@@ -89,24 +82,18 @@ class GroupTournamentGrader(BaseGrader):
         name: str = "",
     ) -> None:
         super().__init__(
+            model,
             name=name,
             mode=GraderMode.LISTWISE,
             description="Debiased all-pairs tournament scores for a group of responses",
-        )
-        if max_concurrency < 1:
-            raise ValueError(f"{self.name}: max_concurrency must be >= 1, got {max_concurrency}")
-        self.model = model
-        self.language = LanguageEnum(language)
-        self.max_concurrency = max_concurrency
-        self.scoring = check_scoring(self.name, scoring)
-        self.judges = PairwiseJudges(
-            model,
-            name=self.name,
             template=template,
             criteria=criteria,
-            language=self.language,
+            language=language,
             sampling=sampling,
+            max_concurrency=max_concurrency,
         )
+        self.max_concurrency = max_concurrency
+        self.scoring = check_scoring(self.name, scoring)
 
     @grader_boundary
     async def aevaluate(
@@ -116,10 +103,7 @@ class GroupTournamentGrader(BaseGrader):
         responses: Sequence[str],
         reference: str | None = None,
     ) -> GraderRank | GraderError:
-        judge = self.judges.pick(reference)
-        base: dict[str, object] = {"query": check_text("query", query)}
-        if reference is not None:
-            base["reference"] = reference
+        judge, base = self.judge_for(query, reference)
         texts = check_responses(responses)
         n = len(texts)
         pairs = list(itertools.combinations(range(n), 2))
@@ -139,7 +123,7 @@ class GroupTournamentGrader(BaseGrader):
         flips = 0
         for p, (i, j) in enumerate(pairs):
             forward, swapped = verdicts[2 * p], verdicts[2 * p + 1]
-            failure = _failure(forward) or _failure(swapped)
+            failure = failure_of(forward) or failure_of(swapped)
             if failure is not None:
                 failed_pairs.append([i, j])
                 for member, other in ((i, j), (j, i)):
@@ -160,7 +144,7 @@ class GroupTournamentGrader(BaseGrader):
             f"{decided} of {len(pairs)} pairs judged in both orders, {flips} inconsistent"
             + (f", {len(failed_pairs)} failed (responses {failed} unscored)" if failed_pairs else "")
             + f"; {self.scoring} scores: "
-            + ", ".join("-" if s is None else f"{s:.3f}" for s in scores)
+            + format_scores(scores)
         )
         return finish_group(
             self.name,

@@ -25,12 +25,13 @@ from collections.abc import Sequence
 import anyio
 from pydantic import JsonValue
 
-from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.comparison._calls import compare_into, total_usage
-from openjudge.graders.comparison._inputs import check_responses, check_text
-from openjudge.graders.comparison.group import MemberError, finish_group
-from openjudge.graders.comparison.orders import combine_orders
-from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudge, PairwiseJudges
+from openjudge.graders.base_grader import grader_boundary
+from openjudge.graders.comparison._calls import compare_into, failure_of, total_usage
+from openjudge.graders.comparison._inputs import check_responses
+from openjudge.graders.comparison._judged import PairwiseJudgedGrader
+from openjudge.graders.comparison.group import MemberError, finish_group, format_scores
+from openjudge.graders.comparison.orders import combine_orders, swap
+from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudge
 from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.comparison.ratings import GroupScoring, bradley_terry_scores, check_scoring
 from openjudge.graders.comparison.tournament import PairOutcome
@@ -42,10 +43,8 @@ from openjudge.models.usage import TokenUsage
 
 __all__ = ["KnockoutTournamentGrader"]
 
-_SWAP: dict[Winner, Winner] = {"A": "B", "B": "A", "tie": "tie"}
 
-
-class KnockoutTournamentGrader(BaseGrader):
+class KnockoutTournamentGrader(PairwiseJudgedGrader):
     """Score each response of a group by how far it gets in a knockout bracket.
 
     Metadata, besides ``scores``, ``member_errors`` and ``scoring`` (see
@@ -80,22 +79,17 @@ class KnockoutTournamentGrader(BaseGrader):
         name: str = "",
     ) -> None:
         super().__init__(
+            model,
             name=name,
             mode=GraderMode.LISTWISE,
             description="Single-elimination tournament over a group of responses",
-        )
-        self.model = model
-        self.language = LanguageEnum(language)
-        self.both_orders = both_orders
-        self.scoring = check_scoring(self.name, scoring)
-        self.judges = PairwiseJudges(
-            model,
-            name=self.name,
             template=template,
             criteria=criteria,
-            language=self.language,
+            language=language,
             sampling=sampling,
         )
+        self.both_orders = both_orders
+        self.scoring = check_scoring(self.name, scoring)
 
     async def _match(
         self,
@@ -117,15 +111,10 @@ class KnockoutTournamentGrader(BaseGrader):
                 tg.start_soon(
                     compare_into, judge, {**base, "response_a": texts[x], "response_b": texts[y]}, verdicts, k
                 )
-        for v in verdicts:
-            if not isinstance(v, OrderVerdict):
-                error = (
-                    v
-                    if isinstance(v, GraderError)
-                    else GraderError(name=self.name, kind="internal", message="no verdict")
-                )
-                out[index] = (error, verdicts)
-                return
+        failure = next((f for v in verdicts if (f := failure_of(v)) is not None), None)
+        if failure is not None:
+            out[index] = (failure, verdicts)
+            return
         first = verdicts[0]
         assert isinstance(first, OrderVerdict)
         winner: Winner = first.winner
@@ -133,7 +122,7 @@ class KnockoutTournamentGrader(BaseGrader):
             second = verdicts[1]
             assert isinstance(second, OrderVerdict)
             winner = combine_orders(first.winner, second.winner).winner
-        out[index] = (winner if shown[0] == a else _SWAP[winner], verdicts)
+        out[index] = (winner if shown[0] == a else swap(winner), verdicts)
 
     @grader_boundary
     async def aevaluate(
@@ -143,10 +132,7 @@ class KnockoutTournamentGrader(BaseGrader):
         responses: Sequence[str],
         reference: str | None = None,
     ) -> GraderRank | GraderError:
-        judge = self.judges.pick(reference)
-        base: dict[str, object] = {"query": check_text("query", query)}
-        if reference is not None:
-            base["reference"] = reference
+        judge, base = self.judge_for(query, reference)
         texts = check_responses(responses)
         n = len(texts)
         rounds = math.ceil(math.log2(n))
@@ -194,7 +180,7 @@ class KnockoutTournamentGrader(BaseGrader):
         n_calls = len(matches) * (2 if self.both_orders else 1)
         reason = (
             f"knockout over {rounds} rounds, {len(matches)} matches ({n_calls} calls); "
-            f"{self.scoring} scores: " + ", ".join("-" if s is None else f"{s:.3f}" for s in scores)
+            f"{self.scoring} scores: " + format_scores(scores)
         )
         return finish_group(
             self.name,

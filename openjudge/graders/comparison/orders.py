@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 from openjudge.graders.comparison.verdicts import Winner
 
-__all__ = ["OrderAgreement", "combine_orders", "swap"]
+__all__ = ["FIRST_WINS", "OrderAgreement", "combine_orders", "swap"]
 
-_P_A: dict[Winner, float] = {"A": 1.0, "tie": 0.5, "B": 0.0}
+FIRST_WINS: dict[Winner, float] = {"A": 1.0, "tie": 0.5, "B": 0.0}
+"""P(the response shown first is better) for each verdict: ``p(w)`` above."""
+
 _SWAPPED: dict[Winner, Winner] = {"A": "B", "B": "A", "tie": "tie"}
 
 
@@ -66,8 +68,8 @@ def combine_orders(forward: Winner, swapped: Winner) -> OrderAgreement:
     winner: Winner = "tie" if flip else forward
     return OrderAgreement(
         winner=winner,
-        score=_P_A[winner],
-        confidence=1.0 - abs(_P_A[forward] - _P_A[backward]),
+        score=FIRST_WINS[winner],
+        confidence=1.0 - abs(FIRST_WINS[forward] - FIRST_WINS[backward]),
         flip=flip,
         forward=forward,
         backward=backward,

@@ -24,11 +24,12 @@ import time
 
 import anyio
 
-from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.base_grader import grader_boundary
 from openjudge.graders.comparison._calls import compare_into, first_failure, total_usage
 from openjudge.graders.comparison._inputs import check_text
+from openjudge.graders.comparison._judged import PairwiseJudgedGrader
 from openjudge.graders.comparison.orders import combine_orders
-from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudges
+from openjudge.graders.comparison.pairwise_judge import OrderVerdict
 from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.comparison.verdicts import Winner
 from openjudge.graders.schema import GraderError, GraderMode, GraderScore, ScoreRange
@@ -40,7 +41,7 @@ __all__ = ["PairwisePreferenceGrader"]
 _ORDERS = ("A,B", "B,A")
 
 
-class PairwisePreferenceGrader(BaseGrader):
+class PairwisePreferenceGrader(PairwiseJudgedGrader):
     """Prefer ``response_a`` or ``response_b``, debiased for position (score P(A better) in [0, 1]).
 
     Metadata: ``winner`` (``"A"``, ``"B"`` or ``"tie"``), ``flip`` (the orders disagreed),
@@ -73,18 +74,13 @@ class PairwisePreferenceGrader(BaseGrader):
         name: str = "",
     ) -> None:
         super().__init__(
+            model,
             name=name,
             mode=GraderMode.POINTWISE,
             description="Which of two responses is better, judged in both orders",
-        )
-        self.model = model
-        self.language = LanguageEnum(language)
-        self.judges = PairwiseJudges(
-            model,
-            name=self.name,
             template=template,
             criteria=criteria,
-            language=self.language,
+            language=language,
             sampling=sampling,
         )
 
@@ -97,10 +93,7 @@ class PairwisePreferenceGrader(BaseGrader):
         response_b: str,
         reference: str | None = None,
     ) -> GraderScore | GraderError:
-        judge = self.judges.pick(reference)
-        base: dict[str, object] = {"query": check_text("query", query)}
-        if reference is not None:
-            base["reference"] = reference
+        judge, base = self.judge_for(query, reference)
         a, b = check_text("response_a", response_a), check_text("response_b", response_b)
         verdicts: list[OrderVerdict | GraderError | None] = [None, None]
         started = time.monotonic()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from openjudge.graders.base_grader import InvalidInputError, error_from_exception
+from openjudge.graders.comparison.orders import FIRST_WINS
 from openjudge.graders.comparison.prompts import (
     TemplateLike,
     as_template,
@@ -28,9 +29,6 @@ from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.models.usage import TokenUsage
 
 __all__ = ["OrderVerdict", "PairwiseJudge", "PairwiseJudges"]
-
-FIRST_WINS: dict[Winner, float] = {"A": 1.0, "tie": 0.5, "B": 0.0}
-"""P(the response shown first is better) for each verdict."""
 
 _WINNERS: dict[object, Winner] = {"A": "A", "B": "B", "tie": "tie"}
 _UNIT = ScoreRange(low=0.0, high=1.0)

@@ -6,11 +6,13 @@ TEST_EXTRAS), so constrained decoding is tested, never skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
@@ -20,6 +22,29 @@ ForwardHook = Callable[[TransformersChatModel, Callable[[], None]], None]
 """The ``forward_hooks`` fixture: install a function to run before every forward pass."""
 
 TEMPLATE = "Question: {question}\nAnswer: {answer}\nScore the answer from 1 to 5."
+
+
+def direct(
+    path: Path, response: str, prompt: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None
+) -> float:
+    """The reward by hand: the unpadded sequence through the model, head output at the last token."""
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    if messages is None and prompt is None:
+        ids = tokenizer(response)["input_ids"]
+    else:
+        conversation = [dict(m) for m in messages or [{"role": "user", "content": prompt}]]
+        ids = tokenizer.apply_chat_template(
+            [*conversation, {"role": "assistant", "content": response}],
+            return_dict=False,
+        )
+    with torch.no_grad():
+        return float(model(torch.tensor([list(ids)])).logits[0, 0])
+
+
+def direct_reward(path: Path, prompt: str, response: str) -> float:
+    """:func:`direct` for ``[user: prompt, assistant: response]`` (the config tests' argument order)."""
+    return direct(path, response, prompt=prompt)
 
 
 def judge(path: Path, **options: Any) -> TransformersChatModel:

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from openjudge.cli import main
 from openjudge.config import ConfigError
@@ -18,6 +16,7 @@ from openjudge.graders.reward_model import RewardModelGrader
 from openjudge.jobs.results import read_results
 from providers.transformers import TransformersChatModel, TransformersRewardModel
 from providers.vllm_reward import RewardModelClient
+from tests.providers.transformers.helpers import direct_reward
 
 QUESTIONS = [
     "what is 2+2?",
@@ -76,16 +75,6 @@ aggregators:
         encoding="utf-8",
     )
     return config
-
-
-def direct_reward(path: Path, prompt: str, response: str) -> float:
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
-    ids = tokenizer.apply_chat_template(
-        [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}], return_dict=False
-    )
-    with torch.no_grad():
-        return float(model(torch.tensor([list(ids)])).logits[0, 0])
 
 
 def test_openjudge_run_grades_a_dataset_with_local_models(

@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from integrations.trl import OpenJudgeRewards
 from integrations.verl import compute_score
 from integrations.verl.scoring import shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.graders.reward_model import RewardModelGrader
+from tests.providers.transformers.helpers import direct_reward
 
 pytestmark = pytest.mark.anyio
 
@@ -39,16 +38,6 @@ graders:
         encoding="utf-8",
     )
     return config
-
-
-def direct_reward(path: Path, prompt: str, response: str) -> float:
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
-    ids = tokenizer.apply_chat_template(
-        [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}], return_dict=False
-    )
-    with torch.no_grad():
-        return float(model(torch.tensor([list(ids)])).logits[0, 0])
 
 
 async def test_trl_reward_functions_score_with_in_process_models(

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from openjudge.graders.base_grader import InvalidInputError
 from openjudge.graders.reward_model import RewardModelGrader
@@ -18,6 +15,7 @@ from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from providers.transformers import TransformersRewardModel
 from tests.providers.transformers import tiny
+from tests.providers.transformers.helpers import direct
 
 pytestmark = pytest.mark.anyio
 
@@ -35,24 +33,6 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ),
     ("a bad answer that goes on for quite a while longer than the others", {}),
 ]
-
-
-def direct(
-    path: Path, response: str, prompt: str | None = None, messages: Sequence[Mapping[str, Any]] | None = None
-) -> float:
-    """The reward by hand: the unpadded sequence through the model, head output at the last token."""
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
-    if messages is None and prompt is None:
-        ids = tokenizer(response)["input_ids"]
-    else:
-        conversation = [dict(m) for m in messages or [{"role": "user", "content": prompt}]]
-        ids = tokenizer.apply_chat_template(
-            [*conversation, {"role": "assistant", "content": response}],
-            return_dict=False,
-        )
-    with torch.no_grad():
-        return float(model(torch.tensor([list(ids)])).logits[0, 0])
 
 
 def reward_model(path: Path, **options: Any) -> TransformersRewardModel:

@@ -23,12 +23,12 @@ from providers.transformers import TransformersChatModel, TransformersRewardMode
 from tests.providers.transformers.helpers import (
     ForwardHook,
     count_generate_calls,
+    direct,
     grader,
     judge,
     no_retries,
     until,
 )
-from tests.providers.transformers.test_reward import direct
 
 pytestmark = pytest.mark.anyio
 
