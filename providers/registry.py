@@ -111,6 +111,7 @@ def resolve_model(spec: str, **overrides: object) -> ChatClient:
     """The chat model a model string names, built with ``overrides`` as keyword arguments.
 
     Example:
+        >>> from openjudge.models.chat_model import Sampling
         >>> judge = resolve_model("vllm:Qwen/Qwen3-8B@http://localhost:8000/v1", sampling=Sampling(temperature=0))
 
     Raises:

@@ -109,7 +109,7 @@ def bradley_terry_scores(
 
     Example:
         >>> [round(s, 3) for s in bradley_terry_scores([PairOutcome(0, 1, 0)], 2)]
-        [0.667, 0.333]
+        [0.681, 0.319]
     """
     if prior <= 0:
         raise ValueError(f"prior must be > 0, got {prior}")

@@ -28,6 +28,7 @@ graders:
   rm_score:  # not "reward": VERL's extra info keeps openjudge/reward for the final reward
     type: reward_model
     provider: rm
+    params: {{score_range: [-100, 100], clip_to_range: true}}  # mixed by the default mean
     mapper: {{response: response, prompt: {prompt_field}}}
   helpful:
     type: llm
