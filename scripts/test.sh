@@ -43,13 +43,13 @@ if ! command -v bwrap >/dev/null; then
   fi
 fi
 
-echo "== environment check"
+echo "== environment check (${SECONDS}s)"
 "$PY" scripts/check_env.py "$LOCK" "${NODEPS_PINS[@]}"
-echo "== ruff"
+echo "== ruff (${SECONDS}s)"
 "$PY" -m ruff check .
 "$PY" -m ruff format --check .
-echo "== mypy --strict"
+echo "== mypy --strict (${SECONDS}s)"
 "$PY" -m mypy
 "$PY" -m mypy scripts/check_env.py
-echo "== pytest"
+echo "== pytest (${SECONDS}s)"
 "$PY" -m pytest "$@"

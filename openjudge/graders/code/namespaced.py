@@ -49,6 +49,26 @@ def file_system_view(limits: SandboxLimits) -> FileSystemView:
     return _view(limits.site_packages, tuple(sys.path))
 
 
+def _package_dirs() -> set[str]:
+    """Where installed packages live for this interpreter, its base and the OS.
+
+    A grader in a virtual environment runs the base interpreter's binary in the sandbox,
+    and that binary finds the base prefix's site-packages (and, on Debian, the system's
+    dist-packages) whether or not the grader's own ``sys.path`` lists them.
+    """
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    dirs = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    dirs |= {sysconfig.get_paths(vars=base)[key] for key in ("purelib", "platlib")}
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    for root in ("/usr/lib", "/usr/local/lib"):
+        dirs |= {
+            f"{root}/python3/dist-packages",
+            f"{root}/{version}/dist-packages",
+            f"{root}/{version}/site-packages",
+        }
+    return dirs
+
+
 @functools.lru_cache(maxsize=8)
 def _view(site_packages: bool, sys_path: tuple[str, ...]) -> FileSystemView:
     python = os.path.realpath(sys.executable)
@@ -75,7 +95,7 @@ def _view(site_packages: bool, sys_path: tuple[str, ...]) -> FileSystemView:
                 binds.append((real, real))
                 roots.append(real)
     else:
-        candidates = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys_path}
+        candidates = {*_package_dirs(), *sys_path}
         for entry in sorted(candidates):
             real = os.path.realpath(entry) if entry else ""
             packages = os.path.basename(real) in ("site-packages", "dist-packages") and os.path.isdir(real)
