@@ -42,7 +42,7 @@ from openjudge.models.chat_model import (
 from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
-from openjudge.models.secrets import fingerprint, redact, safe_url
+from openjudge.models.secrets import as_secret, fingerprint, redact, safe_url
 from providers import _json
 from providers._litellm_errors import classify_litellm_exception, with_message
 from providers.completion import add_sampling_fields, parse_completion
@@ -129,12 +129,6 @@ def read_model_response(response: object, *, where: str, model: str) -> ChatResp
             if isinstance(refusal, str) and refusal:
                 message["refusal"] = refusal
     return parse_completion(data, where=where, model=model)
-
-
-def _secret(value: str | SecretStr | None) -> SecretStr | None:
-    if value is None or isinstance(value, SecretStr):
-        return value
-    return SecretStr(value)
 
 
 class LiteLLMTransport:
@@ -306,7 +300,7 @@ class LiteLLMChatModel(ChatClient):
             )
         transport = self.transport_type(
             model,
-            api_key=_secret(api_key),
+            api_key=as_secret(api_key),
             api_base=api_base or base_url,
             api_version=api_version,
             structured_output=structured_output,

@@ -23,6 +23,7 @@ from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import ModelCapabilities, Sampling, StructuredOutputMode
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from openjudge.models.secrets import as_secret
 from providers._http import HttpClientFactory
 from providers.openai_compatible import OpenAICompatibleTransport
 
@@ -88,12 +89,6 @@ def flat_policy(
             tpm=tpm,
         ),
     )
-
-
-def _secret(value: str | SecretStr | None) -> SecretStr | None:
-    if value is None or isinstance(value, SecretStr):
-        return value
-    return SecretStr(value)
 
 
 class OpenAIChatModel(ChatClient):
@@ -175,7 +170,7 @@ class OpenAIChatModel(ChatClient):
             rpm=rpm,
             tpm=tpm,
         )
-        url, key = self._endpoint_and_key(base_url, _secret(api_key))
+        url, key = self._endpoint_and_key(base_url, as_secret(api_key))
         transport = OpenAICompatibleTransport(
             model,
             base_url=url,
@@ -201,9 +196,12 @@ class OpenAIChatModel(ChatClient):
         if base_url is None:
             # Both from the environment (the SDK's convention), or OpenAI itself.
             url = os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
-            key = api_key if api_key is not None else _secret(os.environ.get("OPENAI_API_KEY"))
+            key = api_key if api_key is not None else as_secret(os.environ.get("OPENAI_API_KEY"))
         elif _is_openai(base_url):
-            url, key = base_url, api_key if api_key is not None else _secret(os.environ.get("OPENAI_API_KEY"))
+            url, key = (
+                base_url,
+                api_key if api_key is not None else as_secret(os.environ.get("OPENAI_API_KEY")),
+            )
         else:
             return base_url, api_key  # never OPENAI_API_KEY for a server the caller named
         if key is None and _is_openai(url):

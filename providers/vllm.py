@@ -39,6 +39,7 @@ from openjudge.models.chat_model import (
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.loop_local import LoopLocal
 from openjudge.models.policy import ProviderPolicy
+from openjudge.models.secrets import as_secret
 from providers._http import HttpClientFactory
 from providers._vllm_models import VLLMModelCard, VLLMServerInfo, fetch_models, normalize_base_url
 from providers.openai_compatible import OpenAICompatibleTransport
@@ -72,9 +73,7 @@ def vllm_api_key(api_key: str | SecretStr | None) -> SecretStr | None:
     """
     if api_key is None:
         api_key = os.environ.get("VLLM_API_KEY") or None
-    if api_key is None or isinstance(api_key, SecretStr):
-        return api_key
-    return SecretStr(api_key)
+    return as_secret(api_key)
 
 
 class VLLMTransport(OpenAICompatibleTransport):

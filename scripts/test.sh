@@ -37,7 +37,7 @@ fi
 if ! command -v bwrap >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "== installing bubblewrap"
-    { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; } || echo "bubblewrap could not be installed: the bwrap sandbox tests will skip"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null 2>&1; } || echo "bubblewrap could not be installed: the bwrap sandbox tests will skip"
   else
     echo "bubblewrap is not installed: the bwrap sandbox tests will skip (apt-get install bubblewrap)"
   fi

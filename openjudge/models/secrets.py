@@ -16,7 +16,9 @@ import re
 import urllib.parse
 from collections.abc import Iterable
 
-__all__ = ["REDACTED", "fingerprint", "redact", "safe_url", "split_url_credentials"]
+from pydantic import SecretStr
+
+__all__ = ["REDACTED", "as_secret", "fingerprint", "redact", "safe_url", "split_url_credentials"]
 
 REDACTED = "***"
 
@@ -72,3 +74,10 @@ def fingerprint(secret: str | None) -> str:
     if not secret:
         return "-"
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:12]
+
+
+def as_secret(value: str | SecretStr | None) -> SecretStr | None:
+    """``value`` wrapped so that reprs and logs never show it (``None`` stays ``None``)."""
+    if value is None or isinstance(value, SecretStr):
+        return value
+    return SecretStr(value)
