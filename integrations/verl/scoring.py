@@ -29,6 +29,7 @@ import anyio
 
 from integrations._shared import FailureLog
 from integrations.verl.functions import ExtraValue
+from integrations.verl.gc_freeze import freeze_long_lived_objects
 from integrations.verl.guard import OUTAGE_KINDS, FailureGuard, SampleFailed
 from integrations.verl.hosted_judge import HostedJudge, resolve_hosted_providers
 from integrations.verl.keys import FAILED_KEY, REWARD_KEY, check_names, error_key, score_entries, score_key
@@ -146,6 +147,7 @@ class SampleScorer:
         self._limiter: LoopLocal[anyio.CapacityLimiter] | None = (
             LoopLocal(lambda: anyio.CapacityLimiter(limit)) if limit is not None else None
         )
+        freeze_long_lived_objects()  # the worker's imports and graders: out of full GC passes
 
     def _keys(self) -> tuple[str, ...]:
         keys: list[str] = []

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 
 from integrations.verl.functions import find_reward_function
+from integrations.verl.gc_freeze import freeze_long_lived_objects
 from integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge, GroupJudge
 from integrations.verl.group.settings import WHERE, GroupSettings, read_group_settings
 from integrations.verl.lifecycle import close_at_exit
@@ -58,6 +59,7 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
                 "were given; use one: the group graders YAML, or your reward function"
             )
         logger.info("openjudge: groups go to %s.compute_batch_scores", type(function).__name__)
+        freeze_long_lived_objects()
         return GroupStage(settings, FunctionGroupJudge(function), pointwise=False)
     if settings.config is None:
         raise SettingsError(
@@ -80,4 +82,5 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         getattr(judge.aggregator, "name", "?"),
         path,
     )
+    freeze_long_lived_objects()
     return GroupStage(settings, judge, pointwise=settings.pointwise)
