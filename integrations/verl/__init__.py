@@ -17,8 +17,9 @@ trajectories to the graders), ``integrations.verl.hosted_judge`` (``kind: verl``
 providers: the judge VERL serves), ``integrations.verl.samples`` (what graders see of a
 trajectory, on every path), ``integrations.verl.keys`` (the ``reward_extra_info`` keys and
 the names they reserve), ``integrations.verl.sampler`` (failure counts in V1 training
-metrics), ``integrations.verl.lifecycle`` (closing at exit) and ``integrations.verl.group``
-(group judging).
+metrics), ``integrations.verl.lifecycle`` (closing at exit), ``integrations.verl.gc_freeze``
+(keeping full garbage collections off the worker's event loop) and
+``integrations.verl.group`` (group judging).
 """
 
 from __future__ import annotations

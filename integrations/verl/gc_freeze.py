@@ -5,7 +5,7 @@ graders: about 670,000 in the reward benchmark's process. CPython's full collect
 walks every one of them (~0.26 s on this 2-core machine), and while it runs the event
 loop reads no judge reply and starts no call. A step of 1,024 trajectories x 2 judges
 triggered one or two such pauses (``python -m bench.verl step``, in-process judge:
-1.33x the ideal step with them, 1.15x without).
+1.33x the ideal step with them, 1.13-1.14x without).
 
 Those objects live as long as the process, so once the graders are built they are
 collected once and then moved out of the collector's way (:func:`gc.freeze`); what the
