@@ -7,7 +7,7 @@ aggregator needs, a provider that cannot be constructed) are reported all at onc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from openjudge.runner.aggregators import (
     GateAggregator,
     MinAggregator,
     WeightedMeanAggregator,
+    mixed_graders,
 )
 from openjudge.runner.grader_config import BoundGrader
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
@@ -172,22 +173,26 @@ def _aggregator(spec: AggregatorSpec) -> Aggregator:
 
 
 def _scale_problems(
-    config: JobConfig, graders: Mapping[str, BaseGrader], where: Located, *, members_scored: bool
+    config: JobConfig,
+    aggregators: Sequence[Aggregator],
+    graders: Mapping[str, BaseGrader],
+    where: Located,
+    *,
+    members_scored: bool,
 ) -> list[str]:
     """Aggregators may only mix graders whose scores can be put on one 0-1 scale.
 
-    With ``members_scored`` (group judging), a listwise grader's group result is split into
+    ``aggregators`` are built from ``config.aggregators``, in order. With
+    ``members_scored`` (group judging), a listwise grader's group result is split into
     one 0-1 score per member before aggregation, so it mixes like any scored grader.
     """
     problems: list[str] = []
-    for i, agg in enumerate(config.aggregators):
+    for i, (agg, built) in enumerate(zip(config.aggregators, aggregators, strict=True)):
         label = f"{agg.type} aggregator {agg.name or agg.type!r}"
         instead = "" if agg.type == "min" else ", or list the graders to mix in 'weights'"
-        mixed = list(agg.weights) if agg.weights is not None and agg.type != "min" else list(config.graders)
-        if agg.type == "gate":
-            mixed = [*dict.fromkeys([*(agg.gates or {}), *mixed])]
-        elif len(mixed) < 2:
-            continue  # one grader: nothing to put on a common scale
+        mixed = mixed_graders(built, list(config.graders))
+        if agg.type != "gate" and len(mixed) < 2:
+            continue  # one grader: nothing to put on a common scale (a gate still reads its gates' scale)
         for name in mixed:
             grader = graders.get(name)
             if grader is None:
@@ -296,15 +301,16 @@ def build_job(
             configs[name] = GraderConfig(grader, mapper)
         except (TypeError, ValueError) as exc:
             problems.append(where.at(("graders", name, "mapper"), str(exc)))
+    aggregators = [_aggregator(a) for a in config.aggregators]
     problems += _scale_problems(
-        config, {k: c.grader for k, c in configs.items()}, where, members_scored=members_scored
+        config, aggregators, {k: c.grader for k, c in configs.items()}, where, members_scored=members_scored
     )
     if problems:
         raise ConfigError(problems)
     runner = GradingRunner(
         configs,
         max_concurrency=config.runner.max_concurrency,
-        aggregators=[_aggregator(a) for a in config.aggregators],
+        aggregators=aggregators,
         show_progress=show_progress,
         timeout=config.runner.timeout_s,
         deadline=config.runner.deadline_s,
