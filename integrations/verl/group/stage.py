@@ -49,6 +49,12 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         SettingsError: Neither a group graders config nor a reward function, or both.
         ConfigError: The group graders YAML is invalid.
     """
+    stage = _stage(config, custom_reward_fn)
+    freeze_long_lived_objects()  # the worker's imports and group graders: out of full GC passes
+    return stage
+
+
+def _stage(config: object, custom_reward_fn: object) -> GroupStage:
     per_sample = config_value(config, "reward", "openjudge")
     settings = read_group_settings(config_value(config, "reward", "openjudge_group"), per_sample)
     function = find_reward_function(custom_reward_fn)
@@ -59,7 +65,6 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
                 "were given; use one: the group graders YAML, or your reward function"
             )
         logger.info("openjudge: groups go to %s.compute_batch_scores", type(function).__name__)
-        freeze_long_lived_objects()
         return GroupStage(settings, FunctionGroupJudge(function), pointwise=False)
     if settings.config is None:
         raise SettingsError(
@@ -82,5 +87,4 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         getattr(judge.aggregator, "name", "?"),
         path,
     )
-    freeze_long_lived_objects()
     return GroupStage(settings, judge, pointwise=settings.pointwise)
