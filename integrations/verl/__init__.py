@@ -10,14 +10,17 @@ when first used (``from integrations.verl import OpenJudgeRewardManager``).
 - :class:`RewardSample`, :class:`RewardResult`, :class:`BaseOpenJudgeRewardFunction`: the
   seed guide's grouped reward-function API.
 - :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options, including the
-  failure policy (``on_failure``, breaker, ``max_failure_rate``; :mod:`integrations.verl.guard`).
+  failure policy (``on_failure``: dropped where VERL can drop, else neutral in its group;
+  breaker, ``max_failure_rate``; :mod:`integrations.verl.guard`), kept for the whole run
+  in one ledger (:mod:`integrations.verl.ledger`) whatever VERL's trainer mode
+  (:mod:`integrations.verl.modes`).
 
 Also: ``integrations.verl.agent_loop`` (the ``openjudge_tool_agent`` loop that hands tool
 trajectories to the graders), ``integrations.verl.hosted_judge`` (``kind: verl``
 providers: the judge VERL serves), ``integrations.verl.samples`` (what graders see of a
 trajectory, on every path), ``integrations.verl.keys`` (the ``reward_extra_info`` keys and
 the names they reserve), ``integrations.verl.sampler`` (failure counts in V1 training
-metrics), ``integrations.verl.lifecycle`` (closing at exit), ``integrations.verl.gc_freeze``
+metrics, and the stop of a run whose judge is down), ``integrations.verl.lifecycle`` (closing at exit), ``integrations.verl.gc_freeze``
 (keeping full garbage collections off the worker's event loop) and
 ``integrations.verl.group`` (group judging).
 """

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal, overload
 import torch
 
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
-from integrations.verl.rows import sample_from_row, valid_response_lengths
+from integrations.verl.rows import row_token_ids, sample_from_row, valid_response_lengths
 from integrations.verl.samples import Tokenizer
 from integrations.verl.scoring import SampleScorer
 from openjudge.runner.sync import SyncPortal
@@ -30,6 +30,8 @@ __all__ = [
     "ScorerRewardFunction",
     "decode_batch",
     "group_by_prompt",
+    "reward_tensor",
+    "row_groups",
     "score_batch",
 ]
 
@@ -54,7 +56,8 @@ class ScorerRewardFunction(BaseOpenJudgeRewardFunction):
         self, prompt_to_samples: dict[str, list[RewardSample]]
     ) -> list[RewardResult]:
         samples = [s for group in prompt_to_samples.values() for s in group]
-        scored = await self.scorer.score_many([s.grader_sample() for s in samples])
+        groups = [str(s.group_index) for s in samples]  # group_by_prompt numbers the uid groups
+        scored = await self.scorer.score_many([s.grader_sample() for s in samples], groups)
         return [
             RewardResult(s.original_index, s.group_index, r.reward, r.extra)
             for s, r in zip(samples, scored, strict=True)
@@ -121,6 +124,15 @@ def _columns(results: Sequence[RewardResult]) -> dict[str, list[object]]:
     if any(r.details is not None for r in results):
         columns["details"] = [r.details for r in results]
     return columns
+
+
+def row_groups(data: DataProto) -> list[str]:
+    """Each row's group: its ``uid``, or where the batch has none (VERL's V1 colocated
+    path), its valid prompt token ids."""
+    uids = data.non_tensor_batch.get("uid")
+    if uids is not None:
+        return [f"uid:{u}" for u in uids]
+    return [f"prompt:{row_token_ids(data, i)[0]}" for i in range(len(data))]
 
 
 def reward_tensor(data: DataProto, scores: Sequence[float]) -> torch.Tensor:

@@ -17,6 +17,7 @@ worker process, watches each sample's outcome:
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter, deque
@@ -24,18 +25,42 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from integrations.verl.settings import FailurePolicy
+from openjudge.graders.schema import GraderError
 
-__all__ = ["OUTAGE_KINDS", "FailureGuard", "FailureRateExceeded", "SampleFailed"]
+__all__ = ["OUTAGE_KINDS", "REFUSED_MARK", "FailureGuard", "FailureRateExceeded", "SampleFailed", "is_outage"]
 
 OUTAGE_KINDS = frozenset({"provider_error", "timeout"})
-"""Error kinds that say the judge itself is unreachable or failing (they feed the breaker)."""
+"""Error kinds that may say the judge itself is unreachable or failing (they feed the breaker)."""
+
+REFUSED_MARK = "[refused by the judge]"
+"""In a message: the judge is up and refused this one request (see ``hosted_judge.RouterTransport``)."""
+
+_FINAL_STATUS = re.compile(r"\bHTTP (4\d\d)\b")
+_RETRYABLE_4XX = frozenset({"408", "409", "429"})
+
+
+def is_outage(error: GraderError) -> bool:
+    """Whether ``error`` says the judge is down (feeds the breaker), not that one request was refused.
+
+    A provider error carrying a final 4xx status (400 context too long, 401, 404 unknown
+    model, 422, ...) is one request the judge refused: a retry cannot fix it and the
+    judge is up, so it never opens the breaker. The providers give such statuses as
+    ``HTTP <status>`` in the message (:func:`providers._errors.status_error`); VERL's
+    router hides them behind a 500, which :mod:`integrations.verl.hosted_judge` resolves.
+    """
+    if error.kind not in OUTAGE_KINDS or REFUSED_MARK in error.message:
+        return False
+    status = _FINAL_STATUS.search(error.message)
+    return status is None or status.group(1) in _RETRYABLE_4XX
 
 
 class SampleFailed(RuntimeError):
-    """A sample could not be scored and ``on_failure=drop``: VERL must not train on it.
+    """A sample could not be scored and ``on_failure=drop`` on a path where VERL drops it.
 
-    Raised from ``run_single``: VERL's V1 trainer drops the trajectory (its group is
-    trained without it, or refilled); V0 aborts the step.
+    Raised from ``run_single`` only on the V1 trainer's streaming path: the session
+    fails, the sync trainer trains the group without it, the async trainers evict and
+    refill the group. Never raised where it would end the step (V0, the colocated
+    reward model, the batch call): there a failed sample is neutral.
     """
 
 
@@ -77,6 +102,11 @@ class FailureGuard:
         self.samples = 0
         self.failed = 0
         self.blocked = 0
+
+    @property
+    def tripped(self) -> str | None:
+        """The stop message once the ceiling has been passed, else ``None``."""
+        return self._tripped
 
     def check(self) -> None:
         """Raise :class:`FailureRateExceeded` once the ceiling has been passed."""

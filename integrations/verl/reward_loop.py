@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypedDict
 
 from integrations.verl._verl import INSTALL_HINT
-from integrations.verl.batch import BatchCall, ScorerRewardFunction
+from integrations.verl.batch import BatchCall, ScorerRewardFunction, reward_tensor, row_groups
 from integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, find_reward_function
 from integrations.verl.hosted_judge import hosted_judge_from_verl
 from integrations.verl.rows import sample_from_row
 from integrations.verl.samples import Tokenizer
-from integrations.verl.scoring import SampleScorer, shared_scorer
+from integrations.verl.ledger import report_start_error
+from integrations.verl.modes import reward_path
+from integrations.verl.scoring import Placement, SampleScorer, neutral_values, shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, config_value, read_settings
 
 try:  # importing VERL runs its verl.plugins entry points (integrations.verl.plugin)
@@ -38,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised only on old or missin
     ) from exc
 
 if TYPE_CHECKING:
+    import torch
     from verl import DataProto
 
 __all__ = ["REGISTERED_NAME", "OpenJudgeRewardManager", "RewardLoopOutput"]
@@ -139,6 +143,28 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
         self.reward_fn_key = reward_fn_key
         if kwargs:
             logger.debug("OpenJudgeRewardManager ignores arguments %s", sorted(kwargs))
+        try:
+            self.function: BaseOpenJudgeRewardFunction = self._build(
+                config, compute_score, reward_router_address, reward_model_tokenizer, openjudge, scorer
+            )
+        except Exception as exc:
+            # VERL never awaits a RewardLoopWorker's constructor: without this, the worker dies
+            # unseen and each trajectory sent to it fails. The replay buffer stops the run with it.
+            report_start_error(
+                f"openjudge: a reward worker could not start: {type(exc).__name__}: {exc} "
+                "(fix the options or the graders YAML and start the run again)"
+            )
+            raise
+
+    def _build(
+        self,
+        config: object,
+        compute_score: object,
+        reward_router_address: str | None,
+        reward_model_tokenizer: object,
+        openjudge: OpenJudgeVerlSettings | Mapping[str, object] | None,
+        scorer: SampleScorer | None,
+    ) -> BaseOpenJudgeRewardFunction:
         _check_not_bypassed(config)
         options = openjudge if openjudge is not None else _reward_options(config)
         function = find_reward_function(compute_score)
@@ -154,7 +180,28 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
             hosted = hosted_judge_from_verl(config, reward_router_address, reward_model_tokenizer)
             self._scorer = shared_scorer(read_settings(options), hosted)
             function = ScorerRewardFunction(self._scorer)
-        self.function: BaseOpenJudgeRewardFunction = function
+            self._warn_without_stop(config)
+        return function
+
+    @classmethod
+    def _warn_without_stop(cls, config: object) -> None:
+        """The V1 trainer stops on an outage only through the openjudge replay buffer."""
+        path = reward_path(config)
+        sampler = config_value(config, "trainer", "v1", "sampler", "custom_sampler", "name")
+        if path.use_v1 and not (isinstance(sampler, str) and sampler.startswith("OpenJudgeReplayBuffer")):
+            async_mode = path.trainer_mode != "sync"
+            cls._warn_once(
+                "no_stop",
+                "openjudge: the V1 trainer runs without the openjudge replay buffer, so a judge outage cannot "
+                "stop the run"
+                + (
+                    f" ({path.trainer_mode} evicts and regenerates failed groups with no limit)"
+                    if async_mode
+                    else " (it ends only when a whole batch has no trajectory left)"
+                )
+                + ": add trainer.v1.sampler.custom_sampler.path=pkg://integrations.verl.sampler "
+                f"trainer.v1.sampler.custom_sampler.name=OpenJudgeReplayBuffer{'Async' if async_mode else ''}",
+            )
 
     @property
     def scorer(self) -> SampleScorer | None:
@@ -168,9 +215,16 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
             ``{"reward_score": float, "reward_extra_info": {...}}``, with the same extra
             keys for every sample.
 
+        A sample the graders could not score follows ``on_failure``
+        (:meth:`~integrations.verl.scoring.SampleScorer.settle`): on the V1 trainer's
+        streaming path ``drop`` raises, so VERL drops the trajectory; on the colocated
+        path the reward is ``NaN`` until :meth:`assemble_rm_scores` gives it its
+        group's mean; on the V0 streaming path it waits for its group's other rewards.
+
         Raises:
-            SampleFailed: The sample could not be scored and ``on_failure=drop``.
-            FailureRateExceeded: Too many recent samples failed (the message says which judge).
+            SampleFailed: The sample failed, ``on_failure=drop``, and VERL drops it here.
+            FailureRateExceeded: The run's failure rate was passed, or a reward worker
+                could not start (the message names the judge and the counts).
         """
         sample = await sample_from_row(
             data, len(data) - 1, self.batch_tokenizer, reward_fn_key=self.reward_fn_key
@@ -184,7 +238,7 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
                 "score on the streaming path, which has every dataset column.",
             )
         if self._scorer is not None:
-            scored = await self._scorer.score(sample.grader_sample())
+            scored = await self._scorer.score(sample.grader_sample(), self._placement(data, sample.uid))
             return {"reward_score": scored.reward, "reward_extra_info": scored.extra}
         self._warn_once(
             "groups_of_one",
@@ -196,6 +250,39 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
         if len(results) != 1:
             raise ValueError(f"compute_batch_scores returned {len(results)} results for one sample")
         return {"reward_score": float(results[0].score), "reward_extra_info": dict(results[0].reward_info)}
+
+    def _placement(self, data: DataProto, uid: str | None) -> Placement:
+        """What VERL can do with a failure of this row (see :class:`~integrations.verl.scoring.Placement`)."""
+        path = reward_path(self.config)
+        streaming = "prompt_len" in data.non_tensor_batch  # only the agent loop's rows carry lengths
+        if not streaming:
+            return Placement(deferred=True, uid=uid)
+        can_drop = path.use_v1
+        return Placement(
+            can_drop=can_drop, uid=uid, expected=path.group_size, posts_rewards=self._posts_rewards(can_drop)
+        )
+
+    def _posts_rewards(self, can_drop: bool) -> bool:
+        """Whether a failed sample here may need its siblings' rewards (then every reward is posted)."""
+        assert self._scorer is not None
+        policy = self._scorer.policy.on_failure
+        return policy == "neutral" or (policy == "drop" and not can_drop)
+
+    @classmethod
+    def assemble_rm_scores(cls, data: DataProto, scores: list[float]) -> torch.Tensor:
+        """VERL's token-level rewards, with each deferred (``NaN``) failure given its group's mean.
+
+        VERL calls this in the driver on the colocated path (``compute_rm_score``), with
+        the whole batch: a failed row's group is its ``uid`` (V0) or, where VERL's V1
+        colocated path sends none, its prompt tokens. A group with no scored member gets
+        0.0 for every failed row (equal rewards: zero advantage).
+        """
+        finite = list(scores)
+        if any(math.isnan(s) for s in finite):
+            groups = row_groups(data)
+            means = neutral_values(groups, [None if math.isnan(s) else s for s in finite])
+            finite = [means[g] if math.isnan(s) else s for g, s in zip(groups, finite, strict=True)]
+        return reward_tensor(data, finite)
 
     @classmethod
     def _warn_once(cls, key: str, message: str) -> None:

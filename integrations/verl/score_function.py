@@ -25,10 +25,15 @@ from pydantic import JsonValue
 from integrations.verl.functions import ExtraValue
 from integrations.verl.hosted_judge import hosted_judge_from_verl
 from integrations.verl.samples import build_sample, plain
-from integrations.verl.scoring import shared_scorer
+from integrations.verl.scoring import Placement, shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings, read_settings
 
 __all__ = ["compute_score"]
+
+_PLACEMENT = Placement(can_drop=True)
+"""VERL's managers tell a function neither its path nor its group: a failure under ``drop``
+raises (the V1 streaming path drops the trajectory; elsewhere VERL ends the step: use
+:class:`~integrations.verl.OpenJudgeRewardManager` there), under ``neutral`` it is 0.0."""
 
 _UNKNOWN_WITHOUT_PROMPT = ("prompt", "prompt_text", "prompt_messages", "prompt_length", "response_length")
 
@@ -86,5 +91,5 @@ async def compute_score(
             sample.pop(key, None)
     if ground_truth is None:
         sample.pop("ground_truth", None)
-    scored = await scorer.score(sample)
+    scored = await scorer.score(sample, _PLACEMENT)
     return {"score": scored.reward, **scored.extra}

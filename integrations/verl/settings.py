@@ -19,6 +19,7 @@ from integrations._shared import plain_options, validation_problems
 
 __all__ = [
     "CONFIG_ENV",
+    "OnFailure",
     "FailurePolicy",
     "FallbackPolicy",
     "OpenJudgeVerlSettings",
@@ -47,20 +48,29 @@ def config_value(node: object, *path: str) -> object:
     return node
 
 
+OnFailure = Literal["drop", "neutral", "fallback"]
+"""What a sample that could not be scored becomes (:class:`FallbackPolicy`)."""
+
+
 class FallbackPolicy(BaseModel):
-    """What a sample that could not be scored becomes: dropped, or an explicit, flagged fallback.
+    """What a sample that could not be scored becomes. Never an exception that ends the step.
 
     Attributes:
-        on_failure: ``drop``: raise, so VERL never trains on the sample (the V1 trainer
-            drops the trajectory; V0 aborts the step). ``fallback``: reward the sample
-            with ``fallback_score``, flagged in ``reward_extra_info``.
+        on_failure: ``drop`` (default): VERL trains without the sample where it can drop
+            one (the V1 trainer's streaming path: the session fails, the sync trainer
+            trains the group without it, the async trainers evict and refill the group);
+            everywhere else (V0, the colocated reward model, the batch call) the sample is
+            made *neutral*, as below. ``neutral``: always neutral: the sample's reward is
+            the mean reward of the members of its group that were scored (0.0 when none
+            was), so its GRPO advantage is zero; flagged in ``openjudge/failed``.
+            ``fallback``: reward the sample with ``fallback_score``, flagged.
         fallback_score: The reward of a failed sample under ``fallback`` (required there,
             refused otherwise).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    on_failure: Literal["drop", "fallback"] = "drop"
+    on_failure: OnFailure = "drop"
     fallback_score: float | None = None
 
     @field_validator("fallback_score")
@@ -74,7 +84,7 @@ class FallbackPolicy(BaseModel):
     def _fallback_is_explicit(self) -> Self:
         if self.on_failure == "fallback" and self.fallback_score is None:
             raise ValueError("on_failure=fallback needs an explicit fallback_score (e.g. fallback_score=0.0)")
-        if self.on_failure == "drop" and self.fallback_score is not None:
+        if self.on_failure != "fallback" and self.fallback_score is not None:
             raise ValueError(
                 "fallback_score is used only with on_failure=fallback; set on_failure=fallback too, "
                 "or remove fallback_score"
@@ -98,12 +108,17 @@ class FailurePolicy(FallbackPolicy):
             :class:`~integrations.verl.guard.FailureRateExceeded`. ``None``: no limit.
         failure_window: Samples the failure rate is measured over (it is checked only
             once the window is full).
+        neutral_wait_s: On the streaming path a neutral sample waits at most this long
+            for the rewards of its group's other members (then takes the mean of those
+            that arrived). The breaker, the failure rate and this wait are counted for
+            the whole run, across every reward worker (:mod:`integrations.verl.ledger`).
     """
 
     breaker_failures: int = Field(default=5, ge=0)
     breaker_cooldown_s: float = Field(default=30.0, gt=0)
     max_failure_rate: float | None = Field(default=0.5, ge=0, le=1)
     failure_window: int = Field(default=100, ge=1)
+    neutral_wait_s: float = Field(default=600.0, gt=0)
 
 
 class OpenJudgeVerlSettings(FailurePolicy):

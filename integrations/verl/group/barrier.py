@@ -5,18 +5,58 @@ event loop (``AgentLoopWorkerTQ._run_prompt``), so the members of a group meet h
 no cross-process coordination. Each member *arrives* when its trajectory is ready to be
 scored, or *leaves* if its session ended without arriving (generation raised, it was
 dropped, or it was cancelled). The group is judged once, when every member arrived or
-left, or ``wait_timeout_s`` after the first arrival, with the members that are there;
-a member arriving after that is *late*.
+left, or ``wait_timeout_s`` of *rollout time* after the first arrival, with the
+members that are there; a member arriving after that is *late*.
+
+Rollout time (:class:`RolloutClock`) stops while the worker's rollout does: VERL's
+``colocate_async`` trainer aborts and pauses generation for every training step, and a
+step longer than the wait would otherwise make every sibling still generating late.
+The clock treats any stretch of more than ``idle_s`` (30 s) in which no session of the
+worker started, ended or arrived as a pause, and does not count it; a wall-clock cap of
+four times ``wait_timeout_s`` bounds the wait whatever happens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Generic, TypeVar
 
-__all__ = ["GroupBarrier"]
+__all__ = ["GroupBarrier", "RolloutClock"]
+
+WALL_CAP = 4.0
+"""A group waits at most this many times ``wait_timeout_s`` of wall time."""
+
+
+class RolloutClock:
+    """Seconds during which a worker's rollout makes progress (pauses longer than ``idle_s`` do not count).
+
+    Args:
+        idle_s: A stretch without any :meth:`tick` longer than this is a pause.
+        clock: Monotonic seconds (tests pass a fake clock).
+    """
+
+    def __init__(self, idle_s: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.idle_s = idle_s
+        self._clock = clock
+        self._last = clock()
+        self._paused = 0.0
+
+    def tick(self) -> None:
+        """Rollout made progress now (a session started, ended or arrived)."""
+        now = self._clock()
+        self._paused += max(0.0, now - self._last - self.idle_s)
+        self._last = now
+
+    def now(self) -> float:
+        """Rollout time: wall time minus the pauses so far (the current one included)."""
+        wall = self._clock()
+        return wall - self._paused - max(0.0, wall - self._last - self.idle_s)
+
+    def wall(self) -> float:
+        return self._clock()
 
 M = TypeVar("M")
 R = TypeVar("R")
@@ -32,6 +72,7 @@ class GroupBarrier(Generic[M, R]):
             with whoever is there.
         judge: Called once with ``{session_id: member}`` of the members that arrived in
             time; returns the group's verdict.
+        clock: The worker's rollout clock (default: wall time, never paused).
     """
 
     def __init__(
@@ -40,6 +81,7 @@ class GroupBarrier(Generic[M, R]):
         expected: int,
         wait_timeout_s: float,
         judge: Callable[[Mapping[int, M]], Awaitable[R]],
+        clock: RolloutClock | None = None,
     ) -> None:
         if expected < 1:
             raise ValueError(f"group {uid}: expected at least one member, got {expected}")
@@ -50,7 +92,9 @@ class GroupBarrier(Generic[M, R]):
         self.arrived: dict[int, M] = {}
         self.left: set[int] = set()
         self._complete = asyncio.Event()
+        self._clock = clock if clock is not None else RolloutClock(idle_s=float("inf"))
         self._deadline: float | None = None
+        self._wall_deadline: float | None = None
         self._verdict: asyncio.Task[R] | None = None
         self._judged_ids: frozenset[int] = frozenset()
 
@@ -67,8 +111,10 @@ class GroupBarrier(Generic[M, R]):
         """Register a member that is ready to be judged."""
         if session_id in self.arrived or session_id in self.left:
             raise ValueError(f"group {self.uid}: session {session_id} arrived twice")
+        self._clock.tick()
         if self._deadline is None:
-            self._deadline = asyncio.get_running_loop().time() + self.wait_timeout_s
+            self._deadline = self._clock.now() + self.wait_timeout_s
+            self._wall_deadline = self._clock.wall() + WALL_CAP * self.wait_timeout_s
         if not self.judged:
             self.arrived[session_id] = member
         self._update()
@@ -84,11 +130,13 @@ class GroupBarrier(Generic[M, R]):
 
         A member that arrived after the group was judged gets the verdict and ``False``.
         """
-        if not self.judged and not self._complete.is_set():
-            assert self._deadline is not None, "verdict() before arrive()"
-            remaining = self._deadline - asyncio.get_running_loop().time()
-            with contextlib.suppress(TimeoutError):  # then judge whoever is there
-                await asyncio.wait_for(self._complete.wait(), max(remaining, 0.0))
+        while not self.judged and not self._complete.is_set():
+            assert self._deadline is not None and self._wall_deadline is not None, "verdict() before arrive()"
+            remaining = min(self._deadline - self._clock.now(), self._wall_deadline - self._clock.wall())
+            if remaining <= 0:
+                break  # judge whoever is there
+            with contextlib.suppress(TimeoutError):  # rollout time may have paused meanwhile: check again
+                await asyncio.wait_for(self._complete.wait(), remaining)
         if self._verdict is None:
             self._judged_ids = frozenset(self.arrived)
             self._verdict = asyncio.ensure_future(self._judge(dict(self.arrived)))

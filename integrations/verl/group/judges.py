@@ -37,6 +37,9 @@ from integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue,
 from integrations.verl.group.members import Member, group_sample, member_sample, reward_sample
 from integrations.verl.group.settings import GroupSettings
 from integrations.verl.group.verdict import GroupVerdict, MemberDropped, MemberReward, Outcome, settle
+from integrations.verl.guard import FailureRateExceeded, is_outage
+from integrations.verl.ledger import Ledger, LedgerClient
+from integrations.verl.settings import FailurePolicy
 from integrations.verl.keys import GROUP_SIZE_KEY, error_key, name_problems, score_entries, score_key
 from openjudge.config import ConfigError
 from openjudge.graders.comparison import member_results
@@ -81,6 +84,8 @@ class GraderGroupJudge:
         *,
         source: str,
         reward_loop_names: Sequence[str] = (),
+        grader_providers: Mapping[str, str] | None = None,
+        ledger: LedgerClient | None = None,
     ) -> None:
         configs = dict(runner.grader_configs)
         group = {n: c for n, c in configs.items() if c.grader.mode is GraderMode.LISTWISE}
@@ -118,6 +123,9 @@ class GraderGroupJudge:
         self.group_runner = self._runner(group, runner.max_concurrency, timeout)
         self.member_runner = self._runner(single, runner.max_concurrency, timeout) if single else None
         self._failures = FailureLog(logger)
+        self.grader_providers = dict(grader_providers or {})
+        self.providers = list(dict.fromkeys(self.grader_providers.values()))
+        self.ledger: LedgerClient = ledger if ledger is not None else Ledger(FailurePolicy())
 
     @staticmethod
     def _runner(
@@ -132,6 +140,16 @@ class GraderGroupJudge:
         ordered = [members[s] for s in sessions]
         if expected == 1 and len(ordered) == 1 and self.settings.pointwise:
             return self._alone(sessions[0], ordered[0])
+        # The run's breaker and failure rate (integrations.verl.ledger), as for pointwise samples.
+        problem, blocked = await self.ledger.admit(self.providers)
+        if problem is not None:
+            raise FailureRateExceeded(problem)
+        if blocked is not None:
+            why = f"not called: the breaker of provider {blocked!r} is open"
+            return settle(
+                dict.fromkeys(sessions), {s: self._blocked_extra(m) for s, m in zip(sessions, ordered, strict=True)},
+                self.settings, why=dict.fromkeys(sessions, why),
+            )
         group_out: list[RunnerResult] = []
         member_out: list[RunnerResult] = []
 
@@ -172,7 +190,31 @@ class GraderGroupJudge:
                 rewards[session] = None
                 why[session] = aggregate.reason
             extras[session] = extra
+        await self._record(per_grader, rewards)
         return settle(rewards, extras, self.settings, why=why)
+
+    async def _record(self, per_grader: Mapping[str, list[GraderResult]], rewards: Mapping[int, float | None]) -> None:
+        """One ledger entry per group judgement: outages by provider; failed when no member was scored."""
+        outage = dict.fromkeys(self.providers, False)
+        labels: list[str] = []
+        for name, results in per_grader.items():
+            provider = self.grader_providers.get(name)
+            for result in results:
+                if isinstance(result, GraderError):
+                    if provider is not None and is_outage(result):
+                        outage[provider] = True
+                    labels.append(f"{provider or name}: {result.kind}")
+        failed = all(r is None for r in rewards.values())
+        problem = await self.ledger.record(outage, sorted(set(labels)) if failed else [])
+        if problem is not None and failed:
+            raise FailureRateExceeded(problem)
+
+    def _blocked_extra(self, member: Member) -> dict[str, ExtraValue]:
+        extra = self._base_extra(member)
+        for name in self.grader_names:
+            extra.update({score_key(name): 0.0, error_key(name): 1.0})
+        extra[GROUP_SIZE_KEY] = 1.0
+        return extra
 
     def _base_extra(self, member: Member) -> dict[str, ExtraValue]:
         extra: dict[str, ExtraValue] = dict(member.pointwise_extra or {})

@@ -12,7 +12,8 @@ from integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge,
 from integrations.verl.group.settings import WHERE, GroupSettings, read_group_settings
 from integrations.verl.lifecycle import close_at_exit
 from integrations.verl.scoring import reward_loop_names
-from integrations.verl.settings import SettingsError, config_value, read_settings
+from integrations.verl.ledger import run_ledger
+from integrations.verl.settings import FailurePolicy, SettingsError, config_value, read_settings
 from openjudge.config import load_config
 from openjudge.config.build import build_job
 
@@ -80,7 +81,18 @@ def _stage(config: object, custom_reward_fn: object) -> GroupStage:
     path = os.path.realpath(settings.config)
     job = build_job(load_config(path), source=settings.config, use_cache=False, members_scored=True)
     close_at_exit(job)
-    judge = GraderGroupJudge(job.runner, settings, source=settings.config, reward_loop_names=taken)
+    try:
+        policy = read_settings(per_sample).failure_policy() if per_sample is not None else FailurePolicy()
+    except SettingsError:
+        policy = FailurePolicy()
+    judge = GraderGroupJudge(
+        job.runner,
+        settings,
+        source=settings.config,
+        reward_loop_names=taken,
+        grader_providers=job.grader_providers,
+        ledger=run_ledger(policy),  # the run's breaker and failure rate, shared with the reward workers
+    )
     logger.info(
         "openjudge: group graders %s, reward = %s, from %s",
         ", ".join(judge.grader_names),

@@ -6,8 +6,8 @@ The failure policy lives here, in one place:
   aggregate failed) is ``neutral`` (it gets the mean reward of the members that were
   scored, so its GRPO advantage is exactly zero, and ``openjudge/group/failed`` = 1) or
   ``drop`` (its trajectory is dropped).
-* A **failed group** (no member scored) follows ``on_failure``: ``drop``, or a
-  ``fallback`` reward, flagged.
+* A **failed group** (no member scored) follows ``on_failure``: ``drop``, ``neutral``
+  (every member 0.0: equal rewards, zero advantage), or a ``fallback`` reward, flagged.
 * Every numeric ``reward_extra_info`` value is a float. A value that failed (``None``, or
   flagged by its ``<key>/error``) is replaced by the mean of that key over the members
   where it did not fail, so a per-key estimator such as GDPO sees zero advantage there
@@ -109,9 +109,10 @@ def settle(
     by_session = dict(zip(sessions, tables, strict=True))
     if not scored:  # nothing to be relative to: the per-sample policy decides
         reason = "; ".join(f"session {s}: {why.get(s, 'failed')}" for s in sessions[:3])
-        if settings.on_failure == "fallback":
-            assert settings.fallback_score is not None  # checked by GroupSettings
-            fallback = settings.fallback_score
+        if settings.on_failure in ("fallback", "neutral"):
+            # neutral: every member 0.0, equal rewards, zero advantage (nothing to be relative to)
+            fallback = settings.fallback_score if settings.on_failure == "fallback" else 0.0
+            assert fallback is not None  # checked by GroupSettings
             outcomes: dict[int, Outcome] = {
                 s: MemberReward(fallback, {**by_session[s], REWARD_KEY: fallback, GROUP_FAILED_KEY: 1.0})
                 for s in sessions

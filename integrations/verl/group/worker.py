@@ -14,7 +14,8 @@ in process. Three private methods are overridden (pinned by contract tests):
   without group judging), then wait for the group, one group judgement, and this
   member's ``reward_score`` and ``reward_extra_info``. A member whose outcome is
   *dropped* raises, so VERL drops its trajectory (the group's status becomes
-  ``failure``; the ReplayBuffer pads the missing members).
+  ``failure``: the sync trainer trains the group without it, the async trainers
+  generate the group again; VERL pads batches only to a multiple of the DP size).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from integrations.verl.group._verl_v1 import AgentLoopOutput, AgentLoopWorkerTQ, get_custom_reward_fn
-from integrations.verl.group.barrier import GroupBarrier
+from integrations.verl.group.barrier import GroupBarrier, RolloutClock
 from integrations.verl.group.members import Member
 from integrations.verl.group.stage import GroupStage, build_stage
 from integrations.verl.group.verdict import GroupVerdict, MemberDropped
@@ -68,6 +69,7 @@ class OpenJudgeAgentLoopWorker(_BaseWorker):  # type: ignore[misc]  # a base of 
         self.groups: dict[str, GroupBarrier[Member, GroupVerdict]] = {}
         self.reward_fn_key = str(config_value(self.config, "data", "reward_fn_key") or "data_source")
         self._warned_ungrouped = False
+        self.rollout_clock = RolloutClock()  # paused with rollout (colocate_async trains meanwhile)
 
     async def _run_prompt(
         self,
@@ -86,7 +88,9 @@ class OpenJudgeAgentLoopWorker(_BaseWorker):  # type: ignore[misc]  # a base of 
         async def judge_group(members: Mapping[int, Member]) -> GroupVerdict:
             return await judge.judge(members, n)
 
-        self.groups[uid] = GroupBarrier(uid, n, self.group_stage.settings.wait_timeout_s, judge_group)
+        self.groups[uid] = GroupBarrier(
+            uid, n, self.group_stage.settings.wait_timeout_s, judge_group, clock=self.rollout_clock
+        )
         try:
             await super()._run_prompt(prompt, sampling_params, trajectory, trace)
         finally:
@@ -101,11 +105,13 @@ class OpenJudgeAgentLoopWorker(_BaseWorker):  # type: ignore[misc]  # a base of 
         trace: bool = True,
         **kwargs: Any,
     ) -> Any:
+        self.rollout_clock.tick()
         try:
             return await super()._run_agent_loop(
                 sampling_params, trajectory, agent_name=agent_name, trace=trace, **kwargs
             )
         finally:
+            self.rollout_clock.tick()
             barrier = self.groups.get(str(kwargs.get("uid")))
             session_id = kwargs.get("session_id")
             if barrier is not None and session_id is not None:

@@ -15,6 +15,16 @@ except ImportError as exc:  # pragma: no cover
     raise ImportError("the VERL tests need verl 0.9.1 and torch: run `bash scripts/install-verl.sh`") from exc
 
 
+@pytest.fixture(autouse=True)
+def fresh_ledger() -> Iterator[None]:
+    """Each test is a new run for the process's failure ledgers (:mod:`integrations.verl.ledger`)."""
+    from integrations.verl.ledger import reset_local_ledgers
+
+    reset_local_ledgers()
+    yield
+    reset_local_ledgers()
+
+
 @pytest.fixture(scope="module")
 def judge_server() -> Iterator[JudgeServerProcess]:
     with JudgeServerProcess(latency_s=0.005) as server:

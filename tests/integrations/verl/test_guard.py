@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 from integrations.verl.guard import FailureGuard, FailureRateExceeded, SampleFailed
+from integrations.verl.ledger import Ledger
 from integrations.verl.scoring import SampleScorer
 from integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.graders.function_grader import FunctionGrader
@@ -56,6 +57,12 @@ def scorer_for(judge: Judge, **policy: object) -> SampleScorer:
     )
 
 
+def guard_of(scorer: SampleScorer) -> FailureGuard:
+    """The breakers and window of the scorer's ledger (its own here: one process, no Ray)."""
+    assert isinstance(scorer.ledger, Ledger)
+    return scorer.ledger.guard
+
+
 def test_the_breaker_stops_calling_a_dead_judge_after_k_failed_samples() -> None:
     judge = Judge()
     scorer = scorer_for(
@@ -73,7 +80,7 @@ def test_the_breaker_stops_calling_a_dead_judge_after_k_failed_samples() -> None
     # Three samples try the judge (two attempts each); the other 17 fail at once, uncalled.
     assert judge.calls == 3 * 2
     assert kinds == ["provider_error"] * 3 + ["circuit_open"] * 17
-    assert scorer.guard.breaker_open("judge") and scorer.guard.blocked == 17
+    assert guard_of(scorer).breaker_open("judge") and guard_of(scorer).blocked == 17
 
 
 def test_after_the_cooldown_one_probe_closes_the_breaker_when_the_judge_is_back() -> None:
@@ -121,7 +128,7 @@ def test_max_failure_rate_stops_with_a_message_naming_the_provider_and_the_count
         raise AssertionError("the run was not stopped")
 
     dropped, message = anyio.run(main)
-    assert dropped == 10  # the window fills (2 called, 8 failed fast), then the next sample stops the run
+    assert dropped == 9  # the tenth sample fills the window (2 called, 8 failed fast) and stops the run
     assert judge.calls == 2 * 2
     assert "10 of the last 10 samples failed, above max_failure_rate=0.5" in message
     assert "judge [http://10.0.0.7:8000/v1, model 'qwen-judge']: 8 circuit_open" in message
@@ -138,4 +145,4 @@ def test_a_healthy_judge_below_the_ceiling_keeps_running() -> None:
     scorer = scorer_for(judge, failure_window=5, max_failure_rate=0.0)
     for _ in range(12):
         assert anyio.run(scorer.score, {"response": "r"}).reward == 1.0
-    assert scorer.guard.samples == 12 and scorer.guard.failed == 0
+    assert guard_of(scorer).samples == 12 and guard_of(scorer).failed == 0

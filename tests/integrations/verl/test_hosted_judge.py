@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -130,3 +133,72 @@ def test_a_reward_model_without_a_custom_function_would_bypass_the_manager(grade
         match=r"compute_score_disrm.*reward\.custom_reward_function\.path=pkg://integrations\.verl",
     ):
         load_reward_manager(cfg, TOKENIZER, reward_router_address="127.0.0.1:1", reward_model_tokenizer=None)
+
+
+@contextmanager
+def running_router(upstream: str) -> Iterator[str]:
+    """VERL's own router (``NaiveRouter``, its FastAPI app under uvicorn) in front of ``upstream``."""
+    import threading
+    import time
+
+    import uvicorn
+    from verl.experimental.reward_loop.router.naive_router import NaiveRouter
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    router = NaiveRouter(worker_urls=[upstream], verbose=False, retry_delay=0.0)
+    server = uvicorn.Server(uvicorn.Config(router.app, host="127.0.0.1", port=port, log_level="critical"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.started, "VERL's router did not start"
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+ROUTED_YAML = HOSTED_YAML.replace("max_retries: 0", "max_retries: 2")
+
+
+def routed_grader(router: str, tmp_path: Path) -> LLMGrader:
+    """The ``quality`` grader of a reward worker whose ``kind: verl`` judge sits behind ``router``."""
+    graders = tmp_path / "graders.yaml"
+    graders.write_text(ROUTED_YAML, encoding="utf-8")
+    manager = OpenJudgeRewardManager(
+        trainer_config(["reward.reward_model.model_path=test-judge"]),
+        TOKENIZER,
+        reward_router_address=router,
+        openjudge={"config": str(graders), "on_failure": "fallback", "fallback_score": 0.0},
+    )
+    assert manager.scorer is not None
+    grader = manager.scorer.runner.grader_configs["quality"].grader
+    assert isinstance(grader, LLMGrader)
+    return grader
+
+
+def test_a_request_the_judge_refuses_behind_vERL_s_router_is_final_and_no_outage(
+    judge_server: JudgeServerProcess, tmp_path: Path
+) -> None:
+    from integrations.verl.guard import REFUSED_MARK, is_outage
+    from openjudge.graders.schema import GraderError
+
+    with running_router(judge_server.base_url.removesuffix("/v1")) as router:
+        grader = routed_grader(router, tmp_path)
+        judge_server.reset_stats(faults=True)
+        refused = asyncio.run(grader.aevaluate(question="what is 2+2 ?", answer="answer 4 #oj:status=400"))
+        stats = judge_server.stats()
+    assert isinstance(refused, GraderError)  # e.g. a prompt longer than the judge's context
+    assert "HTTP 500" in refused.message and REFUSED_MARK in refused.message
+    assert stats.by_outcome.get("400") == 1 and stats.chat_requests == 2  # once, and the probe: not retried
+    assert not is_outage(refused)
+    with socket.socket() as sock:  # a judge that is down: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with running_router(dead) as router:
+        down = asyncio.run(routed_grader(router, tmp_path).aevaluate(question="q", answer="a"))
+    assert isinstance(down, GraderError) and REFUSED_MARK not in down.message and is_outage(down)

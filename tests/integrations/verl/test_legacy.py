@@ -11,7 +11,6 @@ from verl.workers.reward_manager import get_reward_manager_cls
 
 import integrations.verl.legacy
 from integrations.verl import OpenJudgeLegacyRewardManager, OpenJudgeRewardManager
-from integrations.verl.guard import SampleFailed
 from tests.integrations.verl.helpers import (
     FALLBACK,
     FAULT_KINDS,
@@ -128,10 +127,14 @@ def test_reward_loop_manager_offers_the_same_batch_call(graders_yaml: Path) -> N
     manager.close()
 
 
-def test_drop_fails_the_whole_legacy_batch(graders_yaml: Path) -> None:
+def test_the_default_never_fails_the_legacy_batch(graders_yaml: Path) -> None:
     manager = legacy_manager(openjudge={"config": str(graders_yaml)})
-    with pytest.raises(SampleFailed, match="3 of 6 samples could not be scored"):
-        manager(make_batch(TOKENIZER, FAULT_PROMPTS), return_dict=True)
+    data = make_batch(TOKENIZER, FAULT_PROMPTS)
+    tensor, extra = unpack(manager(data, return_dict=True))  # drop cannot drop a row here: neutral
+    rewards = [s for _, s in last_token_rewards(tensor, data)]
+    # Each failed row gets the mean of its uid group's scored rows (VERL's GRPO: zero advantage).
+    assert rewards == pytest.approx([0.75, 0.25, 0.5, 0.25, 0.25, 0.25])
+    assert extra["openjudge/failed"] == [0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
     manager.close()
 
 

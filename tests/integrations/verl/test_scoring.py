@@ -92,8 +92,11 @@ def test_drop_raises_so_verl_never_trains_on_the_sample() -> None:
     assert anyio.run(scorer.score, GOOD).reward == 0.875
     with pytest.raises(SampleFailed, match=r"judge: provider_error: .*server said no.*on_failure=drop"):
         anyio.run(scorer.score, BROKEN)
-    with pytest.raises(SampleFailed, match=r"1 of 2 samples could not be scored"):
-        anyio.run(scorer.score_many, [GOOD, BROKEN])
+    # A batch cannot leave a row out: the failed sample gets the mean of its group's scored rewards.
+    good, bad = anyio.run(scorer.score_many, [GOOD, BROKEN], ["u", "u"])
+    assert bad.reward == good.reward == 0.875 and bad.extra["openjudge/failed"] == 1.0
+    assert bad.extra["openjudge/judge"] == good.extra["openjudge/judge"] == 4.0  # neutral per grader too (GDPO)
+    assert bad.extra["openjudge/judge/error"] == 1.0
 
 
 @pytest.mark.parametrize(

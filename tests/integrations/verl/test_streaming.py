@@ -18,7 +18,6 @@ import pytest
 from verl import DataProto
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
-from integrations.verl.guard import SampleFailed
 from integrations.verl.reward_loop import OpenJudgeRewardManager
 from providers.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl import fake_tq
@@ -192,8 +191,23 @@ def test_a_failed_judge_is_a_flagged_fallback_and_only_floats(model_dir: Path, f
             assert extra[key].dtype == np.float64, key  # never None, never object
 
 
-def test_drop_aborts_a_v0_step(model_dir: Path, agent_yaml: Path) -> None:
-    dropping = reward_worker(model_dir, agent_yaml)  # on_failure=drop is the default
+def test_a_v0_step_trains_around_a_failed_trajectory(model_dir: Path, agent_yaml: Path) -> None:
+    v0 = ("trainer.use_v1=false", "actor_rollout_ref.rollout.n=2")
+    default = reward_worker(model_dir, agent_yaml, *v0)  # on_failure=drop: V0 cannot drop, so neutral
+    worker = agent_worker(model_dir, default, "single_turn_agent", *v0)
+    out = asyncio.run(worker.generate_sequences(dataset_batch([PARIS, BROKEN], n=2)))  # no exception
+    extra = out.non_tensor_batch
+    assert extra["openjudge/failed"].tolist() == [0.0, 0.0, 1.0, 1.0]
+    assert extra["openjudge/quality/error_kind"].tolist() == ["", "", "provider_error", "provider_error"]
+    p = out.batch["prompts"].shape[1]
+    last = out.batch["attention_mask"][:, p:].sum(-1) - 1
+    rewards = [float(out.batch["rm_scores"][i, int(last[i])]) for i in range(4)]
+    assert rewards[2:] == [0.0, 0.0]  # a group where every member failed: equal rewards, no signal
+
+
+def test_drop_on_v1_fails_the_session(model_dir: Path, agent_yaml: Path) -> None:
+    
+    dropping = reward_worker(model_dir, agent_yaml)  # V1 (VERL 0.9's default): VERL drops the trajectory
     worker = agent_worker(model_dir, dropping, "single_turn_agent")
     with pytest.raises(SampleFailed, match=r"quality: provider_error"):
         asyncio.run(worker.generate_sequences(dataset_batch([PARIS, BROKEN])))

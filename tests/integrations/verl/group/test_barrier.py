@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from integrations.verl.group.barrier import GroupBarrier
+from integrations.verl.group.barrier import GroupBarrier, RolloutClock
 
 
 class Judge:
@@ -97,3 +97,45 @@ def test_misuse_is_refused() -> None:
 
     with pytest.raises(ValueError, match="session 0 arrived twice"):
         asyncio.run(twice())
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_rollout_clock_does_not_count_pauses() -> None:
+    wall = FakeClock()
+    clock = RolloutClock(idle_s=30.0, clock=wall)
+    wall.t = 10.0
+    clock.tick()
+    assert clock.now() == 10.0
+    wall.t = 1010.0  # a 1,000 s training step: nothing generated, nothing arrived
+    assert clock.now() == 40.0  # only the first 30 s of the gap count
+    clock.tick()  # rollout resumed
+    wall.t = 1020.0
+    assert clock.now() == 50.0
+
+
+def test_a_training_step_longer_than_the_wait_does_not_make_siblings_late() -> None:
+    """colocate_async pauses rollout while it trains: the wait is measured in rollout time."""
+    wall = FakeClock()
+    judge = Judge()
+
+    async def main() -> list[tuple[str, bool]]:
+        barrier: GroupBarrier[str, dict[int, str]] = GroupBarrier(
+            "u", 2, 600.0, judge, clock=RolloutClock(idle_s=30.0, clock=wall)
+        )
+        barrier.arrive(0, "m0")
+        first = asyncio.ensure_future(barrier.verdict(0))
+        await asyncio.sleep(0)
+        wall.t = 1000.0  # the step took longer than wait_timeout_s; rollout was paused throughout
+        barrier.arrive(1, "m1")  # generation resumed and the sibling finished
+        second = await barrier.verdict(1)
+        return [(v.get(k, "late"), judged) for k, (v, judged) in enumerate([await first, second])]
+
+    assert asyncio.run(main()) == [("judged m0", True), ("judged m1", True)]
+    assert judge.calls == [[0, 1]]
