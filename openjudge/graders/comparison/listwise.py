@@ -109,6 +109,7 @@ class ListwiseRankingGrader(LLMGrader):
     """
 
     default_name = "listwise_ranking"
+    blame_refusals = False  # the whole group in one call: a refusal cannot be pinned on one
 
     def __init__(
         self,

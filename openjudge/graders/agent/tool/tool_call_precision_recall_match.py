@@ -15,7 +15,7 @@ read from a trajectory (``messages``).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import JsonValue
@@ -29,6 +29,11 @@ from openjudge.graders.schema import GraderError, GraderScore
 __all__ = ["MetricType", "ToolCallPrecisionRecallMatchGrader"]
 
 MetricType = Literal["precision", "recall"]
+
+
+def _cut(keys: Iterable[str]) -> list[JsonValue]:
+    """Keys for metadata, each cut to 2,000 characters (a key holds the call's arguments)."""
+    return [key if len(key) <= 2000 else key[:1999] + "…" for key in keys]
 
 
 def _ratio(hits: int, total: int, other_total: int) -> float:
@@ -106,9 +111,9 @@ class ToolCallPrecisionRecallMatchGrader(BaseGrader):
             "true_positives": true_positives,
             "total_predicted": len(predicted),
             "total_reference": len(reference),
-            "matched_keys": list(common),
-            "missing_keys": list((reference_counts - predicted_counts).elements()),
-            "unexpected_keys": list((predicted_counts - reference_counts).elements()),
+            "matched_keys": _cut(common),
+            "missing_keys": _cut((reference_counts - predicted_counts).elements()),
+            "unexpected_keys": _cut((predicted_counts - reference_counts).elements()),
             "predicted_tools": [call.to_json() for call in predicted],
             "reference_tools": [call.to_json() for call in reference],
         }

@@ -26,7 +26,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from openjudge.graders.base_grader import response_failure_result
+from openjudge.graders.blame import check_response_text
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.results import ResponseFailure
 from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
 from openjudge.models.schema.data_blocks import Block
@@ -235,6 +238,22 @@ def step_problem(indices: Sequence[int], steps: int) -> str | None:
     )
 
 
+def _check_response_text(messages: Sequence[Mapping[str, Any] | ChatMessage], response: str | None) -> None:
+    """A lone surrogate the agent wrote (assistant text or tool calls) is the response's failure."""
+    if isinstance(response, str):
+        check_response_text("input 'response'", response)
+    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
+        return
+    for i, raw in enumerate(messages):
+        message = _as_dict(raw)
+        if message.get("role") != "assistant":
+            continue
+        check_response_text(f"messages[{i}].content", _text(message.get("content")))
+        calls = message.get("tool_calls")
+        if calls:
+            check_response_text(f"messages[{i}].tool_calls", _dumps(calls))
+
+
 @contextmanager
 def _expecting(steps: int) -> Iterator[None]:
     token = _EXPECTED_STEPS.set(steps)
@@ -289,6 +308,12 @@ class TrajectoryComprehensiveGrader(LLMGrader):
         response: str | None = None,
     ) -> GraderResult:
         inputs = {"messages": messages, "query": query, "response": response}
+        try:
+            _check_response_text(messages, response)
+        except ResponseFailure as failure:
+            return response_failure_result(self, failure)
+        except (TypeError, AttributeError):
+            pass  # malformed messages: prepare() reports them as invalid_input
         prepared = self.prepare(inputs)
         if isinstance(prepared, GraderError):
             return prepared
