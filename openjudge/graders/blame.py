@@ -22,6 +22,7 @@ faults are the system's.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
@@ -34,11 +35,23 @@ __all__ = [
     "nesting_depth",
     "response_blame",
     "set_response_failure_score",
+    "shown",
 ]
 
 MAX_RESPONSE_DEPTH = 100
 """Deepest JSON nesting a response may use (real answers and tool arguments stay far below;
 deeper values exhaust recursion in comparison, canonical forms and result validation)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown(text: str, limit: int = 500) -> str:
+    """Response text as result metadata may carry it: cut to ``limit`` characters, lone
+    surrogates (which no JSON writer accepts) replaced by U+FFFD."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def set_response_failure_score(grader: object, score: float) -> None:

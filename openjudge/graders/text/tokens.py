@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["is_cjk", "normalize_for_counting", "normalize_for_match", "tokenize"]
+__all__ = ["counted", "is_cjk", "normalize_for_counting", "normalize_for_match", "tokenize"]
 
 _ASCII_TOKEN = re.compile(r"[A-Za-z0-9_]+|[^A-Za-z0-9_]")
 _ZWJ = "\u200d"
@@ -124,6 +124,14 @@ def normalize_for_counting(text: str, *, strip_diacritics: bool = False) -> str:
     text = _drop_invisible(unicodedata.normalize("NFKC", text)).translate(_LOOKALIKES)
     # Dropping an invisible character can leave a letter and its mark apart: compose again.
     return _strip_marks(text) if strip_diacritics else unicodedata.normalize("NFC", text)
+
+
+def counted(text: str) -> str:
+    """Lower-cased text as the agent graders compare signatures: identical to ``text.lower()``
+    on ASCII (so OpenJudge's scores are reproduced), normalised for counting otherwise."""
+    if text.isascii():
+        return text.lower()
+    return normalize_for_counting(text, strip_diacritics=True).lower()
 
 
 def _is_joining(char: str, category: str) -> bool:

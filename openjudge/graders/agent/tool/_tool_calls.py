@@ -29,7 +29,7 @@ from pydantic import JsonValue
 
 from openjudge.graders.agent.trajectory_parsing import Message, arguments_text, extract_tool_calls
 from openjudge.graders.base_grader import InvalidInputError
-from openjudge.graders.blame import check_depth
+from openjudge.graders.blame import check_depth, shown
 
 __all__ = ["NormalizedCall", "ToolCallSpec", "normalize_calls", "predicted_calls"]
 
@@ -62,9 +62,10 @@ class NormalizedCall:
     def to_json(self) -> dict[str, JsonValue]:
         """The call for result metadata: arguments longer than 2,000 characters as cut JSON text."""
         text = json.dumps(self.arguments, ensure_ascii=False)
-        if len(text) <= _METADATA_CHARS:
-            return {"name": self.name[:_METADATA_CHARS], "arguments": self.arguments}
-        return {"name": self.name[:_METADATA_CHARS], "arguments": text[: _METADATA_CHARS - 1] + "…"}
+        name = shown(self.name, _METADATA_CHARS)
+        if len(text) <= _METADATA_CHARS and shown(text, _METADATA_CHARS) == text:
+            return {"name": name, "arguments": self.arguments}
+        return {"name": name, "arguments": shown(text, _METADATA_CHARS)}
 
 
 _METADATA_CHARS = 2000

@@ -24,6 +24,7 @@ from openjudge.graders.agent._results import UNIT_RANGE
 from openjudge.graders.agent.tool._tool_calls import ToolCallSpec, normalize_calls, predicted_calls
 from openjudge.graders.agent.trajectory_parsing import Message
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.blame import shown
 from openjudge.graders.schema import GraderError, GraderScore
 
 __all__ = ["MetricType", "ToolCallPrecisionRecallMatchGrader"]
@@ -33,7 +34,7 @@ MetricType = Literal["precision", "recall"]
 
 def _cut(keys: Iterable[str]) -> list[JsonValue]:
     """Keys for metadata, each cut to 2,000 characters (a key holds the call's arguments)."""
-    return [key if len(key) <= 2000 else key[:1999] + "…" for key in keys]
+    return [shown(key, 2000) for key in keys]
 
 
 def _ratio(hits: int, total: int, other_total: int) -> float:
