@@ -140,4 +140,6 @@ def response_blame(what: str) -> Iterator[None]:
     except OverflowError as exc:
         raise ResponseFailure("overflow", f"{what}: a number in the response is too large ({exc})") from None
     except UnicodeError as exc:
-        raise ResponseFailure("bad_unicode", f"{what}: the response's text cannot be encoded ({exc})") from None
+        raise ResponseFailure(
+            "bad_unicode", f"{what}: the response's text cannot be encoded ({exc})"
+        ) from None

@@ -36,15 +36,21 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exception, response_failure_result
 from openjudge.graders.blame import check_response_text
 from openjudge.graders.judge_output import JudgeVerdict, extract_json_object
-from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
-from openjudge.results import ResponseFailure
 from openjudge.graders.scoring import expected_score, vote_decided, vote_winner
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatResponse, OutputSpec, Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.models.usage import TokenUsage
+from openjudge.results import (
+    GraderError,
+    GraderMode,
+    GraderResult,
+    GraderScore,
+    ResponseFailure,
+    ScoreRange,
+    TokenUsage,
+)
 
 __all__ = ["JudgeVerdict", "LLMGrader"]
 
@@ -301,7 +307,9 @@ class LLMGrader(BaseGrader):
             except ChatModelError as exc:
                 spent = TokenUsage(0, 0, exc.requests)
                 if exc.kind == "refused" and self.blame_refusals:
-                    return self._refused(exc.message, spent if usage is None else usage + spent, latency or None)
+                    return self._refused(
+                        exc.message, spent if usage is None else usage + spent, latency or None
+                    )
                 return GraderError(
                     name=self.name,
                     kind=exc.kind,
@@ -319,7 +327,9 @@ class LLMGrader(BaseGrader):
                 message = "the judge's reply was blocked by the provider's content filter"
                 if self.blame_refusals:
                     return self._refused(message, usage, latency)
-                return GraderError(name=self.name, kind="refused", message=message, usage=usage, latency_s=latency)
+                return GraderError(
+                    name=self.name, kind="refused", message=message, usage=usage, latency_s=latency
+                )
             try:
                 verdict = self._parse(response.content)
                 result = self.to_result(verdict, response, usage=usage, latency_s=latency)

@@ -38,9 +38,8 @@ from openjudge.graders.text import NumberAccuracyGrader, SimilarityGrader, Strin
 from openjudge.models.chat_model import ChatRequest, ChatResponse
 from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.models.usage import TokenUsage
-from openjudge.results import GraderError, GraderResult, GraderScore, is_response_failure
-from providers.testing.function_model import FunctionChatModel
+from openjudge.results import GraderError, GraderResult, GraderScore, TokenUsage, is_response_failure
+from openjudge.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +76,9 @@ def bottom(result: GraderResult, cause: str) -> float:
 
 @pytest.mark.parametrize("strict_order", [False, True])
 async def test_json_match_on_a_600_deep_array_is_the_responses_failure(strict_order: bool) -> None:
-    result = await JsonMatchGrader(strict_order=strict_order).aevaluate(response=DEEP_ARRAY, reference="[[1]]")
+    result = await JsonMatchGrader(strict_order=strict_order).aevaluate(
+        response=DEEP_ARRAY, reference="[[1]]"
+    )
     assert bottom(result, "too_deep") == 0.0
 
 
@@ -106,13 +107,17 @@ async def test_tool_calls_with_400_deep_arguments_are_the_responses_failure(shap
     else:
         result = await grader.aevaluate(reference_tool_calls=reference, tool_calls=[call])
     assert bottom(result, "too_deep") == 0.0
-    sequence = await ToolCallStepSequenceMatchGrader().aevaluate(reference_tool_calls=reference, tool_calls=[call])
+    sequence = await ToolCallStepSequenceMatchGrader().aevaluate(
+        reference_tool_calls=reference, tool_calls=[call]
+    )
     assert bottom(sequence, "too_deep") == 0.0
 
 
 async def test_tool_calls_deep_reference_arguments_are_invalid_input() -> None:
     reference = [{"name": "search", "arguments": deep_object(400)}]
-    result = await ToolCallPrecisionRecallMatchGrader().aevaluate(reference_tool_calls=reference, tool_calls=["search"])
+    result = await ToolCallPrecisionRecallMatchGrader().aevaluate(
+        reference_tool_calls=reference, tool_calls=["search"]
+    )
     assert isinstance(result, GraderError) and result.kind == "invalid_input"
 
 
@@ -139,7 +144,11 @@ async def test_a_lone_surrogate_in_the_response_is_the_responses_failure_without
     result = await grader.aevaluate(query="2 + 2?", response=SURROGATE, reference="4")
     assert bottom(result, "lone_surrogate") == 1.0
     assert seen == []
-    custom = LLMGrader(_judge(lambda r: '{"reason": "x", "score": 5}', seen), template="Q {q} A {answer}", score_range=(0, 10))
+    custom = LLMGrader(
+        _judge(lambda r: '{"reason": "x", "score": 5}', seen),
+        template="Q {q} A {answer}",
+        score_range=(0, 10),
+    )
     assert bottom(await custom.aevaluate(q="q", answer=SURROGATE), "lone_surrogate") == 0.0
 
 
@@ -155,7 +164,11 @@ async def test_a_lone_surrogate_in_an_assistant_message_is_the_responses_failure
     seen: list[ChatRequest] = []
     messages = [
         {"role": "user", "content": "q"},
-        {"role": "assistant", "content": SURROGATE, "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": SURROGATE,
+            "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}],
+        },
     ]
     grader = TrajectoryComprehensiveGrader(_judge(lambda r: "{}", seen))
     assert bottom(await grader.aevaluate(messages=messages), "lone_surrogate") == 0.0
@@ -177,20 +190,26 @@ def _filtered(request: ChatRequest) -> ChatResponse:
 
 async def test_a_pointwise_judge_refusal_is_the_responses_failure() -> None:
     seen: list[ChatRequest] = []
-    result = await CorrectnessGrader(_judge(_filtered, seen)).aevaluate(query="q", response="r", reference="4")
+    result = await CorrectnessGrader(_judge(_filtered, seen)).aevaluate(
+        query="q", response="r", reference="4"
+    )
     assert bottom(result, "judge_refused") == 1.0
     assert result.usage is not None and result.usage.requests == 1
 
     def refuse(request: ChatRequest) -> str:
         raise ChatModelError("the model refused: no", kind="refused", error_type="Refusal")
 
-    refused = await CorrectnessGrader(FunctionChatModel(refuse)).aevaluate(query="q", response="r", reference="4")
+    refused = await CorrectnessGrader(FunctionChatModel(refuse)).aevaluate(
+        query="q", response="r", reference="4"
+    )
     assert bottom(refused, "judge_refused") == 1.0
 
 
 async def test_a_comparison_judge_refusal_stays_an_error() -> None:
     seen: list[ChatRequest] = []
-    judge = PairwiseJudge(_judge(_filtered, seen), pairwise_template(LanguageEnum.EN, None, with_reference=False))
+    judge = PairwiseJudge(
+        _judge(_filtered, seen), pairwise_template(LanguageEnum.EN, None, with_reference=False)
+    )
     result = await judge.aevaluate(query="q", response_a="a", response_b="b")
     assert isinstance(result, GraderError) and result.kind == "refused"
 
@@ -199,7 +218,9 @@ async def test_system_failures_stay_errors() -> None:
     def down(request: ChatRequest) -> str:
         raise ChatModelError("server error 500", kind="provider_error", error_type="APIError")
 
-    result = await CorrectnessGrader(FunctionChatModel(down)).aevaluate(query="q", response="r", reference="4")
+    result = await CorrectnessGrader(FunctionChatModel(down)).aevaluate(
+        query="q", response="r", reference="4"
+    )
     assert isinstance(result, GraderError) and result.kind == "provider_error"
     garbled = await CorrectnessGrader(FunctionChatModel(lambda r: "no json")).aevaluate(
         query="q", response="r", reference="4"
@@ -246,7 +267,10 @@ HOSTILE_TEXT = {
 }
 
 RULE_GRADERS: dict[str, tuple[Callable[[], BaseGrader], Callable[[str], dict[str, Any]]]] = {
-    "json_match": (lambda: JsonMatchGrader(strict_order=False), lambda r: {"response": r, "reference": "[1]"}),
+    "json_match": (
+        lambda: JsonMatchGrader(strict_order=False),
+        lambda r: {"response": r, "reference": "[1]"},
+    ),
     "json_match_strict": (JsonMatchGrader, lambda r: {"response": r, "reference": {"a": 1}}),
     "json_schema": (
         lambda: JsonSchemaGrader({"type": "array", "items": {"multipleOf": 0.1}}),
@@ -257,13 +281,19 @@ RULE_GRADERS: dict[str, tuple[Callable[[], BaseGrader], Callable[[str], dict[str
     "ngram_repetition_penalty": (NgramRepetitionPenaltyGrader, lambda r: {"response": r}),
     "reasoning_format": (ReasoningFormatGrader, lambda r: {"response": r}),
     "number_accuracy": (NumberAccuracyGrader, lambda r: {"response": r, "reference": "4 and 2.5"}),
-    "similarity_bleu": (lambda: SimilarityGrader("bleu"), lambda r: {"response": r, "reference": "lorem ipsum"}),
+    "similarity_bleu": (
+        lambda: SimilarityGrader("bleu"),
+        lambda r: {"response": r, "reference": "lorem ipsum"},
+    ),
     "similarity_edit": (
         lambda: SimilarityGrader("edit_distance"),
         lambda r: {"response": r, "reference": "lorem"},
     ),
     "string_match": (lambda: StringMatchGrader("normalized"), lambda r: {"response": r, "reference": "x"}),
-    "string_match_regex": (lambda: StringMatchGrader("regex"), lambda r: {"response": r, "reference": r"\d+"}),
+    "string_match_regex": (
+        lambda: StringMatchGrader("regex"),
+        lambda r: {"response": r, "reference": r"\d+"},
+    ),
     "tool_call_precision_recall": (
         lambda: ToolCallPrecisionRecallMatchGrader(match_arguments=True),
         lambda r: {"reference_tool_calls": ["f"], "tool_calls": [{"name": r[:100], "arguments": r}]},
@@ -273,7 +303,10 @@ RULE_GRADERS: dict[str, tuple[Callable[[], BaseGrader], Callable[[str], dict[str
         lambda r: {"reference_tool_calls": ["f"], "tool_calls": [{"name": "f", "arguments": r}]},
     ),
     "action_loop": (ActionLoopDetectionGrader, lambda r: {"messages": _trajectory(r)}),
-    "observation_information_gain": (ObservationInformationGainGrader, lambda r: {"messages": _trajectory(r)}),
+    "observation_information_gain": (
+        ObservationInformationGainGrader,
+        lambda r: {"messages": _trajectory(r)},
+    ),
     "trajectory_step_efficiency": (TrajectoryStepEfficiencyGrader, lambda r: {"messages": _trajectory(r)}),
 }
 
@@ -290,10 +323,22 @@ def _trajectory(text: str) -> list[dict[str, Any]]:
 
 
 def test_every_rule_grader_is_hunted() -> None:
-    owned_elsewhere = {"code_execution", "math_answer_equivalence", "provided_score"}  # code/, math/, no response
+    owned_elsewhere = {
+        "code_execution",
+        "math_answer_equivalence",
+        "provided_score",
+    }  # code/, math/, no response
     rule = {name for name, entry in BUILTIN_GRADERS.items() if entry.kind == "rule"} - owned_elsewhere
-    hunted = {name.removesuffix("_strict").removesuffix("_regex").removesuffix("_bleu").removesuffix("_edit") for name in RULE_GRADERS}
-    hunted |= {"tool_call_precision_recall_match", "tool_call_step_sequence_match", "action_loop_detection", "similarity"}
+    hunted = {
+        name.removesuffix("_strict").removesuffix("_regex").removesuffix("_bleu").removesuffix("_edit")
+        for name in RULE_GRADERS
+    }
+    hunted |= {
+        "tool_call_precision_recall_match",
+        "tool_call_step_sequence_match",
+        "action_loop_detection",
+        "similarity",
+    }
     assert rule - hunted == set()
 
 

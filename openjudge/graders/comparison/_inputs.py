@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from openjudge.graders.base_grader import InvalidInputError
+from openjudge.results import InvalidInputError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

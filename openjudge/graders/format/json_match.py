@@ -13,7 +13,7 @@ from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_
 from openjudge.graders.blame import MAX_RESPONSE_DEPTH, check_depth, nesting_depth, response_blame
 from openjudge.graders.format._json_text import canonical_json, json_type_name, parse_json
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["JsonMatchGrader", "check_json_value"]
 

@@ -12,8 +12,8 @@ from pydantic import JsonValue
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.blame import shown
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderScore, ScoreRange
 from openjudge.graders.text.tokens import tokenize
+from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["NgramRepetitionPenaltyGrader", "RepetitionScope"]
 
@@ -100,7 +100,9 @@ class NgramRepetitionPenaltyGrader(BaseGrader):
         rate = 1.0 - len(counts) / total
         penalty = min(1.0, self.penalty_rate * max(0.0, rate - self.threshold))
         top: list[JsonValue] = [
-            {"ngram": shown(" ".join(gram)), "count": count} for gram, count in counts.most_common(3) if count > 1
+            {"ngram": shown(" ".join(gram)), "count": count}
+            for gram, count in counts.most_common(3)
+            if count > 1
         ]
         return -penalty if penalty else 0.0, {
             "tokens": len(tokens),

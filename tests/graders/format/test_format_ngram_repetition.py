@@ -96,7 +96,7 @@ async def test_think_scope() -> None:
 )
 async def test_invisible_marks_and_lookalikes_do_not_evade_the_penalty(disguise: object) -> None:
     grader = NgramRepetitionPenaltyGrader()
-    words = "the quick brown fox jumps over the lazy dog".split()
+    words = ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog"]
     plain = " ".join(" ".join(words) for _ in range(40))
     disguised = " ".join(" ".join(disguise(w, k + i) for i, w in enumerate(words)) for k in range(40))  # type: ignore[operator]
     assert disguised != plain

@@ -16,6 +16,7 @@ averages, mapped from [1, 5] to [0, 1]. Unlike it:
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,13 +30,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from openjudge.graders.base_grader import response_failure_result
 from openjudge.graders.blame import check_response_text
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.results import ResponseFailure
-from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
 from openjudge.models.schema.data_blocks import Block
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.models.usage import TokenUsage
+from openjudge.results import (
+    GraderError,
+    GraderMode,
+    GraderResult,
+    GraderScore,
+    ResponseFailure,
+    ScoreRange,
+    TokenUsage,
+)
 
 __all__ = [
     "RenderedTrajectory",
@@ -102,6 +109,7 @@ TEMPLATE = PromptTemplate(
     }
 )
 
+
 class StepEvaluation(BaseModel):
     """The judge's scores for one tool-call step."""
 
@@ -153,10 +161,8 @@ def _call_json(call: Mapping[str, Any]) -> dict[str, Any]:
     function = function if isinstance(function, Mapping) else {}
     arguments: object = function.get("arguments", "")
     if isinstance(arguments, str):
-        try:
+        with contextlib.suppress(ValueError, RecursionError):  # not JSON: shown as written
             arguments = json.loads(arguments)
-        except (ValueError, RecursionError):
-            pass  # not JSON: shown as written
     return {"name": str(function.get("name", "")), "arguments": arguments}
 
 
@@ -364,7 +370,9 @@ class TrajectoryComprehensiveGrader(LLMGrader):
         if expected is None:
             raise RuntimeError(f"{self.name}: to_result is only called from aevaluate")
         if not isinstance(verdict, TrajectoryEvaluationOutput):
-            raise TypeError(f"{self.name}: expected a TrajectoryEvaluationOutput, got {type(verdict).__name__}")
+            raise TypeError(
+                f"{self.name}: expected a TrajectoryEvaluationOutput, got {type(verdict).__name__}"
+            )
         problem = step_problem([s.step_index for s in verdict.step_evaluations], expected)
         if problem is not None:
             raise ValueError(problem)

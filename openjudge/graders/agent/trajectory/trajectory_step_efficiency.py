@@ -38,7 +38,7 @@ from openjudge.graders.agent.trajectory_parsing import (
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
 from openjudge.graders.blame import shown
 from openjudge.graders.text.tokens import counted
-from openjudge.graders.schema import GraderError, GraderScore
+from openjudge.results import GraderError, GraderScore
 
 __all__ = ["MAX_LISTED_STEPS", "TrajectoryStepEfficiencyGrader"]
 
