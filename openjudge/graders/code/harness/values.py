@@ -154,7 +154,10 @@ def _decode(tree: object, json_sequences: bool, budget: _Budget, depth: int) -> 
         real, imag = (_decode(part, json_sequences, budget, depth) for part in body)
         if not (isinstance(real, int | float) and isinstance(imag, int | float)):
             raise ValueError("a $complex needs two numbers")
-        return complex(real, imag)
+        try:
+            return complex(real, imag)
+        except OverflowError as exc:  # a part too large for a float
+            raise ValueError("a $complex part is too large") from exc
     if tag == "$bytes" and isinstance(body, str):
         return bytes.fromhex(body)
     if tag == "$opaque":

@@ -1,0 +1,333 @@
+"""Assert-style tests decided in a process the solution never ran in: the *verifier*.
+
+Before any solution code runs, the harness forks. The parent becomes the verifier: it
+makes itself non-dumpable (no other process of its user can read its memory or open its
+file descriptors through ``/proc``), confines itself like the solution, reads the test
+code from a pipe the solution's process never held, and runs it with each function the
+test names and the solution defines replaced by a *proxy*. The child becomes the
+solution's process: it runs the solution, then serves the proxies' calls.
+
+A proxy call sends the arguments as plain data (:mod:`.values`) to the solution's
+process, which calls its function on fresh copies and sends back the return value as
+plain data (or the exception's type name), plus the new contents of list, dict and set
+arguments (the function may change them in place, as the test can observe). The
+verifier decodes the reply into fresh built-in values, so every comparison, every
+``assert`` and the test's own helpers run on objects the solution never touched. The
+verdict goes to the grader on its own pipe, with a token from the test pipe, and counts
+only when the test ran to the end.
+
+What the solution can still do: return wrong values (it fails), exit or kill its
+process group (the verifier sees the end of the channel, or dies: no verdict, so the
+test fails), or hang (the time limit). It cannot see the expected values, the test's
+code or the verdict pipe.
+
+Standard library only; ``json`` is imported in the verifier alone, to read the
+solution's replies with a parser that builds nothing but plain data.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import marshal
+import os
+
+from . import values
+
+TYPE_CHECKING = False  # typing costs start-up time in the sandbox; mypy reads this name as True
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import CodeType
+
+__all__ = ["MAX_REPLY_BYTES", "Channel", "free_names", "split"]
+
+MAX_REPLY_BYTES = 32 * 1024 * 1024
+_PR_SET_DUMPABLE = 4
+_PR_SET_PDEATHSIG = 1
+_SIGKILL = 9
+_MAX_NAMES = 10_000
+_HEADER = 8
+_EXITS = ("SystemExit", "KeyboardInterrupt", "GeneratorExit")
+
+
+class SolutionGone(BaseException):
+    """The solution's process stopped answering (it exited, crashed or broke the channel).
+
+    A ``BaseException``, so that no ``except Exception`` in a test can swallow it.
+    """
+
+
+class SolutionExit(BaseException):
+    """A proxied call ended the solution's interpreter (``SystemExit`` and the like)."""
+
+
+class SolutionError(Exception):
+    """A proxied call raised an exception that is not one of Python's built-in ones."""
+
+
+def free_names(code: CodeType) -> set[str]:
+    """Every global or attribute name the compiled test (and its nested functions) mentions."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= free_names(const)
+    return names
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class Channel:
+    """The solution's side: report the solution's callables, then answer calls until the verifier is done."""
+
+    def __init__(self, requests: int, replies: int) -> None:
+        self.requests = requests
+        self.replies = replies
+
+    def _send(self, record: dict[str, object], dumps: Callable[[object], str]) -> None:
+        _write_all(self.replies, (dumps(record) + "\n").encode("utf-8", "surrogatepass"))
+
+    def serve(
+        self,
+        namespace: dict[str, object],
+        dumps: Callable[[object], str],
+        on_error: Callable[[BaseException], None],
+    ) -> int:
+        """Answer the verifier's calls; the exit status for the process (86 on MemoryError)."""
+        try:
+            names = [k for k, v in list(namespace.items())[:_MAX_NAMES] if isinstance(k, str) and callable(v)]
+            self._send({"names": [name[:200] for name in names]}, dumps)
+            while True:
+                header = _read_exact(self.requests, _HEADER)
+                if header is None:
+                    return 0
+                body = _read_exact(self.requests, int.from_bytes(header, "little"))
+                if body is None:
+                    return 0
+                self._send(self._answer(namespace, marshal.loads(body), on_error), dumps)
+        except MemoryError:
+            return 86
+        except OSError:  # the verifier is gone
+            return 0
+
+    def _answer(
+        self, namespace: dict[str, object], request: dict[str, object], on_error: Callable[[BaseException], None]
+    ) -> dict[str, object]:
+        ident = request["id"]
+        try:
+            function = namespace.get(str(request["name"]))
+            if not callable(function):
+                raise NameError(f"name {request['name']!r} is not defined")
+            args = values.decode(request["args"])
+            kwargs = values.decode(request["kwargs"])
+            if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+                raise TypeError("malformed call")
+            returned = function(*args, **kwargs)
+            reply: dict[str, object] = {"id": ident, "ok": True, "value": values.encode(returned)}
+            reply["after"] = [values.encode(a) if type(a) in (list, dict, set) else None for a in args]
+            return reply
+        except MemoryError:
+            raise
+        except BaseException as exc:  # the solution's failure: its type name is the answer
+            on_error(exc)
+            return {"id": ident, "ok": False, "error": type(exc).__name__[:80]}
+
+
+class _Link:
+    """The verifier's side of the channel: requests out, replies (JSON lines, capped) in."""
+
+    def __init__(self, requests: int, replies: int) -> None:
+        import json  # only here: the solution's replies are read by a parser that builds plain data
+
+        self.loads = json.loads
+        self.requests = requests
+        self.replies = replies
+        self.buffer = bytearray()
+        self.next_id = 0
+
+    def line(self) -> dict[str, object]:
+        while True:
+            end = self.buffer.find(b"\n")
+            if end != -1:
+                raw = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                try:
+                    record = self.loads(raw.decode("utf-8", "surrogatepass"))
+                except (ValueError, RecursionError) as exc:
+                    raise SolutionGone("the solution's process sent a malformed reply") from exc
+                if not isinstance(record, dict):
+                    raise SolutionGone("the solution's process sent a malformed reply")
+                return record
+            if len(self.buffer) > MAX_REPLY_BYTES:
+                raise SolutionGone("the solution's reply is too large")
+            chunk = os.read(self.replies, 1 << 16)
+            if not chunk:
+                raise SolutionGone("the solution's process ended")
+            self.buffer += chunk
+
+    def call(self, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+        self.next_id += 1
+        body = marshal.dumps({"id": self.next_id, "name": name, "args": values.encode(args), "kwargs": values.encode(kwargs)})
+        try:
+            _write_all(self.requests, len(body).to_bytes(_HEADER, "little") + body)
+        except OSError as exc:
+            raise SolutionGone("the solution's process ended") from exc
+        reply = self.line()
+        if reply.get("id") != self.next_id:
+            raise SolutionGone("the solution's process answered out of turn")
+        if reply.get("ok") is not True:
+            raise _exception(str(reply.get("error", "Exception"))[:80])
+        try:
+            value = values.decode(reply.get("value"))
+            after = reply.get("after")
+            if isinstance(after, list):
+                for arg, new in zip(args, after):
+                    if new is not None:
+                        _update(arg, values.decode(new))
+        except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+            raise SolutionGone("the solution's reply is not plain data") from exc
+        return value
+
+
+def _update(arg: object, new: object) -> None:
+    """Apply an in-place change the solution made to a list, dict or set argument."""
+    if type(arg) is list and type(new) is list:
+        arg[:] = new
+    elif type(arg) is dict and type(new) is dict:
+        arg.clear()
+        arg.update(new)
+    elif type(arg) is set and type(new) is frozenset:
+        arg.clear()
+        arg.update(new)
+
+
+def _exception(name: str) -> BaseException:
+    if name in _EXITS:
+        return SolutionExit(name)
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, Exception):
+        return found("raised in the solution's process")
+    return SolutionError(name)
+
+
+def _proxy(link: _Link, name: str) -> Callable[..., object]:
+    def call(*args: object, **kwargs: object) -> object:
+        return link.call(name, args, kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def split(spec: dict[str, object], confine: Callable[[], None], dumps: Callable[[object], str]) -> Channel:
+    """Fork: return the solution's :class:`Channel` in the child; the parent verifies and never returns.
+
+    ``spec`` holds ``test_fd`` (the test, from the grader) and ``verdict_fd`` (to the
+    grader); ``confine`` applies the sandbox's limits and seccomp filter to the verifier.
+    """
+    test_fd, verdict_fd = int(str(spec["test_fd"])), int(str(spec["verdict_fd"]))
+    request_r, request_w = os.pipe()
+    reply_r, reply_w = os.pipe()
+    verifier = os.getpid()
+    solution = os.fork()
+    if solution == 0:
+        for fd in (request_w, reply_r, test_fd, verdict_fd):
+            os.close(fd)
+        libc = ctypes.CDLL(None)
+        libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+        if os.getppid() != verifier:
+            os._exit(70)
+        return Channel(request_r, reply_w)
+    os.close(request_r)
+    os.close(reply_w)
+    _verify(test_fd, verdict_fd, _Link(request_w, reply_r), solution, request_w, confine, dumps)
+
+
+def _verify(
+    test_fd: int,
+    verdict_fd: int,
+    link: _Link,
+    solution: int,
+    request_w: int,
+    confine: Callable[[], None],
+    dumps: Callable[[object], str],
+) -> None:
+    ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)  # the test's prints must not mix with the solution's output
+    os.close(null)
+    token, ok, error = "", False, "the verifier failed"
+    try:
+        chunks = []
+        while chunk := os.read(test_fd, 1 << 16):
+            chunks.append(chunk)
+        os.close(test_fd)
+        message = marshal.loads(b"".join(chunks))  # written by the grader: trusted
+        token = str(message["token"])
+        confine()
+        ok, error = _run_test(str(message["test"]), link)
+    except BaseException as exc:  # the verdict must be written whatever happened
+        ok, error = False, f"verifier: {type(exc).__name__}: {exc}"[:200]
+    record = {"event": "verdict", "token": token, "ok": ok, "error": error[:200]}
+    try:
+        _write_all(verdict_fd, (dumps(record) + "\n").encode("utf-8", "surrogatepass"))
+        os.close(verdict_fd)
+    except OSError:
+        pass
+    try:
+        os.close(request_w)  # the solution's process sees the end of its requests and finishes
+    except OSError:
+        pass
+    _exit_like(solution)
+
+
+def _run_test(test: str, link: _Link) -> tuple[bool, str]:
+    code = compile(test, "test.py", "exec")
+    try:
+        first = link.line()
+    except SolutionGone:
+        return False, "the solution did not run to the end"
+    offered = first.get("names")
+    names = {n for n in offered if isinstance(n, str)} if isinstance(offered, list) else set()
+    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+    for name in (free_names(code) & names) - set(dir(builtins)):
+        namespace[name] = _proxy(link, name)
+    try:
+        exec(code, namespace)
+    except BaseException as exc:
+        if isinstance(exc, SolutionGone | SolutionExit):
+            return False, f"{type(exc).__name__}: {exc}"
+        return False, type(exc).__name__
+    return True, ""
+
+
+def _exit_like(solution: int) -> None:
+    """Wait for the solution's process and end the same way (its exit status or its signal)."""
+    try:
+        _, status = os.waitpid(solution, 0)
+    except ChildProcessError:
+        os._exit(0)
+    if os.WIFSIGNALED(status):
+        import _signal
+
+        number = os.WTERMSIG(status)
+        try:
+            _signal.signal(number, _signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+        os.kill(os.getpid(), number)
+        os._exit(128 + number)  # a signal that does not end a process by default
+    os._exit(os.waitstatus_to_exitcode(status))
