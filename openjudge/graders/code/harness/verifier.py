@@ -31,6 +31,7 @@ import builtins
 import ctypes
 import marshal
 import os
+import sys
 
 from . import values
 
@@ -310,8 +311,23 @@ def _run_test(test: str, link: _Link) -> tuple[bool, str]:
     except BaseException as exc:
         if isinstance(exc, SolutionGone | SolutionExit):
             return False, f"{type(exc).__name__}: {exc}"
+        _print_test_error(exc)
         return False, type(exc).__name__
     return True, ""
+
+
+def _print_test_error(exc: BaseException) -> None:
+    """The test's traceback on standard error (for the grader's ``stderr_tail``), from ``test.py`` on."""
+    try:
+        import traceback  # only on failure: it costs start-up time
+
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename != "test.py":
+            tb = tb.tb_next
+        traceback.print_exception(type(exc), exc, tb)
+        sys.stderr.flush()
+    except BaseException:  # printing must never change the verdict
+        pass
 
 
 def _exit_like(solution: int) -> None:
