@@ -219,7 +219,7 @@ async def code_suite(
 
     grader = CodeExecutionGrader(
         sandbox=backend,  # type: ignore[arg-type]  # a backend name from the command line
-        timeout_s=10.0,
+        timeout_s=30.0,  # MBPP 123 needs ~5 s of CPU; a loaded machine stretches that
         max_processes=CODE_CONCURRENCY,
     )
     await grader.aevaluate(response="x = 1", test_cases=[{"test": "assert True"}])  # warm-up and probe

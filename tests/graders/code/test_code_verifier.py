@@ -133,3 +133,26 @@ async def test_what_a_solution_writes_is_truncated_before_it_reaches_a_result() 
     result = await grade(bloat, cases, max_output_bytes=8_000_000, memory_mb=1024)
     assert result.score == 0.0
     assert len(result.model_dump_json()) < 10_000
+
+
+async def test_objects_of_the_solution_are_handles_the_test_can_use_but_not_trust() -> None:
+    code = (
+        "import sys\n"
+        "class Node:\n    def __init__(self, val):\n        self.val = val\n        self.left = None\n"
+        "def depth(node):\n    return 0 if node is None else 1 + depth(node.left)\n"
+        "class Solution:\n    def twice(self, n):\n        return 2 * n\n"
+    )
+    test = (
+        "root = Node(1)\nroot.left = Node(2)\nroot.left.left = Node(3)\n"
+        "assert (root.val, root.left.val, depth(root)) == (1, 2, 3)\n"
+        "assert Solution().twice(21) == 42 and root == root and root != root.left\n"
+        "assert sys.getsizeof(1) > 0 and depth(None) == 0\n"  # the solution imported sys; the test did not
+        "assert remove_type((1, 'a', 2.5), int) == (1, 2.5) or remove_type((1, 'a', 2.5), int) == (1,)\n"
+    )
+    helper = "def remove_type(items, kind):\n    return tuple(x for x in items if not isinstance(x, str))\n"
+    result = await grade(code + helper, [{"test": test}])
+    assert result.score == 1.0, entries(result)
+    liar = "class Yes:\n    def __eq__(self, other): return True\n    def __bool__(self): return True\ndef solve(x):\n    return Yes()\n"
+    for check in ("value = solve(1)\nassert value == 2", "value = solve(1)\nassert value", "assert [solve(1)] == [2]"):
+        lied = await grade(liar, [{"test": check}])
+        assert lied.score == 0.0, (check, entries(lied))

@@ -93,14 +93,29 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 class Channel:
-    """The solution's side: report the solution's callables, then answer calls until the verifier is done."""
+    """The solution's side: report the solution's names, then answer requests until the verifier is done.
+
+    Objects that are not data (instances of the solution's classes, bound methods) stay
+    here, in a table; the verifier holds only their index (a *handle*) and asks for
+    their attributes, sets them, or calls them.
+    """
 
     def __init__(self, requests: int, replies: int) -> None:
         self.requests = requests
         self.replies = replies
+        self.objects: list[object] = []
 
     def _send(self, record: dict[str, object], dumps: Callable[[object], str]) -> None:
         _write_all(self.replies, (dumps(record) + "\n").encode("utf-8", "surrogatepass"))
+
+    def _register(self, value: object) -> object:
+        self.objects.append(value)
+        return [len(self.objects) - 1, type(value).__name__[:80]]
+
+    def _resolve(self, body: object) -> object:
+        if isinstance(body, list) and body and isinstance(body[0], int) and 0 <= body[0] < len(self.objects):
+            return self.objects[body[0]]
+        raise ValueError("unknown handle")
 
     def serve(
         self,
@@ -108,10 +123,12 @@ class Channel:
         dumps: Callable[[object], str],
         on_error: Callable[[BaseException], None],
     ) -> int:
-        """Answer the verifier's calls; the exit status for the process (86 on MemoryError)."""
+        """Answer the verifier's requests; the exit status for the process (86 on MemoryError)."""
         try:
-            names = [k for k, v in list(namespace.items())[:_MAX_NAMES] if isinstance(k, str) and callable(v)]
-            self._send({"names": [name[:200] for name in names]}, dumps)
+            items = [(k, v) for k, v in list(namespace.items())[:_MAX_NAMES] if isinstance(k, str)]
+            names = [k[:200] for k, v in items if callable(v)]
+            modules = [k for k, v in items if type(v).__name__ == "module" and getattr(v, "__name__", None) == k]
+            self._send({"names": names, "modules": modules}, dumps)
             while True:
                 header = _read_exact(self.requests, _HEADER)
                 if header is None:
@@ -130,22 +147,65 @@ class Channel:
     ) -> dict[str, object]:
         ident = request["id"]
         try:
-            function = namespace.get(str(request["name"]))
-            if not callable(function):
-                raise NameError(f"name {request['name']!r} is not defined")
-            args = values.decode(request["args"])
-            kwargs = values.decode(request["kwargs"])
-            if not isinstance(args, tuple) or not isinstance(kwargs, dict):
-                raise TypeError("malformed call")
-            returned = function(*args, **kwargs)
-            reply: dict[str, object] = {"id": ident, "ok": True, "value": values.encode(returned)}
-            reply["after"] = [values.encode(a) if type(a) in (list, dict, set) else None for a in args]
-            return reply
+            op = request["op"]
+            target = self._resolve(request["handle"]) if "handle" in request else namespace.get(str(request.get("name")))
+            if op == "getattr":
+                returned = getattr(target, str(request["attr"]))
+            elif op == "setattr":
+                setattr(target, str(request["attr"]), values.decode(request["value"], resolve=self._resolve))
+                returned = None
+            else:
+                if not callable(target):
+                    raise NameError(f"name {request.get('name')!r} is not defined")
+                args = values.decode(request["args"], resolve=self._resolve)
+                kwargs = values.decode(request["kwargs"], resolve=self._resolve)
+                if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+                    raise TypeError("malformed call")
+                returned = target(*args, **kwargs)
+                after = [values.encode(a, register=self._register) if type(a) in (list, dict, set) else None for a in args]
+                return {"id": ident, "ok": True, "value": values.encode(returned, register=self._register), "after": after}
+            return {"id": ident, "ok": True, "value": values.encode(returned, register=self._register)}
         except MemoryError:
             raise
         except BaseException as exc:  # the solution's failure: its type name is the answer
             on_error(exc)
             return {"id": ident, "ok": False, "error": type(exc).__name__[:80]}
+
+
+class Remote:
+    """An object of the solution's process, seen from the verifier: attributes and calls are asked for.
+
+    Only its identity is known here: it equals itself alone, and it has no truth value,
+    length or items (an object that is not data cannot pass for one).
+    """
+
+    __slots__ = ("_link", "_handle", "_type")
+
+    def __init__(self, link: _Link, handle: int, type_name: str) -> None:
+        object.__setattr__(self, "_link", link)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_type", type_name)
+
+    def __getattr__(self, name: str) -> object:
+        return self._link.request({"op": "getattr", "handle": [self._handle], "attr": name}, ())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        self._link.request({"op": "setattr", "handle": [self._handle], "attr": name, "value": self._link.encode(value)}, ())
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return self._link.call({"op": "call", "handle": [self._handle]}, args, kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Remote) and other._handle == self._handle and other._link is self._link
+
+    def __hash__(self) -> int:
+        return hash(self._handle)
+
+    def __bool__(self) -> bool:
+        raise TypeError(f"the truth of a {self._type} object from the solution is unknown")
+
+    def __repr__(self) -> str:
+        return f"<{self._type} object in the solution's process>"
 
 
 class _Link:
@@ -159,6 +219,7 @@ class _Link:
         self.replies = replies
         self.buffer = bytearray()
         self.next_id = 0
+        self.remotes: dict[int, Remote] = {}
 
     def line(self) -> dict[str, object]:
         while True:
@@ -180,9 +241,32 @@ class _Link:
                 raise SolutionGone("the solution's process ended")
             self.buffer += chunk
 
-    def call(self, name: str, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+    def encode(self, value: object) -> object:
+        return values.encode(value, register=self._handle_of)
+
+    def _handle_of(self, value: object) -> object:
+        if isinstance(value, Remote):
+            return [object.__getattribute__(value, "_handle")]
+        return [-1, type(value).__name__[:80]]  # a test's own object: the solution cannot receive it
+
+    def _remote(self, body: object) -> object:
+        if not (isinstance(body, list) and len(body) == 2 and isinstance(body[0], int) and isinstance(body[1], str)):
+            raise ValueError("malformed handle")
+        known = self.remotes.get(body[0])
+        if known is None:
+            known = self.remotes[body[0]] = Remote(self, body[0], body[1][:80])
+        return known
+
+    def decode(self, tree: object) -> object:
+        return values.decode(tree, resolve=self._remote)
+
+    def call(self, request: dict[str, object], args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+        request = {**request, "args": self.encode(args), "kwargs": self.encode(kwargs)}
+        return self.request(request, args)
+
+    def request(self, request: dict[str, object], args: tuple[object, ...]) -> object:
         self.next_id += 1
-        body = marshal.dumps({"id": self.next_id, "name": name, "args": values.encode(args), "kwargs": values.encode(kwargs)})
+        body = marshal.dumps({"op": "call", **request, "id": self.next_id})
         try:
             _write_all(self.requests, len(body).to_bytes(_HEADER, "little") + body)
         except OSError as exc:
@@ -193,12 +277,12 @@ class _Link:
         if reply.get("ok") is not True:
             raise _exception(str(reply.get("error", "Exception"))[:80])
         try:
-            value = values.decode(reply.get("value"))
+            value = self.decode(reply.get("value"))
             after = reply.get("after")
             if isinstance(after, list):
                 for arg, new in zip(args, after):
                     if new is not None:
-                        _update(arg, values.decode(new))
+                        _update(arg, self.decode(new))
         except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
             raise SolutionGone("the solution's reply is not plain data") from exc
         return value
@@ -227,7 +311,7 @@ def _exception(name: str) -> BaseException:
 
 def _proxy(link: _Link, name: str) -> Callable[..., object]:
     def call(*args: object, **kwargs: object) -> object:
-        return link.call(name, args, kwargs)
+        return link.call({"name": name}, args, kwargs)
 
     call.__name__ = call.__qualname__ = name
     return call
@@ -301,10 +385,17 @@ def _run_test(test: str, link: _Link) -> tuple[bool, str]:
         first = link.line()
     except SolutionGone:
         return False, "the solution did not run to the end"
-    offered = first.get("names")
+    offered, modules = first.get("names"), first.get("modules")
     names = {n for n in offered if isinstance(n, str)} if isinstance(offered, list) else set()
+    imported = {n for n in modules if isinstance(n, str)} if isinstance(modules, list) else set()
     namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
-    for name in (free_names(code) & names) - set(dir(builtins)):
+    wanted = free_names(code) - set(dir(builtins))
+    for name in wanted & imported:  # a module the test uses unimported: the verifier's own import
+        try:
+            namespace[name] = __import__(name)
+        except ImportError:
+            pass
+    for name in (wanted & names) - imported:
         namespace[name] = _proxy(link, name)
     try:
         exec(code, namespace)
