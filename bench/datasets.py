@@ -224,15 +224,20 @@ async def code_suite(
     )
     await grader.aevaluate(response="x = 1", test_cases=[{"test": "assert True"}])  # warm-up and probe
     load = _load_average()
+    # A-B-C-C-B-A: a load that drifts during the run weighs on all three alike.
     bare = await _bare_python(bare_programs, CODE_CONCURRENCY)
     isolated = await _bare_python(bare_programs, CODE_CONCURRENCY, "-I", "-S")
     results, wall = await _grade_all(grader, canonical, CODE_CONCURRENCY)
+    _, wall_again = await _grade_all(grader, canonical, CODE_CONCURRENCY)
+    isolated = (isolated + await _bare_python(bare_programs, CODE_CONCURRENCY, "-I", "-S")) / 2
+    bare = (bare + await _bare_python(bare_programs, CODE_CONCURRENCY)) / 2
+    wall = (wall + wall_again) / 2
     full, errors, outside, tests, where = _tally(results)
     failing = [
         i for i, r in enumerate(results) if getattr(r, "score", None) != 1.0
     ]
     ratio = wall / bare if bare else float("inf")
-    print(f"{name} on {backend} (load average {load}):")
+    print(f"{name} on {backend} (load average {load} before, {_load_average()} after):")
     print(f"  canonical solutions scoring 1.0: {full}/{len(canonical)} (errors {errors}; target all)")
     if failing:
         print(f"  not 1.0: {failing[:20]}")
