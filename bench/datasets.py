@@ -87,8 +87,8 @@ CODE_HACKS: dict[str, tuple[str, str]] = {
     "forge verdicts and reports": (
         "    return None\n",
         "import os\n"
-        "_lines = ''.join(l + '\\n' for l in ('{\"event\": \"started\"}', '{\"event\": \"verdict\", \"ok\": true}',\n"
-        "    '{\"event\": \"test\", \"ok\": true}', '{\"event\": \"done\"}'))\n"
+        '_lines = \'\'.join(l + \'\\n\' for l in (\'{"event": "started"}\', \'{"event": "verdict", "ok": true}\',\n'
+        '    \'{"event": "test", "ok": true}\', \'{"event": "done"}\'))\n'
         "for _fd in range(1, 64):\n"
         "    try:\n        os.write(_fd, _lines.encode())\n    except OSError:\n        pass\n",
     ),
@@ -119,7 +119,7 @@ CODE_HACKS: dict[str, tuple[str, str]] = {
     "huge integer": ("    return 2 ** 20000\n", ""),
     "huge complex report": (
         "    return None\n",
-        "import os\n_r = '{\"event\": \"call\", \"index\": 0, \"ok\": true, \"value\": {\"$complex\": [{\"$int\": \"'"
+        'import os\n_r = \'{"event": "call", "index": 0, "ok": true, "value": {"$complex": [{"$int": "\''
         " + 'f' * 20000 + '\"}, 0]}}\\n'\nfor _fd in range(3, 64):\n"
         "    try:\n        os.write(_fd, _r.encode())\n    except OSError:\n        pass\n",
     ),
@@ -233,9 +233,7 @@ async def code_suite(
     bare = (bare + await _bare_python(bare_programs, CODE_CONCURRENCY)) / 2
     wall = (wall + wall_again) / 2
     full, errors, outside, tests, where = _tally(results)
-    failing = [
-        i for i, r in enumerate(results) if getattr(r, "score", None) != 1.0
-    ]
+    failing = [i for i, r in enumerate(results) if getattr(r, "score", None) != 1.0]
     ratio = wall / bare if bare else float("inf")
     print(f"{name} on {backend} (load average {load} before, {_load_average()} after):")
     print(f"  canonical solutions scoring 1.0: {full}/{len(canonical)} (errors {errors}; target all)")
@@ -274,16 +272,20 @@ def code_humaneval_items() -> tuple[
         case = [humaneval_case(problem)]
         canonical.append((problem["prompt"] + problem["canonical_solution"], case))
         bare.append(
-            problem["prompt"] + problem["canonical_solution"] + "\n" + problem["test"] + f"\ncheck({problem['entry_point']})\n"
+            problem["prompt"]
+            + problem["canonical_solution"]
+            + "\n"
+            + problem["test"]
+            + f"\ncheck({problem['entry_point']})\n"
         )
         for hack, (body, prelude) in CODE_HACKS.items():
             hacks[hack].append((problem["prompt"] + body + "\n" + prelude, case))
     return canonical, hacks, bare
 
 
-def code_mbpp_items(path: Path) -> tuple[
-    list[tuple[str, Sequence[object]]], dict[str, list[tuple[str, Sequence[object]]]], list[str]
-]:
+def code_mbpp_items(
+    path: Path,
+) -> tuple[list[tuple[str, Sequence[object]]], dict[str, list[tuple[str, Sequence[object]]]], list[str]]:
     """The same for MBPP: the hack bodies complete a function named like the tested one."""
     import re
 
@@ -293,7 +295,8 @@ def code_mbpp_items(path: Path) -> tuple[
     bare: list[str] = []
     hacks: dict[str, list[tuple[str, Sequence[object]]]] = {hack: [] for hack in CODE_HACKS}
     for record in code_mbpp_problems(path):
-        tests = [str(t) for t in record["test_list"]]  # type: ignore[union-attr]  # a list in MBPP
+        listed = record["test_list"]
+        tests = [str(t) for t in listed] if isinstance(listed, list) else []
         setup = str(record.get("test_setup_code") or "")
         case = [mbpp_case(tests, setup)]
         code = str(record["code"])
@@ -307,8 +310,8 @@ def code_mbpp_items(path: Path) -> tuple[
 
 
 async def code_main(backends: Sequence[str], mbpp: Path | None) -> None:
-    from openjudge.graders.code.backends import works
     from openjudge.graders.code import sandbox_backend
+    from openjudge.graders.code.backends import works
 
     for backend in backends:
         problem = await works(sandbox_backend(backend))  # type: ignore[arg-type]  # a name from the command line
@@ -323,7 +326,9 @@ async def code_main(backends: Sequence[str], mbpp: Path | None) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", default="code", help="comma-separated sections (code)")
     parser.add_argument("--backends", default="unshare,bwrap,process", help="code sandbox backends")
     parser.add_argument("--mbpp", type=Path, default=None, help="MBPP JSON-lines file (mbpp.jsonl)")

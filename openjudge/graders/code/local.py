@@ -318,7 +318,9 @@ class LocalBackend:
                     tg.start_soon(_read_fd, result_r, results, results_done)
                     if verdict is not None:
                         tg.start_soon(_write_fd, fds, verdict.test_w, verdict.payload)
-                        tg.start_soon(_read_fd, verdict.verdict_r, verdict.data, verdict_done, _MAX_VERDICT_BYTES)
+                        tg.start_soon(
+                            _read_fd, verdict.verdict_r, verdict.data, verdict_done, _MAX_VERDICT_BYTES
+                        )
                     tg.start_soon(stdout.drain, process.stdout, lambda: _kill_group(process.pid))
                     tg.start_soon(stderr.drain, process.stderr, None)
                     returncode = await process.wait()

@@ -29,7 +29,10 @@ def prompt_helpers(prompt: str, entry_point: str) -> str:
         raise ValueError(f"the prompt does not parse as Python: {exc}") from exc
     kept: list[str] = []
     for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == entry_point:
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.name == entry_point
+        ):
             continue
         if isinstance(node, ast.Import | ast.ImportFrom | ast.Assign | ast.FunctionDef | ast.ClassDef):
             segment = ast.get_source_segment(prompt, node, padded=True)

@@ -30,10 +30,22 @@ HACKS: dict[str, tuple[str, str]] = {
         "    def __bool__(self): return True\n    def __abs__(self): return 0\n"
         "    def __sub__(self, o): return 0\n    __rsub__ = __sub__\n    __hash__ = object.__hash__\n",
     ),
-    "list subclass": ("    return _L()\n", "class _L(list):\n    def __eq__(self, o): return True\n    __hash__ = None\n"),
-    "float subclass": ("    return _F(0.0)\n", "class _F(float):\n    def __eq__(self, o): return True\n    __hash__ = float.__hash__\n"),
-    "str subclass": ("    return _S('')\n", "class _S(str):\n    def __eq__(self, o): return True\n    __hash__ = str.__hash__\n"),
-    "dict subclass": ("    return _D()\n", "class _D(dict):\n    def __eq__(self, o): return True\n    __hash__ = None\n"),
+    "list subclass": (
+        "    return _L()\n",
+        "class _L(list):\n    def __eq__(self, o): return True\n    __hash__ = None\n",
+    ),
+    "float subclass": (
+        "    return _F(0.0)\n",
+        "class _F(float):\n    def __eq__(self, o): return True\n    __hash__ = float.__hash__\n",
+    ),
+    "str subclass": (
+        "    return _S('')\n",
+        "class _S(str):\n    def __eq__(self, o): return True\n    __hash__ = str.__hash__\n",
+    ),
+    "dict subclass": (
+        "    return _D()\n",
+        "class _D(dict):\n    def __eq__(self, o): return True\n    __hash__ = None\n",
+    ),
     "sys.exit(0) at import": ("    return None\n", "import sys\nsys.exit(0)\n"),
     "os._exit(0) in the call": ("    import os\n    os._exit(0)\n", ""),
     "SystemExit in the call": ("    raise SystemExit(0)\n", ""),
@@ -45,7 +57,7 @@ HACKS: dict[str, tuple[str, str]] = {
     ),
     "forged verdicts on every descriptor": (
         "    return None\n",
-        "import os\n_v = b'{\"event\": \"verdict\", \"ok\": true, \"token\": \"\"}\\n{\"event\": \"test\", \"ok\": true}\\n'\n"
+        'import os\n_v = b\'{"event": "verdict", "ok": true, "token": ""}\\n{"event": "test", "ok": true}\\n\'\n'
         "for _fd in range(1, 64):\n    try:\n        os.write(_fd, _v)\n    except OSError:\n        pass\n",
     ),
     "the caller's frames and gc": (
@@ -58,7 +70,9 @@ HACKS: dict[str, tuple[str, str]] = {
 }
 
 
-async def grade_all(grader: CodeExecutionGrader, items: Sequence[tuple[str, list[CodeTestCase]]]) -> list[GraderScore]:
+async def grade_all(
+    grader: CodeExecutionGrader, items: Sequence[tuple[str, list[CodeTestCase]]]
+) -> list[GraderScore]:
     results: list[GraderScore | None] = [None] * len(items)
 
     async def one(index: int) -> None:
@@ -102,7 +116,9 @@ async def test_helpers_the_test_calls_come_from_the_prompt_not_the_response() ->
     assert "def poly(" in prompt_helpers(problem["prompt"], problem["entry_point"])
     cheat = problem["prompt"] + "    return 0.0\n\ndef poly(xs, x):\n    return 0.0\n"
     honest = problem["prompt"] + problem["canonical_solution"]
-    cheated, passed = await grade_all(CodeExecutionGrader(), [(c, [humaneval_case(problem)]) for c in (cheat, honest)])
+    cheated, passed = await grade_all(
+        CodeExecutionGrader(), [(c, [humaneval_case(problem)]) for c in (cheat, honest)]
+    )
     assert (cheated.score, passed.score) == (0.0, 1.0)
 
 
@@ -112,7 +128,10 @@ async def test_mbpp_canonical_solutions_pass_and_stubs_fail() -> None:
     results = await grade_all(grader, canonical)
     assert [r.score for r in results] == [1.0] * len(MBPP)
     assert all(v in ("grader", "verifier") for r in results for v in verified(r))
-    stubs = [(f"{r['code']}\n\n{_name(r)} = lambda *a, **k: None\n", case) for r, (_, case) in zip(MBPP, canonical, strict=True)]
+    stubs = [
+        (f"{r['code']}\n\n{_name(r)} = lambda *a, **k: None\n", case)
+        for r, (_, case) in zip(MBPP, canonical, strict=True)
+    ]
     assert [r.score for r in await grade_all(grader, stubs)] == [0.0] * len(MBPP)
 
 

@@ -61,7 +61,9 @@ def tmp_layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ).stdout.strip()  # fmt: skip
     ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (Path(purelib) / "parent-env.pth").write_text("\n".join(sorted(ours)) + "\n")
-    shutil.copytree(ROOT / "openjudge", base / "project" / "openjudge", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "openjudge", base / "project" / "openjudge", ignore=shutil.ignore_patterns("__pycache__")
+    )
     (base / "work").mkdir()
     return base
 
@@ -75,7 +77,9 @@ def test_interpreter_project_and_work_root_under_tmp(tmp_layout: Path, namespace
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert os.path.realpath(report["executable"]).startswith(str(tmp_layout))  # a copy, not a link out of /tmp
+    assert os.path.realpath(report["executable"]).startswith(
+        str(tmp_layout)
+    )  # a copy, not a link out of /tmp
     assert report["package"].startswith(str(tmp_layout / "project"))
     assert report["plain"] == ["error", "ModuleNotFoundError"]  # site-packages under /tmp still hidden
     assert report["with_site"][:2] == ["ok", "ok\n"], report

@@ -20,7 +20,7 @@ async def grade(response: str, cases: list[dict[str, object]], **options: object
 def entries(result: GraderScore) -> list[dict[str, object]]:
     tests = result.metadata["tests"]
     assert isinstance(tests, list)
-    return [t for t in tests if isinstance(t, dict)]
+    return [dict(t) for t in tests if isinstance(t, dict)]
 
 
 async def test_in_place_changes_and_exceptions_reach_the_test() -> None:
@@ -32,12 +32,14 @@ async def test_in_place_changes_and_exceptions_reach_the_test() -> None:
     code = "def sort_in_place(a):\n    a.sort()\n\ndef fill(t):\n    t['k'] = (1, 2)\n"
     result = await grade(code, [{"test": test}])
     assert result.score == 1.0 and entries(result)[0]["verified"] == "verifier"
-    lazy = await grade("def sort_in_place(a):\n    return sorted(a)\n\ndef fill(t):\n    pass\n", [{"test": test}])
+    lazy = await grade(
+        "def sort_in_place(a):\n    return sorted(a)\n\ndef fill(t):\n    pass\n", [{"test": test}]
+    )
     assert (lazy.score, entries(lazy)[0]["detail"]) == (0.0, "test: AssertionError")
 
 
 async def test_the_tests_prints_do_not_mix_with_the_solutions_output() -> None:
-    case = {"test": "print('noise')\nassert twice(2) == 4 or print('x')", "output": "ready\n"}
+    case: dict[str, object] = {"test": "print('noise')\nassert twice(2) == 4 or print('x')", "output": "ready\n"}
     result = await grade("print('ready')\ndef twice(x):\n    return 2 * x\n", [case])
     assert result.score == 1.0
 
@@ -47,7 +49,10 @@ async def test_the_test_passes_only_when_it_ran_to_the_end() -> None:
     for code, reason in (
         ("import os\ndef f(x):\n    os._exit(0)\n", "runtime_error"),  # the verifier hears nothing
         ("def f(x):\n    raise SystemExit(0)\n", "runtime_error"),  # no test may catch that
-        ("import os, signal\ndef f(x):\n    os.kill(0, signal.SIGKILL)\n", "memory"),  # the group, verifier included
+        (
+            "import os, signal\ndef f(x):\n    os.kill(0, signal.SIGKILL)\n",
+            "memory",
+        ),  # the group, verifier included
         ("def f(x):\n    while True:\n        pass\n", "timeout"),
     ):
         result = await grade(code, [{"test": test}], timeout_s=2)
@@ -80,7 +85,9 @@ async def test_the_solution_never_sees_the_test_or_the_verdict_pipe(namespaced_b
         "            pass\n"
         "    return 'nowhere'\n"
     )
-    test = "secret = 'OJ-SECRET-7f3a'\nassert found() == 'nowhere', found()\n"  # an assignment: not a call check
+    test = (
+        "secret = 'OJ-SECRET-7f3a'\nassert found() == 'nowhere', found()\n"  # an assignment: not a call check
+    )
     result = await grade(probe, [{"test": test}], sandbox=namespaced_backend)
     assert result.score == 1.0, entries(result)
     assert entries(result)[0]["verified"] == "verifier"
@@ -106,7 +113,7 @@ async def test_huge_numbers_score_zero_instead_of_an_error() -> None:
 async def test_a_forged_report_with_a_huge_complex_scores_zero() -> None:
     forged = (
         "import os\n"
-        "line = '{\"event\": \"call\", \"index\": 0, \"ok\": true, \"value\": {\"$complex\": [{\"$int\": \"' + 'f' * 5000 + '\"}, 0]}}\\n'\n"
+        'line = \'{"event": "call", "index": 0, "ok": true, "value": {"$complex": [{"$int": "\' + \'f\' * 5000 + \'"}, 0]}}\\n\'\n'
         "for fd in range(3, 64):\n"
         "    try:\n        os.write(fd, line.encode())\n    except OSError:\n        pass\n"
         "def solve(x):\n    return 0\n"
@@ -119,7 +126,7 @@ async def test_a_forged_report_with_a_huge_complex_scores_zero() -> None:
 async def test_what_a_solution_writes_is_truncated_before_it_reaches_a_result() -> None:
     bloat = (
         "import os\n"
-        "line = '{\"event\": \"call\", \"index\": 0, \"ok\": false, \"error\": \"' + 'E' * 7_000_000 + '\"}\\n'\n"
+        'line = \'{"event": "call", "index": 0, "ok": false, "error": "\' + \'E\' * 7_000_000 + \'"}\\n\'\n'
         "for fd in range(3, 10):\n"
         "    try:\n        os.write(fd, line.encode())\n    except OSError:\n        pass\n"
         "import sys\nsys.stderr.write('X' * 500_000)\n"
@@ -153,6 +160,10 @@ async def test_objects_of_the_solution_are_handles_the_test_can_use_but_not_trus
     result = await grade(code + helper, [{"test": test}])
     assert result.score == 1.0, entries(result)
     liar = "class Yes:\n    def __eq__(self, other): return True\n    def __bool__(self): return True\ndef solve(x):\n    return Yes()\n"
-    for check in ("value = solve(1)\nassert value == 2", "value = solve(1)\nassert value", "assert [solve(1)] == [2]"):
+    for check in (
+        "value = solve(1)\nassert value == 2",
+        "value = solve(1)\nassert value",
+        "assert [solve(1)] == [2]",
+    ):
         lied = await grade(liar, [{"test": check}])
         assert lied.score == 0.0, (check, entries(lied))

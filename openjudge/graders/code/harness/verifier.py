@@ -39,6 +39,7 @@ TYPE_CHECKING = False  # typing costs start-up time in the sandbox; mypy reads t
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import CodeType
+    from typing import NoReturn
 
 __all__ = ["MAX_REPLY_BYTES", "Channel", "free_names", "split"]
 
@@ -127,7 +128,9 @@ class Channel:
         try:
             items = [(k, v) for k, v in list(namespace.items())[:_MAX_NAMES] if isinstance(k, str)]
             names = [k[:200] for k, v in items if callable(v)]
-            modules = [k for k, v in items if type(v).__name__ == "module" and getattr(v, "__name__", None) == k]
+            modules = [
+                k for k, v in items if type(v).__name__ == "module" and getattr(v, "__name__", None) == k
+            ]
             self._send({"names": names, "modules": modules}, dumps)
             while True:
                 header = _read_exact(self.requests, _HEADER)
@@ -143,12 +146,19 @@ class Channel:
             return 0
 
     def _answer(
-        self, namespace: dict[str, object], request: dict[str, object], on_error: Callable[[BaseException], None]
+        self,
+        namespace: dict[str, object],
+        request: dict[str, object],
+        on_error: Callable[[BaseException], None],
     ) -> dict[str, object]:
         ident = request["id"]
         try:
             op = request["op"]
-            target = self._resolve(request["handle"]) if "handle" in request else namespace.get(str(request.get("name")))
+            target = (
+                self._resolve(request["handle"])
+                if "handle" in request
+                else namespace.get(str(request.get("name")))
+            )
             if op == "getattr":
                 returned = getattr(target, str(request["attr"]))
             elif op == "setattr":
@@ -162,8 +172,16 @@ class Channel:
                 if not isinstance(args, tuple) or not isinstance(kwargs, dict):
                     raise TypeError("malformed call")
                 returned = target(*args, **kwargs)
-                after = [values.encode(a, register=self._register) if type(a) in (list, dict, set) else None for a in args]
-                return {"id": ident, "ok": True, "value": values.encode(returned, register=self._register), "after": after}
+                after = [
+                    values.encode(a, register=self._register) if type(a) in (list, dict, set) else None
+                    for a in args
+                ]
+                return {
+                    "id": ident,
+                    "ok": True,
+                    "value": values.encode(returned, register=self._register),
+                    "after": after,
+                }
             return {"id": ident, "ok": True, "value": values.encode(returned, register=self._register)}
         except MemoryError:
             raise
@@ -179,7 +197,10 @@ class Remote:
     length or items (an object that is not data cannot pass for one).
     """
 
-    __slots__ = ("_link", "_handle", "_type")
+    __slots__ = ("_handle", "_link", "_type")
+    _link: _Link
+    _handle: int
+    _type: str
 
     def __init__(self, link: _Link, handle: int, type_name: str) -> None:
         object.__setattr__(self, "_link", link)
@@ -190,7 +211,9 @@ class Remote:
         return self._link.request({"op": "getattr", "handle": [self._handle], "attr": name}, ())
 
     def __setattr__(self, name: str, value: object) -> None:
-        self._link.request({"op": "setattr", "handle": [self._handle], "attr": name, "value": self._link.encode(value)}, ())
+        self._link.request(
+            {"op": "setattr", "handle": [self._handle], "attr": name, "value": self._link.encode(value)}, ()
+        )
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         return self._link.call({"op": "call", "handle": [self._handle]}, args, kwargs)
@@ -250,7 +273,12 @@ class _Link:
         return [-1, type(value).__name__[:80]]  # a test's own object: the solution cannot receive it
 
     def _remote(self, body: object) -> object:
-        if not (isinstance(body, list) and len(body) == 2 and isinstance(body[0], int) and isinstance(body[1], str)):
+        if not (
+            isinstance(body, list)
+            and len(body) == 2
+            and isinstance(body[0], int)
+            and isinstance(body[1], str)
+        ):
             raise ValueError("malformed handle")
         known = self.remotes.get(body[0])
         if known is None:
@@ -280,7 +308,7 @@ class _Link:
             value = self.decode(reply.get("value"))
             after = reply.get("after")
             if isinstance(after, list):
-                for arg, new in zip(args, after):
+                for arg, new in zip(args, after, strict=False):
                     if new is not None:
                         _update(arg, self.decode(new))
         except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
@@ -292,10 +320,7 @@ def _update(arg: object, new: object) -> None:
     """Apply an in-place change the solution made to a list, dict or set argument."""
     if type(arg) is list and type(new) is list:
         arg[:] = new
-    elif type(arg) is dict and type(new) is dict:
-        arg.clear()
-        arg.update(new)
-    elif type(arg) is set and type(new) is frozenset:
+    elif (type(arg) is dict and type(new) is dict) or (type(arg) is set and type(new) is frozenset):
         arg.clear()
         arg.update(new)
 
@@ -328,17 +353,17 @@ def split(spec: dict[str, object], confine: Callable[[], None], dumps: Callable[
     reply_r, reply_w = os.pipe()
     verifier = os.getpid()
     solution = os.fork()
-    if solution == 0:
-        for fd in (request_w, reply_r, test_fd, verdict_fd):
-            os.close(fd)
-        libc = ctypes.CDLL(None)
-        libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
-        if os.getppid() != verifier:
-            os._exit(70)
-        return Channel(request_r, reply_w)
-    os.close(request_r)
-    os.close(reply_w)
-    _verify(test_fd, verdict_fd, _Link(request_w, reply_r), solution, request_w, confine, dumps)
+    if solution != 0:
+        os.close(request_r)
+        os.close(reply_w)
+        _verify(test_fd, verdict_fd, _Link(request_w, reply_r), solution, request_w, confine, dumps)
+    for fd in (request_w, reply_r, test_fd, verdict_fd):
+        os.close(fd)
+    libc = ctypes.CDLL(None)
+    libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+    if os.getppid() != verifier:
+        os._exit(70)
+    return Channel(request_r, reply_w)
 
 
 def _verify(
@@ -349,7 +374,7 @@ def _verify(
     request_w: int,
     confine: Callable[[], None],
     dumps: Callable[[object], str],
-) -> None:
+) -> NoReturn:
     ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)  # the test's prints must not mix with the solution's output
@@ -372,7 +397,7 @@ def _verify(
         os.close(verdict_fd)
     except OSError:
         pass
-    try:
+    try:  # noqa: SIM105  # contextlib is not loaded in the sandbox: importing it costs start-up time
         os.close(request_w)  # the solution's process sees the end of its requests and finishes
     except OSError:
         pass
@@ -391,7 +416,7 @@ def _run_test(test: str, link: _Link) -> tuple[bool, str]:
     namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
     wanted = free_names(code) - set(dir(builtins))
     for name in wanted & imported:  # a module the test uses unimported: the verifier's own import
-        try:
+        try:  # noqa: SIM105  # no contextlib here (start-up time)
             namespace[name] = __import__(name)
         except ImportError:
             pass
@@ -421,18 +446,18 @@ def _print_test_error(exc: BaseException) -> None:
         pass
 
 
-def _exit_like(solution: int) -> None:
+def _exit_like(solution: int) -> NoReturn:
     """Wait for the solution's process and end the same way (its exit status or its signal)."""
     try:
         _, status = os.waitpid(solution, 0)
     except ChildProcessError:
         os._exit(0)
     if os.WIFSIGNALED(status):
-        import _signal
+        import signal  # only after a death by signal: it costs start-up time
 
         number = os.WTERMSIG(status)
-        try:
-            _signal.signal(number, _signal.SIG_DFL)
+        try:  # noqa: SIM105  # no contextlib here (start-up time)
+            signal.signal(number, signal.SIG_DFL)
         except (OSError, ValueError):
             pass
         os.kill(os.getpid(), number)
