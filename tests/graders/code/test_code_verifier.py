@@ -39,7 +39,10 @@ async def test_in_place_changes_and_exceptions_reach_the_test() -> None:
 
 
 async def test_the_tests_prints_do_not_mix_with_the_solutions_output() -> None:
-    case: dict[str, object] = {"test": "print('noise')\nassert twice(2) == 4 or print('x')", "output": "ready\n"}
+    case: dict[str, object] = {
+        "test": "print('noise')\nassert twice(2) == 4 or print('x')",
+        "output": "ready\n",
+    }
     result = await grade("print('ready')\ndef twice(x):\n    return 2 * x\n", [case])
     assert result.score == 1.0
 
