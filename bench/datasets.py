@@ -189,7 +189,7 @@ async def _bare_python(programs: Sequence[str], concurrency: int, *flags: str) -
 
 def _tally(results: Sequence[object]) -> tuple[int, int, int, int, dict[str, int]]:
     """Scores of 1.0, errors, tests verified outside the solution's process, tests, and tests per verifier."""
-    from openjudge.graders.schema import GraderScore
+    from openjudge.results import GraderScore
 
     full = errors = outside = tests = 0
     where: dict[str, int] = {}
