@@ -93,6 +93,7 @@ class TestVerdict:
 
     passed: bool
     error: str = ""
+    system: bool = False  # the verifier failed before the test ran (set-up, or a test that does not compile)
 
 
 def parse_verdict(data: bytes, token: str) -> TestVerdict:
@@ -105,7 +106,8 @@ def parse_verdict(data: bytes, token: str) -> TestVerdict:
     if not isinstance(record, dict) or record.get("event") != "verdict" or record.get("token") != token:
         return TestVerdict(False, "the test did not run to the end")
     error = record.get("error")
-    return TestVerdict(record.get("ok") is True, (error if isinstance(error, str) else "")[:200])
+    text = (error if isinstance(error, str) else "")[:200]
+    return TestVerdict(record.get("ok") is True, text, record.get("system") is True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,13 +172,18 @@ def finish_run(
 
     Raises:
         SandboxError: The harness never reported that it started: the sandbox failed
-            (or could not start within the time limit), so there is nothing to grade.
+            (or could not start within the time limit), so there is nothing to grade; or
+            the verifier failed before the test ran (a test that does not compile).
     """
     if not report.started:
         tail = facts.stderr.strip()[-300:] or f"exit status {facts.returncode}"
         if facts.timed_out:
             raise SandboxError(f"the {facts.backend} sandbox did not start within the time limit", "timeout")
         raise SandboxError(f"the {facts.backend} sandbox failed before running the code: {tail}")
+    if verdict is not None and verdict.system:
+        raise SandboxError(
+            f"the {facts.backend} sandbox's verifier failed before the test ran: {verdict.error}"
+        )
     outcome, error_type = _outcome(facts, report)
     return SandboxRun(
         outcome=outcome,

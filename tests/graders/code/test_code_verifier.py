@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from openjudge.graders.base_grader import GraderScore
+from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.code import CodeExecutionGrader
 
 pytestmark = pytest.mark.anyio
@@ -170,3 +170,12 @@ async def test_objects_of_the_solution_are_handles_the_test_can_use_but_not_trus
     ):
         lied = await grade(liar, [{"test": check}])
         assert lied.score == 0.0, (check, entries(lied))
+
+
+async def test_a_test_that_does_not_compile_is_the_systems_failure_not_a_score() -> None:
+    grader = CodeExecutionGrader()
+    result = await grader.aevaluate(
+        response="def f():\n    return 1\n", test_cases=[{"test": "x = f(\nassert x"}]
+    )
+    assert isinstance(result, GraderError)
+    assert result.kind == "internal" and "verifier failed before the test ran: SyntaxError" in result.message

@@ -14,7 +14,9 @@ arguments (the function may change them in place, as the test can observe). The
 verifier decodes the reply into fresh built-in values, so every comparison, every
 ``assert`` and the test's own helpers run on objects the solution never touched. The
 verdict goes to the grader on its own pipe, with a token from the test pipe, and counts
-only when the test ran to the end.
+only when the test ran to the end. A verifier that fails before the test runs (its
+confinement, or a test that does not compile) says so: that is the system's failure,
+never the solution's.
 
 What the solution can still do: return wrong values (it fails), exit or kill its
 process group (the verifier sees the end of the channel, or dies: no verdict, so the
@@ -379,7 +381,7 @@ def _verify(
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)  # the test's prints must not mix with the solution's output
     os.close(null)
-    token, ok, error = "", False, "the verifier failed"
+    token, ok, error, system = "", False, "the verifier failed", True
     try:
         chunks = []
         while chunk := os.read(test_fd, 1 << 16):
@@ -388,10 +390,12 @@ def _verify(
         message = marshal.loads(b"".join(chunks))  # written by the grader: trusted
         token = str(message["token"])
         confine()
-        ok, error = _run_test(str(message["test"]), link)
+        code = compile(str(message["test"]), "test.py", "exec")  # a test that does not compile: the dataset's
+        system = False  # from here on, whatever happens is the solution's doing (or the test's verdict)
+        ok, error = _run_test(code, link)
     except BaseException as exc:  # the verdict must be written whatever happened
-        ok, error = False, f"verifier: {type(exc).__name__}: {exc}"[:200]
-    record = {"event": "verdict", "token": token, "ok": ok, "error": error[:200]}
+        ok, error = False, f"{type(exc).__name__}: {exc}"[:200]
+    record = {"event": "verdict", "token": token, "ok": ok, "error": error[:200], "system": system}
     try:
         _write_all(verdict_fd, (dumps(record) + "\n").encode("utf-8", "surrogatepass"))
         os.close(verdict_fd)
@@ -404,8 +408,7 @@ def _verify(
     _exit_like(solution)
 
 
-def _run_test(test: str, link: _Link) -> tuple[bool, str]:
-    code = compile(test, "test.py", "exec")
+def _run_test(code: CodeType, link: _Link) -> tuple[bool, str]:
     try:
         first = link.line()
     except SolutionGone:
