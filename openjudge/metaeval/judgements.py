@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -357,54 +357,3 @@ def read_judgements(path: str | Path, *, limit: int | None = None) -> MetaEvalRu
         label=head.label or p.stem,
         recorded=head.recorded or "judgements",
     )
-
-
-def merge_runs(runs: Sequence[MetaEvalRun]) -> MetaEvalRun:
-    """Several runs' graders over the same items (matched by id) as one run, in the first's order.
-
-    Raises:
-        ValueError: The runs do not hold the same items, or two graders share a name.
-    """
-    first = runs[0]
-    if len(runs) == 1:
-        return first
-    order = {item.id: i for i, item in enumerate(first.data.items)}
-    graders: list[GraderRun] = list(first.graders)
-    for other in runs[1:]:
-        ids = [item.id for item in other.data.items]
-        if type(other.data) is not type(first.data) or sorted(ids) != sorted(order):
-            missing = len(set(order) - set(ids))
-            extra = len(set(ids) - set(order))
-            raise ValueError(
-                f"{other.data.source} does not hold the same items as {first.data.source} "
-                f"({missing} of the first's missing, {extra} not in it): recordings are compared item by item"
-            )
-        index = np.array([ids.index(item.id) for item in first.data.items]) if ids != list(order) else None
-        for g in other.graders:
-            if any(existing.name == g.name for existing in graders):
-                raise ValueError(f"two recordings name a grader {g.name!r}; rename one")
-            graders.append(_reorder(g, index))
-    recorded = first.recorded if all(r.recorded is not None for r in runs) else None
-    return MetaEvalRun(
-        data=first.data,
-        graders=tuple(graders),
-        skipped={k: v for r in runs for k, v in r.skipped.items()},
-        repeats=max(r.repeats for r in runs),
-        swap=all(r.swap for r in runs),
-        label=" + ".join(r.label for r in runs if r.label),
-        recorded=recorded,
-    )
-
-
-def _reorder(run: GraderRun, index: np.ndarray | None) -> GraderRun:
-    if index is None:
-        return run
-    for name in ("verdict", "preference", "score", "oriented"):
-        values = getattr(run, name)
-        if values is not None:
-            setattr(run, name, values[..., index])
-    for name in ("judge_flip", "judge_first_wins", "judge_decisive"):
-        values = getattr(run, name)
-        if values is not None:
-            setattr(run, name, values[index])
-    return run

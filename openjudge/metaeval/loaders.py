@@ -47,12 +47,26 @@ from pydantic import JsonValue
 from openjudge.jobs.datasets import BadRecord, DatasetError, iter_samples
 from openjudge.metaeval.items import LabelledSet, PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 
-__all__ = ["FORMATS", "LabelledDataError", "LabelledFormat", "RecordProblem", "id_field", "load_labelled", "read_item"]
+__all__ = [
+    "FORMATS",
+    "RECORDED_FORMATS",
+    "LabelledDataError",
+    "LabelledFormat",
+    "RecordProblem",
+    "RecordedFormat",
+    "id_field",
+    "load_labelled",
+    "read_item",
+]
 
 LabelledFormat: TypeAlias = Literal[
     "auto", "pairwise", "pointwise", "judgebench", "llmbar", "pandalm", "mtbench-human"
 ]
 FORMATS: tuple[str, ...] = get_args(LabelledFormat)
+
+RecordedFormat: TypeAlias = Literal["auto", "judgebench", "llmbar", "judgements", "results"]
+"""Files of judgements already made (read by :func:`openjudge.metaeval.load_recorded`)."""
+RECORDED_FORMATS: tuple[str, ...] = get_args(RecordedFormat)
 _SHOWN_PROBLEMS = 10
 
 
