@@ -60,6 +60,7 @@ class Repository:
 
     def files(self, wanted: Callable[[str], bool]) -> list[str]:
         """The repository's file names (relative, with ``/``) that ``wanted`` accepts."""
+        names: Iterator[str]
         if not self.bare:
             names = (p.relative_to(self.root).as_posix() for p in self.root.rglob("*") if p.is_file())
         else:
@@ -79,7 +80,9 @@ class Repository:
             return self.root / name
         target = self.scratch / name
         if not target.exists():
-            shown = subprocess.run(["git", f"--git-dir={self.root}", "show", f"HEAD:{name}"], capture_output=True)
+            shown = subprocess.run(
+                ["git", f"--git-dir={self.root}", "show", f"HEAD:{name}"], capture_output=True
+            )
             if shown.returncode != 0 or not shown.stdout:
                 return None
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -112,7 +115,9 @@ def _their_metric(repo: Repository) -> Callable[[list[dict[str, Any]], bool], fl
     if source is None:
         return None
     namespace: dict[str, Any] = {}
-    exec(compile(source.read_text(encoding="utf-8"), str(source), "exec"), namespace)  # the benchmark's own rule
+    exec(
+        compile(source.read_text(encoding="utf-8"), str(source), "exec"), namespace
+    )  # the benchmark's own rule
     function: Callable[[list[dict[str, Any]], bool], float] = namespace["compute_final_metrics"]
     return function
 
@@ -132,7 +137,14 @@ def judgebench_rows(repo: Repository) -> Iterator[Row]:
         pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         their_accuracy = theirs(pairs, len(pairs[0]["judgments"]) == 2) if theirs else None
         figures = {f.key: f for f in grader.benchmark}
-        yield Row(grader.name, bench, "accuracy", PUBLISHED.get(grader.name), their_accuracy, figures["judgebench_accuracy"])
+        yield Row(
+            grader.name,
+            bench,
+            "accuracy",
+            PUBLISHED.get(grader.name),
+            their_accuracy,
+            figures["judgebench_accuracy"],
+        )
         inconsistent = PUBLISHED_INCONSISTENT.get(grader.name)
         yield Row(
             grader.name,
@@ -153,7 +165,9 @@ def _percent(text: str) -> float:
 
 def llmbar_rows(repo: Repository) -> Iterator[Row]:
     # LLMBar's five sets and the processed MT-Bench, FairEval and LLMEval^2 subsets (not CaseStudy).
-    for name in repo.files(lambda n: "/evaluators/" in n and n.endswith("/result.json") and "/CaseStudy/" not in n):
+    for name in repo.files(
+        lambda n: "/evaluators/" in n and n.endswith("/result.json") and "/CaseStudy/" not in n
+    ):
         path, stats_path = repo.path(name), repo.path(name.replace("result.json", "statistics.json"))
         if path is None or stats_path is None:
             print(f"skipped (content not in the snapshot): {name}", file=sys.stderr)
@@ -165,7 +179,11 @@ def llmbar_rows(repo: Repository) -> Iterator[Row]:
         bench = f"LLMBar {subset} ({report.data.items})"
         figures = {f.key: f for f in grader.benchmark}
         yield Row(
-            grader.name, bench, "correct_average", _percent(published["correct_average"]), None,
+            grader.name,
+            bench,
+            "correct_average",
+            _percent(published["correct_average"]),
+            None,
             figures["llmbar_correct_average"],
         )
         yield Row(grader.name, bench, "equal", _percent(published["equal"]), None, figures["llmbar_equal"])
@@ -184,8 +202,14 @@ def render(rows: list[Row], *, markdown: bool) -> str:
     header = ["judge", "benchmark", "figure", "published", "their code", "ours", "95% interval", "match"]
     table = [
         [
-            r.judge, r.benchmark, r.figure, _cell(r.published), _cell(r.theirs), f"{r.ours_pp:.2f}",
-            _interval(r.ours), {True: "yes", False: "NO", None: "-"}[r.matches],
+            r.judge,
+            r.benchmark,
+            r.figure,
+            _cell(r.published),
+            _cell(r.theirs),
+            f"{r.ours_pp:.2f}",
+            _interval(r.ours),
+            {True: "yes", False: "NO", None: "-"}[r.matches],
         ]
         for r in rows
     ]
@@ -193,7 +217,9 @@ def render(rows: list[Row], *, markdown: bool) -> str:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in table)])
     widths = [max(len(c) for c in col) for col in zip(header, *table, strict=True)]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [header, *table])
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in [header, *table]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

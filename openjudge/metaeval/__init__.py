@@ -38,18 +38,18 @@ if TYPE_CHECKING:
     from openjudge.metaeval.items import PairwiseSet as PairwiseSet
     from openjudge.metaeval.items import PointItem as PointItem
     from openjudge.metaeval.items import PointwiseSet as PointwiseSet
-    from openjudge.metaeval.loaders import LabelledDataError as LabelledDataError
-    from openjudge.metaeval.loaders import load_labelled as load_labelled
     from openjudge.metaeval.judgements import read_judgements as read_judgements
     from openjudge.metaeval.judgements import write_judgements as write_judgements
+    from openjudge.metaeval.loaders import LabelledDataError as LabelledDataError
+    from openjudge.metaeval.loaders import load_labelled as load_labelled
     from openjudge.metaeval.metrics import summarize as summarize
     from openjudge.metaeval.report import BenchmarkFigure as BenchmarkFigure
     from openjudge.metaeval.report import Estimate as Estimate
     from openjudge.metaeval.report import MetaEvalReport as MetaEvalReport
-    from openjudge.metaeval.runs import GraderRun as GraderRun
-    from openjudge.metaeval.runs import MetaEvalRun as MetaEvalRun
     from openjudge.metaeval.rescore import load_recorded as load_recorded
     from openjudge.metaeval.rescore import merge_runs as merge_runs
+    from openjudge.metaeval.runs import GraderRun as GraderRun
+    from openjudge.metaeval.runs import MetaEvalRun as MetaEvalRun
     from openjudge.metaeval.runs import collect as collect
 
 _EXPORTS = {

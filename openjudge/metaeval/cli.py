@@ -42,13 +42,14 @@ HELP = "measure a judge config against labelled data (agreement, biases, consist
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the ``meta-eval`` subcommand's arguments on its parser."""
-    from openjudge.metaeval.loaders import FORMATS
-
-    from openjudge.metaeval.rescore import RECORDED_FORMATS
+    from openjudge.metaeval.loaders import FORMATS, RECORDED_FORMATS
 
     parser.description = DESCRIPTION
     parser.add_argument(
-        "config", type=Path, nargs="?", help="judge config (YAML), as for 'openjudge run'; not with --recorded"
+        "config",
+        type=Path,
+        nargs="?",
+        help="judge config (YAML), as for 'openjudge run'; not with --recorded",
     )
     parser.add_argument("--data", type=Path, help="labelled data (JSONL, JSON array or CSV)")
     parser.add_argument(
@@ -161,8 +162,8 @@ def run_command(args: argparse.Namespace) -> int:
         from openjudge.metaeval.configured import collect_config
         from openjudge.metaeval.console import render_comparison, render_report
         from openjudge.metaeval.html import write_html
-        from openjudge.metaeval.loaders import load_labelled
         from openjudge.metaeval.judgements import write_judgements
+        from openjudge.metaeval.loaders import load_labelled
         from openjudge.metaeval.metrics import summarize
     except ImportError as exc:
         print(f"error: {needs_numpy(exc)}", file=sys.stderr)

@@ -132,8 +132,5 @@ def headline_statistics(
     """
     first = verdict[0, 0]
     second: Ints | None
-    if verdict.shape[1] > 1:
-        second = verdict[0, 1]
-    else:
-        second = first if swapped else None
+    second = verdict[0, 1] if verdict.shape[1] > 1 else first if swapped else None
     return {h.key: (h, h.compute(first, second, labels)) for h in HEADLINES.get(data_format, ())}

@@ -156,7 +156,9 @@ def _readings_section(graders: Sequence[GraderReport]) -> str:
     for g in graders:
         notes = "".join(f'<li class="note">{escape(n)}</li>' for n in g.notes)
         said = "".join(f"<li>{escape(r)}</li>" for r in g.readings)
-        blocks.append(f'<div class="card"><h3>{escape(g.name)}</h3><ul class="facts">{notes}{said}</ul></div>')
+        blocks.append(
+            f'<div class="card"><h3>{escape(g.name)}</h3><ul class="facts">{notes}{said}</ul></div>'
+        )
     return f'<div class="grid">{"".join(blocks)}</div>'
 
 

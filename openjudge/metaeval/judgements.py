@@ -170,7 +170,8 @@ def _head(run: MetaEvalRun) -> _Head:
 
 
 def _item_lines(run: MetaEvalRun) -> Iterator[dict[str, JsonValue]]:
-    for i, item in enumerate(run.data.items):
+    items: tuple[PairItem | PointItem, ...] = run.data.items
+    for i, item in enumerate(items):
         line: dict[str, JsonValue] = {"id": item.id, "line": item.line, "prompt": item.prompt}
         if isinstance(item, PairItem):
             line |= {"response_a": item.response_a, "response_b": item.response_b, "label": item.label}
@@ -215,7 +216,10 @@ def _new_run(head: _GraderHead, n: int, sides: int) -> GraderRun:
         judge_s=head.judge_s,
         wall_s=head.wall_s,
         provider=head.provider,
-        price=Price(prompt_per_1k=head.price.get("prompt_per_1k", 0.0), completion_per_1k=head.price.get("completion_per_1k", 0.0))
+        price=Price(
+            prompt_per_1k=head.price.get("prompt_per_1k", 0.0),
+            completion_per_1k=head.price.get("completion_per_1k", 0.0),
+        )
         if head.price is not None
         else None,
         score_range=head.score_range,
@@ -245,7 +249,9 @@ def _fill(run: GraderRun, judged: _Judged, i: int, sides: int) -> None:
             raise ValueError(f"verdict: {bad!r} is not 'A', 'B', 'tie' or null")
         run.verdict[:, :, i] = [[_CODES[v] for v in row] for row in rows]
         run.preference[:, :, i] = _array(judged.preference, shape, "preference")
-        assert run.judge_flip is not None and run.judge_first_wins is not None and run.judge_decisive is not None
+        assert (
+            run.judge_flip is not None and run.judge_first_wins is not None and run.judge_decisive is not None
+        )
         run.judge_flip[i] = math.nan if judged.judge_flip is None else judged.judge_flip
         run.judge_first_wins[i] = judged.judge_first_wins
         run.judge_decisive[i] = judged.judge_decisive
@@ -261,13 +267,25 @@ def _item(parsed: _Line, kind: str) -> PairItem | PointItem:
             raise ValueError("a pair needs response_a, response_b and a label 'A', 'B' or 'tie'")
         label: PairLabel = parsed.label  # type: ignore[assignment]  # checked above
         return PairItem(
-            parsed.id, parsed.line, parsed.prompt, parsed.response_a, parsed.response_b, label,
-            parsed.reference, parsed.extra,
+            parsed.id,
+            parsed.line,
+            parsed.prompt,
+            parsed.response_a,
+            parsed.response_b,
+            label,
+            parsed.reference,
+            parsed.extra,
         )
     if parsed.response is None or not isinstance(parsed.label, float | int):
         raise ValueError("a scored response needs response and a numeric label")
     return PointItem(
-        parsed.id, parsed.line, parsed.prompt, parsed.response, float(parsed.label), parsed.reference, parsed.extra
+        parsed.id,
+        parsed.line,
+        parsed.prompt,
+        parsed.response,
+        float(parsed.label),
+        parsed.reference,
+        parsed.extra,
     )
 
 
@@ -345,9 +363,13 @@ def read_judgements(path: str | Path, *, limit: int | None = None) -> MetaEvalRu
             pair_verdicts_from_scores(run)
     data: PairwiseSet | PointwiseSet
     if head.kind == "pairwise":
-        data = PairwiseSet(tuple(i for i in items if isinstance(i, PairItem)), source=head.source, format=head.data_format)
+        data = PairwiseSet(
+            tuple(i for i in items if isinstance(i, PairItem)), source=head.source, format=head.data_format
+        )
     else:
-        data = PointwiseSet(tuple(i for i in items if isinstance(i, PointItem)), source=head.source, format=head.data_format)
+        data = PointwiseSet(
+            tuple(i for i in items if isinstance(i, PointItem)), source=head.source, format=head.data_format
+        )
     return MetaEvalRun(
         data=data,
         graders=tuple(runs),

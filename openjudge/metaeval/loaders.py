@@ -240,7 +240,9 @@ def _turns(record: Mapping[str, JsonValue], field: str, turn: int) -> tuple[str,
         texts.append((role, content))
     user_at = 2 * (turn - 1)
     if len(texts) < user_at + 2 or texts[user_at][0] != "user" or texts[user_at + 1][0] != "assistant":
-        raise RecordProblem(field, f"turn {turn} needs a user message at {user_at} and the assistant's reply after it")
+        raise RecordProblem(
+            field, f"turn {turn} needs a user message at {user_at} and the assistant's reply after it"
+        )
     history = "\n\n".join(
         f"{'User' if role == 'user' else 'Assistant'}: {content}" for role, content in texts[:user_at]
     )

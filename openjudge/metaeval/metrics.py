@@ -129,7 +129,9 @@ def _point_statistics(
         "spearman": _correlation(oriented, labels, units, n, "spearman"),
         "kendall": _correlation(oriented, labels, units, n, "kendall"),
     }
-    comparable = on_label_scale(run.name, score, oriented, run.score_range, labels, _label_scale(labels, scale))
+    comparable = on_label_scale(
+        run.name, score, oriented, run.score_range, labels, _label_scale(labels, scale)
+    )
     if comparable.scores is not None:
         gap = np.abs(np.nan_to_num(comparable.scores) - labels)
         stats["exact"] = Ratio.mean((gap <= 1e-9).astype(np.float64), valid)
@@ -289,40 +291,38 @@ def summarize(
         figures = [
             figure.model_copy(update={"estimate": found[key]}) for key, (figure, _) in headlines.items()
         ]
-        report = (
-            GraderReport(
-                name=grader.name,
-                kind=grader.kind,
-                provider=grader.provider,
-                items=len(run.data.items),
-                agreement=Agreement(
-                    pairwise_accuracy=found.get("pairwise_accuracy"),
-                    three_way_agreement=found.get("three_way_agreement"),
-                    tie_rate=found.get("tie_rate"),
-                    confusion=_confusion(run, grader),
-                    spearman=found.get("spearman"),
-                    kendall=found.get("kendall"),
-                    exact=found.get("exact"),
-                    within_one=found.get("within_one"),
-                ),
-                position=PositionBias(
-                    flip_rate=found.get("flip_rate"),
-                    first_position_win_rate=found.get("first_position_win_rate"),
-                    judge_flip_rate=found.get("judge_flip_rate"),
-                    judge_first_position_win_rate=found.get("judge_first_position_win_rate"),
-                ),
-                length=LengthBias(
-                    longer_wins_rate=found.get("longer_wins_rate"),
-                    length_score_spearman=found.get("length_score_spearman"),
-                    points=_points(run, grader),
-                ),
-                consistency=Consistency(
-                    repeats=run.repeats, verdict_change_rate=found.get("verdict_change_rate")
-                ),
-                cost=_cost(grader),
-                benchmark=figures,
-                notes=notes,
-            )
+        report = GraderReport(
+            name=grader.name,
+            kind=grader.kind,
+            provider=grader.provider,
+            items=len(run.data.items),
+            agreement=Agreement(
+                pairwise_accuracy=found.get("pairwise_accuracy"),
+                three_way_agreement=found.get("three_way_agreement"),
+                tie_rate=found.get("tie_rate"),
+                confusion=_confusion(run, grader),
+                spearman=found.get("spearman"),
+                kendall=found.get("kendall"),
+                exact=found.get("exact"),
+                within_one=found.get("within_one"),
+            ),
+            position=PositionBias(
+                flip_rate=found.get("flip_rate"),
+                first_position_win_rate=found.get("first_position_win_rate"),
+                judge_flip_rate=found.get("judge_flip_rate"),
+                judge_first_position_win_rate=found.get("judge_first_position_win_rate"),
+            ),
+            length=LengthBias(
+                longer_wins_rate=found.get("longer_wins_rate"),
+                length_score_spearman=found.get("length_score_spearman"),
+                points=_points(run, grader),
+            ),
+            consistency=Consistency(
+                repeats=run.repeats, verdict_change_rate=found.get("verdict_change_rate")
+            ),
+            cost=_cost(grader),
+            benchmark=figures,
+            notes=notes,
         )
         graders.append(report.model_copy(update={"readings": readings(report)}))
     scale = None

@@ -142,7 +142,9 @@ def _scores(g: GraderReport) -> list[str]:
             out.append(f"{strength} {way} the labels' ranking (Spearman {_rho(rho)})")
     exact, within = _known(g.agreement.exact), _known(g.agreement.within_one)
     if exact is not None and within is not None:
-        out.append(f"the score equals the label on {percent(exact)} of responses; within 1 on {percent(within)}")
+        out.append(
+            f"the score equals the label on {percent(exact)} of responses; within 1 on {percent(within)}"
+        )
     return out
 
 
@@ -170,7 +172,9 @@ def _failures(g: GraderReport) -> list[str]:
     if not failed:
         return []
     kinds = ", ".join(f"{kind} {count}" for kind, count in g.cost.failures.items())
-    return [f"{failed} of {g.cost.judgements} judgements gave no verdict ({kinds}); the figures leave them out"]
+    return [
+        f"{failed} of {g.cost.judgements} judgements gave no verdict ({kinds}); the figures leave them out"
+    ]
 
 
 def readings(g: GraderReport) -> list[str]:

@@ -76,6 +76,12 @@ def _records(path: Path, id_key: str | None) -> Iterator[tuple[int, str, dict[st
             yield record.line, record.id, record.data
 
 
+def _pair_item(kind: str, record: Mapping[str, JsonValue], id_: str, line: int) -> PairItem:
+    item = read_item(kind, record, id_, line)
+    assert isinstance(item, PairItem)  # both benchmarks' formats are pairwise
+    return item
+
+
 def _sigmoid(x: float) -> float:
     return 0.5 * (1.0 + math.tanh(0.5 * x))  # no overflow for large |x|
 
@@ -93,7 +99,9 @@ def _judgebench_order(raw: JsonValue, where: str) -> tuple[_Judgement, str | Non
     verdict = _JUDGEBENCH_DECISIONS.get(decision) if isinstance(decision, str) else None
     if verdict is None:
         text = "no decision" if decision is None else f"decision {decision!r} is not A>B, B>A or A=B"
-        return _Judgement(NONE, failure="no_verdict", message=f"{where}: {text}"), str(model) if model else None
+        return _Judgement(NONE, failure="no_verdict", message=f"{where}: {text}"), str(
+            model
+        ) if model else None
     scores = inner.get("scores")
     preference = {A: 1.0, B: 0.0, TIE: 0.5}[verdict]
     if (
@@ -127,7 +135,7 @@ def _judgebench(path: Path, limit: int | None) -> tuple[_Collected, str]:
                     f"{orders_seen[0]}: a file holds one judge run in one mode",
                 )
             pair = {k: v for k, v in record.items() if k not in ("judgments", "judge_name")}
-            item = read_item("judgebench", pair, id_, line)
+            item = _pair_item("judgebench", pair, id_, line)
             read = [_judgebench_order(j, f"judgments[{k}]") for k, j in enumerate(judgments)]
         except RecordProblem as exc:
             found.problems.append(f"{path}:{line}: {exc}")
@@ -177,7 +185,7 @@ def _llmbar(path: Path, limit: int | None) -> tuple[_Collected, str]:
             if not isinstance(results, list) or not results or not isinstance(results[-1], dict):
                 raise RecordProblem("results", "expected a list whose last entry holds both orders' winners")
             pair = {k: v for k, v in record.items() if k != "results"}
-            item = read_item("llmbar", pair, sample_id(pair), line)
+            item = _pair_item("llmbar", pair, sample_id(pair), line)
             read = [_llmbar_order(results[-1], key) for key in ("swap = False", "swap = True")]
         except RecordProblem as exc:
             found.problems.append(f"{path}:{line}: {exc}")

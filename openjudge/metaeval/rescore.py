@@ -35,7 +35,6 @@ from openjudge.metaeval.verdicts import NONE, read_pair, read_single
 __all__ = ["RECORDED_FORMATS", "RecordedFormat", "load_recorded", "merge_runs"]
 
 
-
 def _first_record(path: Path) -> dict[str, object] | None:
     with path.open("rb") as f:
         head = f.read(1 << 20).lstrip()
@@ -127,11 +126,21 @@ def _results_run(path: Path, data: LabelledSet, limit: int | None) -> MetaEvalRu
     skipped = (*data.skipped, *([f"{left_out} labelled items have no line in {path}"] if left_out else []))
     subset: PairwiseSet | PointwiseSet
     if pairs:
-        subset = PairwiseSet(tuple(i for i in items if isinstance(i, PairItem)), data.source, data.format, skipped)
+        subset = PairwiseSet(
+            tuple(i for i in items if isinstance(i, PairItem)), data.source, data.format, skipped
+        )
     else:
-        subset = PointwiseSet(tuple(i for i in items if isinstance(i, PointItem)), data.source, data.format, skipped)
+        subset = PointwiseSet(
+            tuple(i for i in items if isinstance(i, PointItem)), data.source, data.format, skipped
+        )
     return MetaEvalRun(
-        data=subset, graders=tuple(runs), skipped={}, repeats=1, swap=False, label=path.name, recorded="results"
+        data=subset,
+        graders=tuple(runs),
+        skipped={},
+        repeats=1,
+        swap=False,
+        label=path.name,
+        recorded="results",
     )
 
 
@@ -166,7 +175,9 @@ def load_recorded(
         return read_judgements(p, limit=limit)
     if data is None:
         raise LabelledDataError(
-            [f"{p}: an 'openjudge run' results file holds no labels: give the labelled file it graded (--data)"],
+            [
+                f"{p}: an 'openjudge run' results file holds no labels: give the labelled file it graded (--data)"
+            ],
             path=p,
         )
     return _results_run(p, data, limit)
@@ -195,10 +206,12 @@ def merge_runs(runs: Sequence[MetaEvalRun]) -> MetaEvalRun:
     first = runs[0]
     if len(runs) == 1:
         return first
-    ids = [item.id for item in first.data.items]
+    mine: tuple[PairItem | PointItem, ...] = first.data.items
+    ids = [item.id for item in mine]
     graders: list[GraderRun] = list(first.graders)
     for other in runs[1:]:
-        position = {item.id: k for k, item in enumerate(other.data.items)}
+        theirs: tuple[PairItem | PointItem, ...] = other.data.items
+        position = {item.id: k for k, item in enumerate(theirs)}
         if type(other.data) is not type(first.data) or position.keys() != set(ids):
             missing, extra = len(set(ids) - position.keys()), len(position.keys() - set(ids))
             raise ValueError(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,7 +56,9 @@ def graders() -> dict[str, BaseGrader]:
     return {
         "unit": Rater("unit", unit, ScoreRange(low=0, high=1)),
         "same": Rater("same", same, ScoreRange(low=1, high=5)),
-        "penalty": Rater("penalty", {k: -v for k, v in unit.items()}, ScoreRange(low=-1, high=0, higher_is_better=False)),
+        "penalty": Rater(
+            "penalty", {k: -v for k, v in unit.items()}, ScoreRange(low=-1, high=0, higher_is_better=False)
+        ),
         "loss": Rater("loss", loss, None),
     }
 
@@ -76,12 +79,16 @@ async def test_scales_are_named_rescaled_or_refused_and_no_pair_wording() -> Non
     # Lower is better: reversed onto the labels' scale, and its correlation is positive.
     assert "lower is better" in g["penalty"].notes[0]
     assert g["penalty"].agreement.exact is not None and g["penalty"].agreement.exact.value == 1.0
-    assert g["penalty"].agreement.spearman is not None and g["penalty"].agreement.spearman.value == pytest.approx(1.0)
+    assert g["penalty"].agreement.spearman is not None and g[
+        "penalty"
+    ].agreement.spearman.value == pytest.approx(1.0)
     # No declared range, scores outside 1-5: exact and within-1 are refused, with the fix.
     (refusal,) = g["loss"].notes
     assert "declares no score range" in refusal and "1-5" in refusal and "score_range" in refusal
     assert g["loss"].agreement.exact is None and g["loss"].agreement.within_one is None
-    assert g["loss"].agreement.spearman is not None and g["loss"].agreement.spearman.value == pytest.approx(1.0)
+    assert g["loss"].agreement.spearman is not None and g["loss"].agreement.spearman.value == pytest.approx(
+        1.0
+    )
     text = render_report(report)
     assert "pairs" not in text.split("\n\n")[0]  # the header speaks of scored responses only
     assert "20 scored responses (pointwise; labels on 1-5)" in text
@@ -90,7 +97,9 @@ async def test_scales_are_named_rescaled_or_refused_and_no_pair_wording() -> Non
 
 
 async def test_a_given_label_scale_is_used() -> None:
-    data = PointwiseSet(tuple(PointItem(f"r{k}", k, f"q{k}", "x", float(v)) for k, v in enumerate([2, 3, 4] * 4)))
+    data = PointwiseSet(
+        tuple(PointItem(f"r{k}", k, f"q{k}", "x", float(v)) for k, v in enumerate([2, 3, 4] * 4))
+    )
     table = {f"q{k}": (v - 1) / 4 for k, v in enumerate([2, 3, 4] * 4)}
     run = await collect({"unit": Rater("unit", table, ScoreRange(low=0, high=1))}, data)
     observed = summarize(run, bootstrap=50).graders[0]
@@ -149,13 +158,21 @@ def test_run_results_are_rescored_against_their_labelled_file(
 ) -> None:
     labelled = tmp_path / "labelled.jsonl"
     labelled.write_text(
-        "".join(json.dumps({"id": f"r{k}", "prompt": f"q{k}", "response": "x" * k, "label": v}) + "\n" for k, v in enumerate(LABELS))
+        "".join(
+            json.dumps({"id": f"r{k}", "prompt": f"q{k}", "response": "x" * k, "label": v}) + "\n"
+            for k, v in enumerate(LABELS)
+        )
     )
     results = tmp_path / "results.jsonl"
     lines = []
     for k, v in enumerate(LABELS):
-        entry = {"type": "score", "score": (v - 1) / 4, "normalized_score": (v - 1) / 4, "score_range": {"low": 0, "high": 1}}
-        outcome = {"id": f"r{k}", "line": k + 1, "results": {"rater": entry}}
+        entry = {
+            "type": "score",
+            "score": (v - 1) / 4,
+            "normalized_score": (v - 1) / 4,
+            "score_range": {"low": 0, "high": 1},
+        }
+        outcome: dict[str, Any] = {"id": f"r{k}", "line": k + 1, "results": {"rater": entry}}
         if k == 3:
             outcome["results"]["rater"] = {"type": "error", "kind": "timeout", "message": "judge timed out"}
         lines.append(json.dumps(outcome))
@@ -163,7 +180,19 @@ def test_run_results_are_rescored_against_their_labelled_file(
     assert main(["meta-eval", "--recorded", str(results), "--bootstrap", "100"]) == 1
     assert "holds no labels" in capsys.readouterr().err
     out = tmp_path / "report.json"
-    code = main(["meta-eval", "--recorded", str(results), "--data", str(labelled), "--json", str(out), "--bootstrap", "100"])
+    code = main(
+        [
+            "meta-eval",
+            "--recorded",
+            str(results),
+            "--data",
+            str(labelled),
+            "--json",
+            str(out),
+            "--bootstrap",
+            "100",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     g = json.loads(out.read_text())["reports"][0]["graders"][0]

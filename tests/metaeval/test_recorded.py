@@ -63,7 +63,9 @@ def test_judgebench_figures_are_those_of_its_own_rule(
     # Our own metrics read the same decisions: accuracy in the stored order, flips across orders.
     rows = decisions(path)
     stored = sum(first == label for label, first, _ in rows) / 16
-    assert g.agreement.pairwise_accuracy is not None and g.agreement.pairwise_accuracy.value == pytest.approx(stored)
+    assert g.agreement.pairwise_accuracy is not None and g.agreement.pairwise_accuracy.value == pytest.approx(
+        stored
+    )
     flips = sum(first != second for _, first, second in rows) / 16
     assert g.position.flip_rate is not None and g.position.flip_rate.value == pytest.approx(flips)
     assert g.cost.judgements == 32 and g.cost.failures == {}
@@ -82,9 +84,15 @@ def test_reward_model_scores_become_preferences() -> None:
 
 @pytest.mark.parametrize(
     ("evaluator", "correct_average", "equal"),
-    [("GPT-4/Vanilla", 0.9375, 1.0), ("LLaMA2/Vanilla", 0.71875, 0.8125), ("ChatGPT/Rating", 0.65625, 0.5625)],
+    [
+        ("GPT-4/Vanilla", 0.9375, 1.0),
+        ("LLaMA2/Vanilla", 0.71875, 0.8125),
+        ("ChatGPT/Rating", 0.65625, 0.5625),
+    ],
 )
-def test_llmbar_figures_are_those_of_its_statistics(evaluator: str, correct_average: float, equal: float) -> None:
+def test_llmbar_figures_are_those_of_its_statistics(
+    evaluator: str, correct_average: float, equal: float
+) -> None:
     run = load_recorded(LLMBAR / evaluator / "result.json")  # a JSON array: LLMBar
     g = summarize(run, bootstrap=200).graders[0]
     assert g.name == evaluator
@@ -108,7 +116,9 @@ def test_llmbar_ids_match_the_dataset_file(tmp_path: Path) -> None:
     assert [i.id for i in data.items] == [i.id for i in run.data.items]
 
 
-def test_several_recordings_side_by_side_and_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_several_recordings_side_by_side_and_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     merged = merge_runs([load_recorded(O1_MINI), load_recorded(SKYWORK)])
     assert [g.name for g in merged.graders] == [
         "arena_hard:o1-mini-2024-09-12",
@@ -117,8 +127,19 @@ def test_several_recordings_side_by_side_and_the_cli(tmp_path: Path, capsys: pyt
     out = tmp_path / "report.json"
     html = tmp_path / "report.html"
     code = main(
-        ["meta-eval", "--recorded", str(O1_MINI), "--recorded", str(SKYWORK), "--json", str(out),
-         "--report", str(html), "--bootstrap", "200"]
+        [
+            "meta-eval",
+            "--recorded",
+            str(O1_MINI),
+            "--recorded",
+            str(SKYWORK),
+            "--json",
+            str(out),
+            "--report",
+            str(html),
+            "--bootstrap",
+            "200",
+        ]
     )
     printed = capsys.readouterr().out
     assert code == 0
@@ -127,13 +148,23 @@ def test_several_recordings_side_by_side_and_the_cli(tmp_path: Path, capsys: pyt
     assert "tokens per 1k" not in printed  # a recording has no tokens, cost or time
     report = json.loads(out.read_text())["reports"][0]
     assert report["recorded"] == "judgebench"
-    assert [f["key"] for f in report["graders"][0]["benchmark"]] == ["judgebench_accuracy", "judgebench_inconsistent"]
-    assert "The benchmark&#x27;s own figures" in html.read_text() or "The benchmark's own figures" in html.read_text()
+    assert [f["key"] for f in report["graders"][0]["benchmark"]] == [
+        "judgebench_accuracy",
+        "judgebench_inconsistent",
+    ]
+    assert (
+        "The benchmark&#x27;s own figures" in html.read_text()
+        or "The benchmark's own figures" in html.read_text()
+    )
 
 
-def test_judgements_file_round_trip_rescores_identically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_judgements_file_round_trip_rescores_identically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     saved = tmp_path / "judgements.jsonl"
-    assert main(["meta-eval", "--recorded", str(O1_MINI), "--judgements", str(saved), "--bootstrap", "200"]) == 0
+    assert (
+        main(["meta-eval", "--recorded", str(O1_MINI), "--judgements", str(saved), "--bootstrap", "200"]) == 0
+    )
     first = capsys.readouterr().out
     again = load_recorded(saved)  # told from its header
     assert again.recorded == "judgebench" and isinstance(again.data, PairwiseSet)
@@ -148,7 +179,9 @@ def test_a_bad_record_is_named_by_file_line_and_field(tmp_path: Path) -> None:
     broken["judgments"] = broken["judgments"][:1]
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([lines[0], lines[1], json.dumps(broken), *lines[3:]]) + "\n")
-    with pytest.raises(LabelledDataError, match=r"bad\.jsonl:3: judgments: 1 judgment\(s\), but the record at line 1 has 2"):
+    with pytest.raises(
+        LabelledDataError, match=r"bad\.jsonl:3: judgments: 1 judgment\(s\), but the record at line 1 has 2"
+    ):
         load_recorded(bad)
     skipped = load_recorded(bad, skip_bad=True)
     assert len(skipped.data.items) == 15 and len(skipped.data.skipped) == 1
@@ -170,10 +203,14 @@ def test_a_missing_judgement_counts_against_the_judge_as_in_judgebench(tmp_path:
     was = figures(before)["judgebench_accuracy"].count
     rows = decisions(O1_MINI)
     label, first, second = rows[right]
-    score = (first == label) - (first not in (label, "A=B")) + (second == label) - (second not in (label, "A=B"))
+    score = (
+        (first == label) - (first not in (label, "A=B")) + (second == label) - (second not in (label, "A=B"))
+    )
     assert found["judgebench_accuracy"].count == was - (score > 0)
     assert found["judgebench_accuracy"].total == 16
-    assert g.agreement.pairwise_accuracy is not None and g.agreement.pairwise_accuracy.n == 15  # ours leaves it out
+    assert (
+        g.agreement.pairwise_accuracy is not None and g.agreement.pairwise_accuracy.n == 15
+    )  # ours leaves it out
 
 
 def test_usage_errors_and_undetectable_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,5 +225,10 @@ def test_usage_errors_and_undetectable_files(tmp_path: Path, capsys: pytest.Capt
     odd.write_text('{"question": "q"}\n')
     assert main(["meta-eval", "--recorded", str(odd)]) == 1
     assert "cannot tell what recorded this" in capsys.readouterr().err
-    assert main(["meta-eval", "--recorded", str(O1_MINI), "--recorded", str(LLMBAR / "GPT-4/Vanilla/result.json")]) == 1
+    assert (
+        main(
+            ["meta-eval", "--recorded", str(O1_MINI), "--recorded", str(LLMBAR / "GPT-4/Vanilla/result.json")]
+        )
+        == 1
+    )
     assert "does not hold the same items" in capsys.readouterr().err
