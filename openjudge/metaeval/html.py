@@ -328,6 +328,7 @@ main { max-width: 1180px; margin: 0 auto; padding: 28px 24px 48px; }
 header h1 { margin: 0 0 4px; font-size: 24px; }
 .meta, .facts, .empty { color: var(--muted); }
 .facts { margin: 0 0 6px; font-size: 12px; }
+.facts .note { color: #9a3412; }
 section { margin-top: 28px; }
 h2 { font-size: 17px; margin: 0 0 10px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 14px; margin: 0 0 6px; }

@@ -232,3 +232,49 @@ def test_usage_errors_and_undetectable_files(tmp_path: Path, capsys: pytest.Capt
         == 1
     )
     assert "does not hold the same items" in capsys.readouterr().err
+
+
+@pytest.mark.anyio
+async def test_a_live_run_on_benchmark_data_gets_the_benchmark_figures_too() -> None:
+    from openjudge.graders.base_grader import BaseGrader
+    from openjudge.graders.schema import GraderResult, GraderScore, ScoreRange
+    from openjudge.metaeval.items import PairItem
+    from openjudge.metaeval.runs import collect
+
+    class FirstShown(BaseGrader):
+        """Always prefers the response shown first: right in one order of every pair."""
+
+        async def aevaluate(self, *, query: str, response_a: str, response_b: str) -> GraderResult:
+            return GraderScore(
+                name="first", score=1.0, metadata={"winner": "A"}, score_range=ScoreRange(low=0, high=1)
+            )
+
+    class Longer(BaseGrader):
+        async def aevaluate(self, *, query: str, response: str) -> GraderResult:
+            return GraderScore(name="longer", score=float(len(response)))
+
+    items = tuple(
+        PairItem(
+            id=str(k),
+            line=k + 1,
+            prompt=f"q{k}",
+            response_a="a" * (1 + k % 3),
+            response_b="bb",
+            label="AB"[k % 2],
+        )
+        for k in range(12)
+    )
+    data = PairwiseSet(items, format="judgebench")
+    run = await collect({"first": FirstShown(name="first"), "longer": Longer(name="longer")}, data)
+    first, longer = summarize(run, bootstrap=100).graders
+    # Position-biased: +1 and -1 on every pair, so JudgeBench counts none correct, all inconsistent.
+    assert figures(first)["judgebench_accuracy"].count == 0
+    assert figures(first)["judgebench_inconsistent"].count == 12
+    # A single grader is order-blind: both orders are its one verdict (a tie scores 0).
+    expected = sum(
+        (len(i.response_a) > len(i.response_b) and i.label == "A")
+        or (len(i.response_a) < 2 and i.label == "B")
+        for i in items
+    )
+    assert figures(longer)["judgebench_accuracy"].count == expected
+    assert figures(longer)["judgebench_inconsistent"].count == 0
