@@ -260,7 +260,7 @@ async def test_a_live_run_on_benchmark_data_gets_the_benchmark_figures_too() -> 
             prompt=f"q{k}",
             response_a="a" * (1 + k % 3),
             response_b="bb",
-            label="AB"[k % 2],
+            label="A" if k % 2 == 0 else "B",
         )
         for k in range(12)
     )
