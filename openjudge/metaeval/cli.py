@@ -104,6 +104,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _usage_error(args: argparse.Namespace) -> str | None:
+    from openjudge.metaeval.loaders import RECORDED_FORMATS
+
     for flag, value, low in (("--repeats", args.repeats, 1), ("--bootstrap", args.bootstrap, 1)):
         if value < low:
             return f"{flag} must be at least {low}, got {value}"
@@ -119,6 +121,9 @@ def _usage_error(args: argparse.Namespace) -> str | None:
                 return f"{flag} needs a config: recorded judgements are scored as they are"
         if args.repeats != 1 or args.no_swap:
             return "--repeats and --no-swap need a config: recorded judgements are scored as they are"
+        if args.format not in RECORDED_FORMATS:
+            known = ", ".join(RECORDED_FORMATS)
+            return f"--format {args.format} describes labelled data; a --recorded file is one of {known}"
         return None
     if args.config is None:
         return "give a judge config, or --recorded FILE to score judgements already made"

@@ -17,6 +17,9 @@ judge of yours set beside published ones on the same figures.
                 last entry holds ``"swap = False"`` and ``"swap = True"``, each with a
                 ``winner`` ``"1"``, ``"2"`` or ``null`` already on the stored order. Ids are
                 content hashes of the item without ``results``, as for ``dataset.json``.
+                The ``Rating*`` evaluators score each output once; LLMBar then reads the
+                two scores twice with opposite tie-breaks (a tie goes to output 2, then to
+                output 1), so their "flips" are score ties.
 ==============  =============================================================================
 
 Our own files (a meta-eval's ``--judgements``, or ``openjudge run`` results with the

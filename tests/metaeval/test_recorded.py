@@ -219,6 +219,8 @@ def test_usage_errors_and_undetectable_files(tmp_path: Path, capsys: pytest.Capt
     assert main(["meta-eval", str(config), "--recorded", str(O1_MINI)]) == 2
     assert "not both" in capsys.readouterr().err
     assert main(["meta-eval", "--recorded", str(O1_MINI), "--repeats", "3"]) == 2
+    assert main(["meta-eval", "--recorded", str(O1_MINI), "--format", "pointwise"]) == 2
+    assert "describes labelled data" in capsys.readouterr().err
     assert main(["meta-eval"]) == 2
     assert "--recorded FILE" in capsys.readouterr().err
     odd = tmp_path / "odd.jsonl"
