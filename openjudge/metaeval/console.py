@@ -9,7 +9,14 @@ from openjudge.metaeval.compare import ComparisonReport
 from openjudge.metaeval.readings import percent
 from openjudge.metaeval.report import Estimate, GraderReport, MetaEvalReport
 
-__all__ = ["METRIC_LABELS", "format_estimate", "render_comparison", "render_readings", "render_report"]
+__all__ = [
+    "METRIC_LABELS",
+    "format_estimate",
+    "has_costs",
+    "render_comparison",
+    "render_readings",
+    "render_report",
+]
 
 METRIC_LABELS: dict[str, str] = {
     "pairwise_accuracy": "pairwise accuracy",
@@ -144,6 +151,11 @@ def _benchmark_rows(graders: Sequence[GraderReport]) -> list[list[str]]:
     return rows
 
 
+def has_costs(report: MetaEvalReport) -> bool:
+    """Whether the judgements' tokens and times are known (a live run, or its saved judgements)."""
+    return report.recorded is None or any(g.cost.requests or g.cost.wall_s for g in report.graders)
+
+
 def render_readings(report: MetaEvalReport) -> str:
     """Each grader's figures in plain sentences."""
     lines: list[str] = []
@@ -173,7 +185,8 @@ def render_report(report: MetaEvalReport) -> str:
         ["judgements", *(format_number(g.cost.judgements) for g in graders)],
         ["failed", *(_failures(g) for g in graders)],
     ]
-    if report.recorded is None:  # a recording has no tokens, prices or times
+    costed = has_costs(report)
+    if costed:  # a benchmark's recording has no tokens, prices or times
         cost_rows += [
             ["judge requests", *(format_number(g.cost.requests) for g in graders)],
             ["tokens per 1k judgements", *(format_number(g.cost.tokens_per_1k) for g in graders)],
@@ -185,7 +198,7 @@ def render_report(report: MetaEvalReport) -> str:
     if published:
         parts += ["", *_table(["benchmark's own figures", *header[1:]], published)]
     parts += ["", "reading:", render_readings(report).rstrip("\n")]
-    parts += ["", *_table(["cost" if report.recorded is None else "judgements", *header[1:]], cost_rows)]
+    parts += ["", *_table(["cost" if costed else "judgements", *header[1:]], cost_rows)]
     return "\n".join(parts) + "\n"
 
 

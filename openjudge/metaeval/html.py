@@ -18,7 +18,7 @@ from openjudge.jobs._html import page, table, table_row, write_page
 from openjudge.jobs.summary import format_number
 from openjudge.metaeval.charts import IntervalRow, interval_chart_svg, scatter_svg
 from openjudge.metaeval.compare import ComparisonReport
-from openjudge.metaeval.console import METRIC_LABELS, format_estimate
+from openjudge.metaeval.console import METRIC_LABELS, format_estimate, has_costs
 from openjudge.metaeval.readings import percent
 from openjudge.metaeval.report import Estimate, GraderReport, MetaEvalReport
 
@@ -266,7 +266,7 @@ def metaeval_section(report: MetaEvalReport) -> str:
     sections.append(
         f"<section><h2>All metrics</h2>{_metrics_table(graders) if graders else _EMPTY}</section>"
     )
-    title = "Failures and cost" if report.recorded is None else "Failures (recorded: no tokens, cost or time)"
+    title = "Failures and cost" if has_costs(report) else "Failures (recorded: no tokens, cost or time)"
     sections.append(f"<section><h2>{title}</h2>{_cost_table(graders) if graders else _EMPTY}</section>")
     return "\n".join(sections)
 

@@ -280,3 +280,38 @@ async def test_a_live_run_on_benchmark_data_gets_the_benchmark_figures_too() -> 
     )
     assert figures(longer)["judgebench_accuracy"].count == expected
     assert figures(longer)["judgebench_inconsistent"].count == 0
+
+
+@pytest.mark.anyio
+async def test_your_judge_beside_a_published_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Judge the benchmark's pairs live, save the judgements, then read them beside a recording."""
+    from openjudge.graders.base_grader import BaseGrader
+    from openjudge.graders.schema import GraderResult, GraderScore, ScoreRange
+    from openjudge.metaeval.judgements import write_judgements
+    from openjudge.metaeval.loaders import load_labelled
+    from openjudge.metaeval.runs import collect
+    from openjudge.models.usage import TokenUsage
+
+    class Shorter(BaseGrader):
+        """Prefers the shorter answer, and reports some usage, as an LLM judge would."""
+
+        async def aevaluate(self, *, query: str, response_a: str, response_b: str) -> GraderResult:
+            winner = "A" if len(response_a) < len(response_b) else "B"
+            usage = TokenUsage(prompt_tokens=100, completion_tokens=5, requests=1)
+            return GraderScore(
+                name="mine",
+                score=1.0 if winner == "A" else 0.0,
+                metadata={"winner": winner},
+                score_range=ScoreRange(low=0, high=1),
+                usage=usage,
+            )
+
+    data = load_labelled(O1_MINI, format="judgebench")  # the same pairs, ids from pair_id
+    mine = tmp_path / "mine.jsonl"
+    write_judgements(mine, await collect({"mine": Shorter(name="mine")}, data))
+    assert main(["meta-eval", "--recorded", str(mine), "--recorded", str(O1_MINI), "--bootstrap", "100"]) == 0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.startswith("metric"))
+    assert "mine (pair)" in header and "arena_hard:o1-mini-2024-09-12 (pair)" in header
+    assert "JudgeBench accuracy (%)" in printed and "62.50" in printed  # the published judge's figure
+    assert "tokens per 1k judgements" in printed  # your run's tokens are known and shown
