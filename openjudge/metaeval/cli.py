@@ -92,7 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--judgements",
         type=Path,
         metavar="FILE",
-        help="write every judgement (JSON Lines) to re-score later with --recorded FILE",
+        help="write every judgement (JSON Lines) to re-score later with --recorded FILE "
+        "(with --compare, the first config's)",
     )
     parser.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
     parser.add_argument(
