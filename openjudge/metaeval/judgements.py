@@ -36,14 +36,13 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from openjudge.graders.schema import ScoreRange
 from openjudge.jobs.summary import Price
 from openjudge.metaeval.items import PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 from openjudge.metaeval.loaders import LabelledDataError
 from openjudge.metaeval.runs import GraderRun, MetaEvalRun, pair_verdicts_from_scores
 from openjudge.metaeval.stats import Floats
 from openjudge.metaeval.verdicts import NONE, TIE, A, B
-from openjudge.models.usage import TokenUsage
+from openjudge.results import ScoreRange, TokenUsage
 
 __all__ = ["HEADER_KEY", "read_judgements", "write_judgements"]
 

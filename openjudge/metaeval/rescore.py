@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-from openjudge.graders.schema import GraderScore
 from openjudge.jobs.records import result_from_entry
 from openjudge.jobs.results import ResultsFileError, read_header, read_outcomes
 from openjudge.metaeval.items import LabelledSet, PairItem, PairwiseSet, PointItem, PointwiseSet
@@ -31,6 +30,7 @@ from openjudge.metaeval.loaders import RECORDED_FORMATS, LabelledDataError, Reco
 from openjudge.metaeval.recorded import BENCHMARK_FORMATS, load_benchmark_recording
 from openjudge.metaeval.runs import GraderRun, MetaEvalRun
 from openjudge.metaeval.verdicts import NONE, read_pair, read_single
+from openjudge.results import GraderScore
 
 __all__ = ["RECORDED_FORMATS", "RecordedFormat", "load_recorded", "merge_runs"]
 

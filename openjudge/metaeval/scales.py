@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from openjudge.graders.schema import ScoreRange
 from openjudge.metaeval.stats import Floats
+from openjudge.results import ScoreRange
 
 __all__ = ["OnLabelScale", "label_scale", "on_label_scale"]
 

@@ -14,7 +14,6 @@ import pytest
 
 from openjudge.cli import main
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.schema import GraderResult, GraderScore, ScoreRange
 from openjudge.metaeval.console import render_report
 from openjudge.metaeval.items import PairItem, PairwiseSet, PointItem, PointwiseSet
 from openjudge.metaeval.judgements import read_judgements, write_judgements
@@ -22,6 +21,7 @@ from openjudge.metaeval.metrics import summarize
 from openjudge.metaeval.report import Estimate, GraderReport
 from openjudge.metaeval.rescore import load_recorded
 from openjudge.metaeval.runs import collect
+from openjudge.results import GraderResult, GraderScore, ScoreRange
 
 pytestmark = pytest.mark.anyio
 

@@ -239,9 +239,9 @@ def test_usage_errors_and_undetectable_files(tmp_path: Path, capsys: pytest.Capt
 @pytest.mark.anyio
 async def test_a_live_run_on_benchmark_data_gets_the_benchmark_figures_too() -> None:
     from openjudge.graders.base_grader import BaseGrader
-    from openjudge.graders.schema import GraderResult, GraderScore, ScoreRange
     from openjudge.metaeval.items import PairItem
     from openjudge.metaeval.runs import collect
+    from openjudge.results import GraderResult, GraderScore, ScoreRange
 
     class FirstShown(BaseGrader):
         """Always prefers the response shown first: right in one order of every pair."""
@@ -286,11 +286,10 @@ async def test_a_live_run_on_benchmark_data_gets_the_benchmark_figures_too() -> 
 async def test_your_judge_beside_a_published_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Judge the benchmark's pairs live, save the judgements, then read them beside a recording."""
     from openjudge.graders.base_grader import BaseGrader
-    from openjudge.graders.schema import GraderResult, GraderScore, ScoreRange
     from openjudge.metaeval.judgements import write_judgements
     from openjudge.metaeval.loaders import load_labelled
     from openjudge.metaeval.runs import collect
-    from openjudge.models.usage import TokenUsage
+    from openjudge.results import GraderResult, GraderScore, ScoreRange, TokenUsage
 
     class Shorter(BaseGrader):
         """Prefers the shorter answer, and reports some usage, as an LLM judge would."""
