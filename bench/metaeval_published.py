@@ -236,12 +236,13 @@ def main(argv: list[str] | None = None) -> int:
             rows += llmbar_rows(Repository(args.llmbar, Path(scratch) / "llmbar"))
     print(render(rows, markdown=args.markdown))
     checked = [r for r in rows if r.matches is not None]
-    judges = {r.judge + r.benchmark for r in checked if r.published is not None}
+    runs = {(r.judge, r.benchmark) for r in checked}
+    llmbar = sum(b.startswith("LLMBar") for _, b in runs)
     wrong = [r for r in checked if not r.matches]
     print(
         f"\n{len(checked)} figures checked ({sum(r.published is not None for r in checked)} against published "
-        f"figures, {len(judges)} judge runs); {len(wrong)} differ by more than {TOLERANCE_PP} percentage points "
-        "(target: 0)"
+        f"figures, the rest against the benchmark's own code) from {llmbar} LLMBar and {len(runs) - llmbar} "
+        f"JudgeBench judge runs; {len(wrong)} differ by more than {TOLERANCE_PP} percentage points (target: 0)"
     )
     return 1 if wrong else 0
 
