@@ -102,7 +102,8 @@ def _how(report: MetaEvalReport) -> str:
         f"values with {report.confidence:.0%} bootstrap intervals over items ({report.bootstrap} resamples, "
         f"seed {report.seed})"
     )
-    if report.data.kind == "pairwise":
+    if report.data.kind == "pairwise" and any(g.kind == "pair" for g in report.graders):
+        # Only pair graders see an order; single graders score each response alone.
         line += f"; pairs judged in {'both orders' if report.swap else 'the stored order only'}"
     if report.recorded is not None:
         line += f"; recorded judgements ({report.recorded}), no judge called"

@@ -314,3 +314,34 @@ async def test_your_judge_beside_a_published_one(tmp_path: Path, capsys: pytest.
     assert "mine (pair)" in header and "arena_hard:o1-mini-2024-09-12 (pair)" in header
     assert "JudgeBench accuracy (%)" in printed and "62.50" in printed  # the published judge's figure
     assert "tokens per 1k judgements" in printed  # your run's tokens are known and shown
+
+
+def test_a_single_game_file_is_scored_on_its_one_order(tmp_path: Path) -> None:
+    """JudgeBench's --single_game runs store one judgment: accuracy is that decision's (reverse_order=False)."""
+    pairs = [json.loads(line) for line in O1_MINI.read_text(encoding="utf-8").splitlines()]
+    for pair in pairs:
+        pair["judgments"] = pair["judgments"][:1]
+    path = tmp_path / "single.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    run = load_recorded(path)
+    assert not run.swap
+    g = summarize(run, bootstrap=100).graders[0]
+    right = sum(p["judgments"][0]["decision"] == p["label"] for p in pairs)
+    assert figures(g)["judgebench_accuracy"].count == right
+    assert figures(g)["judgebench_inconsistent"].count == 0
+    assert g.position.flip_rate is None  # one order: no position figure
+
+
+def test_single_graders_on_pairs_say_nothing_of_orders() -> None:
+    import numpy as np
+
+    from openjudge.metaeval.console import render_report
+    from openjudge.metaeval.items import PairItem
+    from openjudge.metaeval.runs import GraderRun, MetaEvalRun, pair_verdicts_from_scores
+
+    data = PairwiseSet((PairItem("1", 1, "q", "a", "bb", "A"), PairItem("2", 2, "q", "aa", "b", "B")))
+    run = GraderRun(name="rm", kind="single", repeats=1, swapped=False)
+    run.score = run.oriented = np.array([[[2.0, 1.0], [1.0, 2.0]]])
+    pair_verdicts_from_scores(run)
+    text = render_report(summarize(MetaEvalRun(data, (run,), {}, 1, True), bootstrap=50))
+    assert "orders" not in text.splitlines()[1]
