@@ -197,9 +197,13 @@ def run_command(args: argparse.Namespace) -> int:
             ]
 
         runs = anyio.run(collect_all)
-    reports = [
-        summarize(run, bootstrap=args.bootstrap, seed=args.seed, label_scale=label_scale) for run in runs
-    ]
+    try:
+        reports = [
+            summarize(run, bootstrap=args.bootstrap, seed=args.seed, label_scale=label_scale) for run in runs
+        ]
+    except ValueError as exc:  # a --label-scale the labels do not fit
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     for report in reports:
         print(render_report(report))
     comparison = None

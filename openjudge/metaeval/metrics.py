@@ -276,6 +276,13 @@ def summarize(
     """
     if label_scale is not None and not label_scale[0] < label_scale[1]:
         raise ValueError(f"label_scale must be (low, high) with low < high, got {label_scale}")
+    if label_scale is not None and isinstance(run.data, PointwiseSet):
+        outside = next((i for i in run.data.items if not label_scale[0] <= i.label <= label_scale[1]), None)
+        if outside is not None:
+            raise ValueError(
+                f"{run.data.source}:{outside.line}: label {outside.label:g} is outside the labels' scale "
+                f"{label_scale[0]:g}-{label_scale[1]:g}; give the scale the labels are on"
+            )
     graders: list[GraderReport] = []
     for grader in run.graders:
         notes: list[str] = []

@@ -108,6 +108,8 @@ async def test_a_given_label_scale_is_used() -> None:
     given = summarize(run, bootstrap=50, label_scale=(1, 5)).graders[0]
     assert given.agreement.exact is not None and given.agreement.exact.value == 1.0
     assert "labels are on 1-5" in given.notes[0]
+    with pytest.raises(ValueError, match=r"label 4 is outside the labels' scale 1-3"):
+        summarize(run, bootstrap=50, label_scale=(1, 3))
 
 
 def test_position_bias_reads_in_plain_words() -> None:
