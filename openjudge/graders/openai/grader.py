@@ -36,7 +36,7 @@ from openjudge.graders.code.sandbox import BackendName, SandboxBackend, SandboxE
 from openjudge.graders.openai import blame
 from openjudge.graders.openai.formula import Formula, FormulaError, Interval
 from openjudge.graders.openai.model_graders import ModelJudge
-from openjudge.graders.openai.python_grader import PythonSource, executes_text, run_grade
+from openjudge.graders.openai.python_grader import PythonSource, executes_text, run_grade, third_party_imports
 from openjudge.graders.openai.sample import SampleError, build_sample
 from openjudge.graders.openai.similarity import Embedder, Metric, cosine, metric_for
 from openjudge.graders.openai.spec import (
@@ -99,7 +99,8 @@ class OpenAIGrader(BaseGrader):
         python_timeout_s: Wall-clock limit of one ``grade()`` call.
         python_memory_mb: Memory limit of one ``grade()`` call (MiB).
         site_packages: Let ``python`` graders import installed packages (numpy,
-            rapidfuzz, ...), read-only. Off: the standard library only.
+            rapidfuzz, ...), read-only. Default: on only when a source imports a module
+            outside the standard library (the least the grader needs).
         python_score_range: The range a ``python`` grader's float must lie in.
         max_processes: Sandboxes running at once for this grader in one event loop.
         score_range: Override the declared range of the whole grader (e.g. of a multi formula).
@@ -128,7 +129,7 @@ class OpenAIGrader(BaseGrader):
         sandbox: BackendName | SandboxBackend = "auto",
         python_timeout_s: float = 30.0,
         python_memory_mb: int | None = 2048,
-        site_packages: bool = True,
+        site_packages: bool | None = None,
         python_score_range: tuple[float, float] | Sequence[float] | ScoreRange = (0.0, 1.0),
         max_processes: int | None = None,
         score_range: ScoreRange | tuple[float, float] | Sequence[float] | None = None,
@@ -166,7 +167,9 @@ class OpenAIGrader(BaseGrader):
                 declared = ScoreRange(low=bounds.low, high=bounds.high) if bounds and bounds.low < bounds.high else None
         else:
             declared = declared or self._ranges[id(self.spec)]
-        super().__init__(name=name or self.spec.name, description=description, score_range=declared)
+        super().__init__(name=name or self.spec.name or self.spec.type, description=description, score_range=declared)
+        if site_packages is None:
+            site_packages = any(third_party_imports(s.source) for s in self._sources.values())
         self.limits = SandboxLimits(timeout_s=python_timeout_s, memory_mb=python_memory_mb, site_packages=site_packages)
         self.sandbox: SandboxBackend | None = None
         if self._sources:
@@ -452,7 +455,7 @@ def from_openai_grader(
     model: ChatModel | None = None,
     embedder: Embedder | None = None,
     sandbox: BackendName | SandboxBackend = "auto",
-    site_packages: bool = True,
+    site_packages: bool | None = None,
     name: str = "",
 ) -> OpenAIGrader:
     """An openjudge grader that runs an OpenAI grader JSON unchanged (see :class:`OpenAIGrader`).

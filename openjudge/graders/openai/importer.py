@@ -30,6 +30,18 @@ __all__ = ["graders_in", "job_config_yaml"]
 _MODEL_TYPES = frozenset({"score_model", "label_model"})
 
 
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (python sources, prompts) as literal blocks, readable and editable."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
 def _is_grader(value: object) -> bool:
     return isinstance(value, Mapping) and isinstance(value.get("type"), str) and (
         "name" in value or value.get("type") == "multi"
@@ -149,7 +161,7 @@ def job_config_yaml(data: object, *, source: str = "the JSON", data_path: str | 
             f"# Model graders ({', '.join(sorted(set(models)))}) use provider 'judge': point it at any "
             "server (kind: vllm / litellm / ...)."
         )
-    text = yaml.safe_dump(config, sort_keys=False, allow_unicode=True, width=100)
+    text = yaml.dump(config, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     return "\n".join(header) + "\n" + text
 
 

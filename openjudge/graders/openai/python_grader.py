@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import logging
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -39,7 +40,7 @@ from pydantic import JsonValue
 from openjudge.graders.code.harness import values
 from openjudge.graders.code.sandbox import FunctionCall, SandboxBackend, SandboxJob, SandboxLimits, SandboxRun
 
-__all__ = ["GradeOutcome", "PythonSource", "executes_text", "run_grade"]
+__all__ = ["GradeOutcome", "PythonSource", "executes_text", "run_grade", "third_party_imports"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +64,17 @@ _MAX_SOURCE_BYTES = 256 * 1024
 _STDERR_TAIL = 400
 _RUNNERS = frozenset({"exec", "eval", "compile", "__import__"})
 _RUNNER_ATTRS = frozenset({("pickle", "loads"), ("pickle", "load"), ("marshal", "loads"), ("importlib", "import_module")})
+
+
+def third_party_imports(source: str) -> list[str]:
+    """Top-level modules ``source`` imports that are not in the standard library (``numpy``, ...)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return sorted(name for name in found if name not in sys.stdlib_module_names)
 
 
 def executes_text(source: str) -> list[str]:

@@ -63,6 +63,8 @@ SIMILARITY_METRICS: tuple[SimilarityMetric, ...] = (
 
 
 class _Spec(BaseModel):
+    # ``name`` is required by OpenAI's API but missing from some of its guide's examples:
+    # accepted here without one (the result is then named after the type or the multi key).
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -70,7 +72,7 @@ class StringCheckSpec(_Spec):
     """``eq`` / ``ne`` (case-sensitive equality), ``like`` / ``ilike`` (contains; ``ilike`` ignores case)."""
 
     type: Literal["string_check"]
-    name: str
+    name: str = ""
     input: str
     reference: str
     operation: Literal["eq", "ne", "like", "ilike"]
@@ -80,7 +82,7 @@ class TextSimilaritySpec(_Spec):
     """A similarity metric of ``input`` against ``reference``, in [0, 1]."""
 
     type: Literal["text_similarity"]
-    name: str
+    name: str = ""
     input: str
     reference: str
     evaluation_metric: SimilarityMetric
@@ -91,7 +93,7 @@ class PythonSpec(_Spec):
     """``source`` defines ``grade(sample, item) -> float``."""
 
     type: Literal["python"]
-    name: str
+    name: str = ""
     source: str
     image_tag: str | None = None
     pass_threshold: float | None = None
@@ -129,7 +131,7 @@ class ScoreModelSpec(_Spec):
     """A judge writes a number in ``range`` (default [0, 1])."""
 
     type: Literal["score_model"]
-    name: str
+    name: str = ""
     model: str
     input: list[MessageSpec] = Field(min_length=1)
     range: tuple[float, float] | None = None
@@ -148,7 +150,7 @@ class LabelModelSpec(_Spec):
     """A judge picks one of ``labels``; the reward is 1 if it is one of ``passing_labels``."""
 
     type: Literal["label_model"]
-    name: str
+    name: str = ""
     model: str
     input: list[MessageSpec] = Field(min_length=1)
     labels: list[str] = Field(min_length=1)
@@ -176,7 +178,7 @@ class MultiSpec(_Spec):
     """Named sub-graders combined by ``calculate_output``, a formula over their names."""
 
     type: Literal["multi"]
-    name: str
+    name: str = ""
     graders: dict[str, LeafSpec] = Field(min_length=1)
     calculate_output: str
 
