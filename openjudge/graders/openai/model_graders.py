@@ -55,7 +55,7 @@ def _sampling(params: SamplingParams | None) -> Sampling | None:
         temperature=params.temperature,
         top_p=params.top_p,
         seed=params.seed,
-        max_tokens=params.max_completions_tokens,
+        max_tokens=params.max_completions_tokens or params.max_tokens,
     )
 
 

@@ -118,12 +118,17 @@ class MessageSpec(_Spec):
 
 
 class SamplingParams(_Spec):
-    """The judge's sampling parameters (``max_completions_tokens`` is OpenAI's spelling)."""
+    """The judge's sampling parameters.
+
+    ``max_completions_tokens`` is the API reference's spelling; the graders guide's
+    example writes ``max_tokens``, so both are accepted.
+    """
 
     temperature: float | None = None
     top_p: float | None = None
     seed: int | None = None
     max_completions_tokens: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
     reasoning_effort: str | None = None
 
 
