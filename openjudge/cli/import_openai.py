@@ -23,7 +23,9 @@ HELP = "write a job config (YAML) from OpenAI grader JSON (a grader, an RFT job,
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="the JSON file (grader, fine-tuning job, graders run request or eval)")
+    parser.add_argument(
+        "file", type=Path, help="the JSON file (grader, fine-tuning job, graders run request or eval)"
+    )
     parser.add_argument("-o", "--out", type=Path, help="write the YAML here (default: standard output)")
     parser.add_argument("--data", help="the dataset path to put in the config's data.path")
     parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -36,12 +38,17 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"error: {source}: cannot read the file ({getattr(exc, 'strerror', None) or exc})", file=sys.stderr)
+        print(
+            f"error: {source}: cannot read the file ({getattr(exc, 'strerror', None) or exc})",
+            file=sys.stderr,
+        )
         return EXIT_INVALID
     try:
         config_text = job_config_yaml(load_json(text, str(source)), source=source.name, data_path=args.data)
         # The written file must load: parse it as `openjudge run` will (no environment needed).
-        config = parse_config(config_text, source=str(args.out or "<generated>"), env={"OPENAI_API_KEY": "sk-check"})
+        config = parse_config(
+            config_text, source=str(args.out or "<generated>"), env={"OPENAI_API_KEY": "sk-check"}
+        )
         build_job(config, source=str(args.out or "<generated>"), use_cache=False)
     except ConfigError as exc:
         for problem in exc.problems:

@@ -19,4 +19,11 @@ from openjudge.graders.openai.importer import graders_in as graders_in
 from openjudge.graders.openai.importer import job_config_yaml as job_config_yaml
 from openjudge.graders.openai.spec import parse_grader as parse_grader
 
-__all__ = ["OpenAIGrader", "from_openai_grader", "graders_in", "job_config_yaml", "parse_grader", "read_grader_json"]
+__all__ = [
+    "OpenAIGrader",
+    "from_openai_grader",
+    "graders_in",
+    "job_config_yaml",
+    "parse_grader",
+    "read_grader_json",
+]

@@ -48,6 +48,12 @@ _VARIADIC = {"min": min, "max": max}
 _FUNCTIONS = frozenset(_UNARY) | frozenset(_VARIADIC)
 
 
+def _number(node: ast.Constant) -> float:
+    value = node.value
+    assert isinstance(value, int | float)  # checked when the formula was built
+    return float(value)
+
+
 class Formula:
     """A checked ``calculate_output`` formula over named sub-grader scores.
 
@@ -70,7 +76,9 @@ class Formula:
             raise FormulaError(f"calculate_output has more than {_MAX_NODES} parts")
         self._tree = tree.body
         self._check(self._tree)
-        self.used = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in _FUNCTIONS)
+        self.used = frozenset(
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in _FUNCTIONS
+        )
 
     def _check(self, node: ast.expr) -> None:
         if isinstance(node, ast.Constant):
@@ -122,7 +130,7 @@ class Formula:
 
     def _eval(self, node: ast.expr, scores: Mapping[str, float]) -> float:
         if isinstance(node, ast.Constant):
-            return float(node.value)
+            return _number(node)
         if isinstance(node, ast.Name):
             return float(scores[node.id])
         if isinstance(node, ast.UnaryOp):
@@ -138,8 +146,7 @@ class Formula:
                 return left * right
             if isinstance(node.op, ast.Div):
                 return left / right
-            result = math.pow(left, right)  # float pow: no huge integers, OverflowError past 1e308
-            return result
+            return math.pow(left, right)  # float pow: no huge integers, OverflowError past 1e308
         assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         args = [self._eval(arg, scores) for arg in node.args]
         if node.func.id in _VARIADIC:
@@ -162,7 +169,7 @@ class Formula:
 
     def _bounds(self, node: ast.expr, ranges: Mapping[str, Interval]) -> Interval | None:
         if isinstance(node, ast.Constant):
-            return Interval(float(node.value), float(node.value))
+            return Interval(_number(node), _number(node))
         if isinstance(node, ast.Name):
             return ranges.get(node.id)
         if isinstance(node, ast.UnaryOp):
@@ -207,7 +214,7 @@ class Formula:
             if x.high <= 0:
                 return Interval(-x.high, -x.low)
             return Interval(0.0, max(-x.low, x.high))
-        if name in ("sqrt", "log") and x.low < 0 or name == "log" and x.low == 0:
+        if (name in ("sqrt", "log") and x.low < 0) or (name == "log" and x.low == 0):
             return None
         function = _UNARY[name]  # floor, ceil, exp, sqrt, log: non-decreasing
         return Interval(function(x.low), function(x.high))

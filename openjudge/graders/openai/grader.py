@@ -81,7 +81,9 @@ def read_grader_json(source: str | os.PathLike[str]) -> dict[str, JsonValue]:
         raise ValueError(f"{path}: not JSON ({exc})") from None
     found = graders_in(data)
     if len(found) != 1:
-        raise ValueError(f"{path}: expected one grader, found {len(found)} (use openjudge import-openai-graders)")
+        raise ValueError(
+            f"{path}: expected one grader, found {len(found)} (use openjudge import-openai-graders)"
+        )
     return found[0][1]
 
 
@@ -122,7 +124,7 @@ class OpenAIGrader(BaseGrader):
 
     def __init__(
         self,
-        grader: Mapping[str, JsonValue] | GraderSpec | str | os.PathLike[str],
+        grader: Mapping[str, object] | GraderSpec | str | os.PathLike[str],
         *,
         model: ChatModel | None = None,
         embedder: Embedder | None = None,
@@ -162,21 +164,34 @@ class OpenAIGrader(BaseGrader):
                 raise ValueError(f"{self.spec.name}: formula_parse_error: {exc}") from None
             if declared is None:
                 bounds = self._formula.bounds(
-                    {key: Interval(self._ranges[id(g)].low, self._ranges[id(g)].high) for key, g in self.spec.graders.items()}
+                    {
+                        key: Interval(self._ranges[id(g)].low, self._ranges[id(g)].high)
+                        for key, g in self.spec.graders.items()
+                    }
                 )
-                declared = ScoreRange(low=bounds.low, high=bounds.high) if bounds and bounds.low < bounds.high else None
+                declared = (
+                    ScoreRange(low=bounds.low, high=bounds.high)
+                    if bounds and bounds.low < bounds.high
+                    else None
+                )
         else:
             declared = declared or self._ranges[id(self.spec)]
-        super().__init__(name=name or self.spec.name or self.spec.type, description=description, score_range=declared)
+        super().__init__(
+            name=name or self.spec.name or self.spec.type, description=description, score_range=declared
+        )
         if site_packages is None:
             site_packages = any(third_party_imports(s.source) for s in self._sources.values())
-        self.limits = SandboxLimits(timeout_s=python_timeout_s, memory_mb=python_memory_mb, site_packages=site_packages)
+        self.limits = SandboxLimits(
+            timeout_s=python_timeout_s, memory_mb=python_memory_mb, site_packages=site_packages
+        )
         self.sandbox: SandboxBackend | None = None
         if self._sources:
             self.sandbox = sandbox_backend(sandbox) if isinstance(sandbox, str) else sandbox
             processes = max_processes or os.cpu_count() or 2
             self._processes = LoopLocal(lambda: anyio.CapacityLimiter(processes))
-        self._input_spec = InputSpec(frozenset({"response"}), frozenset({"tool_calls", "item"}), accepts_any=True)
+        self._input_spec = InputSpec(
+            frozenset({"response"}), frozenset({"tool_calls", "item"}), accepts_any=True
+        )
 
     def _prepare(self, leaf: LeafSpec, max_reasks: int) -> None:
         key = id(leaf)
@@ -220,8 +235,10 @@ class OpenAIGrader(BaseGrader):
         """Grade one response (see the module docstring for the inputs)."""
         try:
             item, sample = self._namespaces(inputs)
-        except (SampleError, TypeError) as exc:
-            return GraderError(name=self.name, kind="invalid_input", message=str(exc), error_type=type(exc).__name__)
+        except (SampleError, TypeError, RecursionError) as exc:
+            return GraderError(
+                name=self.name, kind="invalid_input", message=str(exc), error_type=type(exc).__name__
+            )
         try:
             if isinstance(self.spec, MultiSpec):
                 result = await self._multi(self.spec, item, sample)
@@ -243,7 +260,11 @@ class OpenAIGrader(BaseGrader):
         update: dict[str, object] = {"metadata": metadata, "name": self.name}
         if blame.is_response_failure(result):
             bottom = blame.response_failure(
-                self.name, self.score_range, str(result.metadata.get("cause")), result.reason, score=self.response_failure_score
+                self.name,
+                self.score_range,
+                str(result.metadata.get("cause")),
+                result.reason,
+                score=self.response_failure_score,
             )
             update.update(score=bottom.score, score_range=self.score_range)
         return result.model_copy(update=update)
@@ -253,7 +274,9 @@ class OpenAIGrader(BaseGrader):
             raise TypeError(f"{self.name}: missing input 'response' (the model output to grade)")
         response = inputs["response"]
         if not isinstance(response, str | Mapping):
-            raise TypeError(f"input 'response' must be text or a message object, got {type(response).__name__}")
+            raise TypeError(
+                f"input 'response' must be text or a message object, got {type(response).__name__}"
+            )
         tool_calls = inputs.get("tool_calls")
         if tool_calls is not None and not isinstance(tool_calls, Sequence):
             raise TypeError(f"input 'tool_calls' must be a list, got {type(tool_calls).__name__}")
@@ -262,11 +285,13 @@ class OpenAIGrader(BaseGrader):
             if item is None:
                 item = {}
             if not isinstance(item, Mapping):
-                raise TypeError(f"input 'item' must be an object (the dataset item), got {type(item).__name__}")
+                raise TypeError(
+                    f"input 'item' must be an object (the dataset item), got {type(item).__name__}"
+                )
         else:
             item = {k: v for k, v in inputs.items() if k not in _SPECIAL_INPUTS}
-        sample = build_sample(response, tool_calls)  # type: ignore[arg-type]  # JSON-like by contract
-        return {str(k): v for k, v in item.items()}, sample
+        sample = build_sample(response, tool_calls)
+        return {str(k): _json(v) for k, v in item.items()}, sample
 
     async def _leaf(
         self,
@@ -313,7 +338,11 @@ class OpenAIGrader(BaseGrader):
             metadata.update(extra)
         value = min(1.0, max(0.0, value))
         return GraderScore(
-            name=name, score=value, reason=f"{leaf.evaluation_metric} {value:.4f}", metadata=metadata, score_range=_UNIT
+            name=name,
+            score=value,
+            reason=f"{leaf.evaluation_metric} {value:.4f}",
+            metadata=metadata,
+            score_range=_UNIT,
         )
 
     async def _python(
@@ -330,13 +359,18 @@ class OpenAIGrader(BaseGrader):
                 outcome = await run_grade(self.sandbox, self.limits, self._sources[id(leaf)], sample, item)
         except SandboxError as exc:
             return GraderError(
-                name=name, kind=exc.kind, message=f"python_grader_server_error: {exc}", error_type="SandboxError"
+                name=name,
+                kind=exc.kind,
+                message=f"python_grader_server_error: {exc}",
+                error_type="SandboxError",
             )
         except ValueError as exc:  # the item cannot be sent
             return GraderError(name=name, kind="invalid_input", message=str(exc), error_type="ValueError")
         metadata: dict[str, JsonValue] = {"image_tag": leaf.image_tag} if leaf.image_tag else {}
         if outcome.blame == "system":
-            return GraderError(name=name, kind="internal", message=f"python grader {leaf.name!r}: {outcome.detail}")
+            return GraderError(
+                name=name, kind="internal", message=f"python grader {leaf.name!r}: {outcome.detail}"
+            )
         if outcome.value is None:
             return blame.response_failure(name, rng, outcome.cause, outcome.detail, metadata=metadata)
         if not rng.contains(outcome.value):
@@ -349,7 +383,11 @@ class OpenAIGrader(BaseGrader):
                 metadata=metadata,
             )
         return GraderScore(
-            name=name, score=outcome.value, reason=f"grade() returned {outcome.value:g}", metadata=metadata, score_range=rng
+            name=name,
+            score=outcome.value,
+            reason=f"grade() returned {outcome.value:g}",
+            metadata=metadata,
+            score_range=rng,
         )
 
     async def _multi(
@@ -382,17 +420,23 @@ class OpenAIGrader(BaseGrader):
         failures = [(key, r) for key, r in zip(keys, done, strict=True) if blame.is_response_failure(r)]
         metadata: dict[str, JsonValue] = {"sub_rewards": sub_rewards}
         if failures:
-            key, first = failures[0]
-            assert isinstance(first, GraderScore)
+            key, failed = failures[0]
+            assert isinstance(failed, GraderScore)
             return blame.response_failure(
-                self.name, self.score_range, str(first.metadata.get("cause")), f"sub-grader {key!r}: {first.reason}", metadata=metadata
+                self.name,
+                self.score_range,
+                str(failed.metadata.get("cause")),
+                f"sub-grader {key!r}: {failed.reason}",
+                metadata=metadata,
             )
         scores = {key: r.score for key, r in zip(keys, done, strict=True) if isinstance(r, GraderScore)}
         assert self._formula is not None
         try:
             value = self._formula.evaluate(scores)
         except FormulaError as exc:
-            return blame.response_failure(self.name, self.score_range, "formula_error", str(exc), metadata=metadata)
+            return blame.response_failure(
+                self.name, self.score_range, "formula_error", str(exc), metadata=metadata
+            )
         if self.score_range is not None and not self.score_range.contains(value):
             return blame.response_failure(
                 self.name,
@@ -417,6 +461,17 @@ def _usage(results: Sequence[GraderScore | GraderError]) -> TokenUsage | None:
     return sum(spent[1:], spent[0]) if spent else None
 
 
+def _json(value: object) -> JsonValue:
+    """A dataset value as JSON data (tuples as lists, other objects as their text)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _json(v) for k, v in value.items()}
+    if isinstance(value, Sequence | set | frozenset) and not isinstance(value, bytes | bytearray):
+        return [_json(v) for v in value]
+    return str(value)
+
+
 def _string_check(spec: StringCheckSpec, name: str, left: str, right: str) -> GraderScore:
     if spec.operation == "eq":
         passed = left == right
@@ -435,8 +490,11 @@ def _string_check(spec: StringCheckSpec, name: str, left: str, right: str) -> Gr
     )
 
 
-def _load(grader: Mapping[str, JsonValue] | GraderSpec | str | os.PathLike[str]) -> GraderSpec:
-    if isinstance(grader, StringCheckSpec | TextSimilaritySpec | PythonSpec | ScoreModelSpec | LabelModelSpec | MultiSpec):
+def _load(grader: Mapping[str, object] | GraderSpec | str | os.PathLike[str]) -> GraderSpec:
+    if isinstance(
+        grader,
+        StringCheckSpec | TextSimilaritySpec | PythonSpec | ScoreModelSpec | LabelModelSpec | MultiSpec,
+    ):
         return grader
     if isinstance(grader, str) and grader.lstrip().startswith("{"):
         try:
@@ -450,7 +508,7 @@ def _load(grader: Mapping[str, JsonValue] | GraderSpec | str | os.PathLike[str])
 
 
 def from_openai_grader(
-    grader: Mapping[str, JsonValue] | str | os.PathLike[str],
+    grader: Mapping[str, object] | str | os.PathLike[str],
     *,
     model: ChatModel | None = None,
     embedder: Embedder | None = None,
@@ -468,4 +526,6 @@ def from_openai_grader(
         >>> grader.name, grader.score_range.high
         ('exact', 1.0)
     """
-    return OpenAIGrader(grader, model=model, embedder=embedder, sandbox=sandbox, site_packages=site_packages, name=name)
+    return OpenAIGrader(
+        grader, model=model, embedder=embedder, sandbox=sandbox, site_packages=site_packages, name=name
+    )

@@ -43,8 +43,10 @@ _Dumper.add_representer(str, _str)
 
 
 def _is_grader(value: object) -> bool:
-    return isinstance(value, Mapping) and isinstance(value.get("type"), str) and (
-        "name" in value or value.get("type") == "multi"
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("type"), str)
+        and ("name" in value or value.get("type") == "multi")
     )
 
 

@@ -88,7 +88,9 @@ class _Message:
 class ModelJudge:
     """The judge call of one ``score_model`` or ``label_model`` grader (stateless after construction)."""
 
-    def __init__(self, spec: ScoreModelSpec | LabelModelSpec, model: ChatModel, *, max_reasks: int = 1) -> None:
+    def __init__(
+        self, spec: ScoreModelSpec | LabelModelSpec, model: ChatModel, *, max_reasks: int = 1
+    ) -> None:
         self.spec = spec
         self.model = model
         self.max_reasks = max_reasks
@@ -117,7 +119,10 @@ class ModelJudge:
 
     def render(self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue]) -> list[dict[str, str]]:
         """The messages sent to the judge (raises :class:`~.templates.VariableError`)."""
-        return [{"role": "system", "content": self.instructions}, *(m.render(item, sample) for m in self.messages)]
+        return [
+            {"role": "system", "content": self.instructions},
+            *(m.render(item, sample) for m in self.messages),
+        ]
 
     def _read(self, content: str) -> tuple[float, str, list[JsonValue]]:
         """(score, label or "", steps) from a reply; ValueError if it is not usable."""
@@ -179,7 +184,10 @@ class ModelJudge:
                 if round_ < self.max_reasks:
                     conversation += [
                         {"role": "assistant", "content": response.content},
-                        {"role": "user", "content": f"Your reply could not be used: {exc}. {self.instructions}"},
+                        {
+                            "role": "user",
+                            "content": f"Your reply could not be used: {exc}. {self.instructions}",
+                        },
                     ]
                     continue
                 return GraderError(
@@ -190,11 +198,16 @@ class ModelJudge:
                     usage=usage,
                     latency_s=latency,
                 )
-            metadata: dict[str, JsonValue] = {"openai_model": self.spec.model, "judge_model": response.model or self.model.model}
+            metadata: dict[str, JsonValue] = {
+                "openai_model": self.spec.model,
+                "judge_model": response.model or self.model.model,
+            }
             if label:
                 metadata["label"] = label
             reason = "; ".join(
-                str(step.get("conclusion", "")) for step in steps if isinstance(step, dict) and step.get("conclusion")
+                str(step.get("conclusion", ""))
+                for step in steps
+                if isinstance(step, dict) and step.get("conclusion")
             )
             return GraderScore(
                 name=name,

@@ -63,7 +63,9 @@ def {_GRADE}(sample, item):
 _MAX_SOURCE_BYTES = 256 * 1024
 _STDERR_TAIL = 400
 _RUNNERS = frozenset({"exec", "eval", "compile", "__import__"})
-_RUNNER_ATTRS = frozenset({("pickle", "loads"), ("pickle", "load"), ("marshal", "loads"), ("importlib", "import_module")})
+_RUNNER_ATTRS = frozenset(
+    {("pickle", "loads"), ("pickle", "load"), ("marshal", "loads"), ("importlib", "import_module")}
+)
 
 
 def third_party_imports(source: str) -> list[str]:
@@ -113,9 +115,15 @@ class PythonSource:
             tree = ast.parse(source, filename=f"<{name}>")
         except SyntaxError as exc:
             raise ValueError(f"python grader {name!r}: source line {exc.lineno}: {exc.msg}") from None
-        grades = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == "grade"]
+        grades = [
+            n
+            for n in tree.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == "grade"
+        ]
         if not grades:
-            raise ValueError(f"python grader {name!r}: source defines no top-level function grade(sample, item)")
+            raise ValueError(
+                f"python grader {name!r}: source defines no top-level function grade(sample, item)"
+            )
         args = grades[-1].args
         positional = len(args.posonlyargs) + len(args.args)
         if isinstance(grades[-1], ast.AsyncFunctionDef) or (positional < 2 and args.vararg is None):
@@ -153,28 +161,43 @@ def judge_run(run: SandboxRun) -> GradeOutcome:
         # grade() never started: the source (config) failed while loading, or could not load in time.
         why = run.error_type or run.outcome
         return GradeOutcome(
-            None, "system", "python_grader_source_error", f"the grader source failed before grade() ran: {why}; {_tail(run.stderr)}"
+            None,
+            "system",
+            "python_grader_source_error",
+            f"the grader source failed before grade() ran: {why}; {_tail(run.stderr)}",
         )
     if graded is None:
-        causes = {"timeout": "python_grader_timeout", "memory": "python_grader_memory", "output_limit": "python_grader_output_limit"}
+        causes = {
+            "timeout": "python_grader_timeout",
+            "memory": "python_grader_memory",
+            "output_limit": "python_grader_output_limit",
+        }
         cause = causes.get(run.outcome, "python_grader_runtime_error")
-        return GradeOutcome(None, "response", cause, f"grade() did not return ({run.outcome}): {_tail(run.stderr)}")
+        return GradeOutcome(
+            None, "response", cause, f"grade() did not return ({run.outcome}): {_tail(run.stderr)}"
+        )
     if not graded.ok:
         detail = f"grade() raised {graded.error[:80] or 'an exception'}: {_tail(run.stderr)}"
         return GradeOutcome(None, "response", "python_grader_runtime_error", detail)
     try:
         value = values.decode(graded.value)
     except (ValueError, TypeError, RecursionError):
-        return GradeOutcome(None, "response", "python_grader_runtime_error", "grade() returned a value that cannot be read")
+        return GradeOutcome(
+            None, "response", "python_grader_runtime_error", "grade() returned a value that cannot be read"
+        )
     if not isinstance(value, int | float):  # bool is an int: True counts as 1.0, as float(True) does
         shown = type(value).__name__
-        return GradeOutcome(None, "response", "python_grader_runtime_error", f"grade() returned {shown}, not a number")
+        return GradeOutcome(
+            None, "response", "python_grader_runtime_error", f"grade() returned {shown}, not a number"
+        )
     try:
         number = float(value)
     except OverflowError:
         number = math.inf
     if not math.isfinite(number):
-        return GradeOutcome(None, "response", "python_grader_runtime_error", f"grade() returned {number}, not a finite number")
+        return GradeOutcome(
+            None, "response", "python_grader_runtime_error", f"grade() returned {number}, not a finite number"
+        )
     return GradeOutcome(number)
 
 
@@ -195,7 +218,10 @@ async def run_grade(
         values.encode(dict(sample))
     except ValueError:
         return GradeOutcome(
-            None, "response", "sample_too_large", f"the sample is nested deeper than {values.MAX_DEPTH} or has more than {values.MAX_NODES} parts"
+            None,
+            "response",
+            "sample_too_large",
+            f"the sample is nested deeper than {values.MAX_DEPTH} or has more than {values.MAX_NODES} parts",
         )
     try:
         values.encode(dict(item))

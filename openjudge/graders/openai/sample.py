@@ -83,9 +83,7 @@ def build_sample(
     if isinstance(response, Mapping):
         content = response.get("content")
         if isinstance(content, list):  # content parts
-            content = "".join(
-                str(part.get("text", "")) for part in content if isinstance(part, Mapping)
-            )
+            content = "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
         text = content if isinstance(content, str) else ""
         if tool_calls is None:
             own = response.get("tool_calls")
@@ -94,7 +92,9 @@ def build_sample(
         text = response
     else:
         raise SampleError(f"the response must be text or a message object, got {type(response).__name__}")
-    if tool_calls is not None and (isinstance(tool_calls, str | bytes) or not isinstance(tool_calls, Sequence)):
+    if tool_calls is not None and (
+        isinstance(tool_calls, str | bytes) or not isinstance(tool_calls, Sequence)
+    ):
         raise SampleError(f"tool_calls must be a list, got {type(tool_calls).__name__}")
     tools: list[JsonValue] = [_tool_call(call, i) for i, call in enumerate(tool_calls or ())]
     message: dict[str, JsonValue] = {"role": "assistant", "content": text}
@@ -104,7 +104,5 @@ def build_sample(
         "output_text": text,
         "output_json": parse_json_output(text),
         "output_tools": tools,
-        "choices": [
-            {"index": 0, "message": message, "finish_reason": "tool_calls" if tools else "stop"}
-        ],
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if tools else "stop"}],
     }

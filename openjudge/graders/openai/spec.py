@@ -146,7 +146,9 @@ class ScoreModelSpec(_Spec):
     @field_validator("range")
     @classmethod
     def _ordered(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
-        if value is not None and not (math.isfinite(value[0]) and math.isfinite(value[1]) and value[0] < value[1]):
+        if value is not None and not (
+            math.isfinite(value[0]) and math.isfinite(value[1]) and value[0] < value[1]
+        ):
             raise ValueError(f"range needs two finite numbers, low < high; got {list(value)}")
         return value
 

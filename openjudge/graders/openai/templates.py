@@ -78,7 +78,7 @@ class Reference:
             VariableError: A step is missing (or ``sample.output_json`` is not available).
         """
         value: JsonValue = dict(item) if self.namespace == "item" else dict(sample)
-        walked = self.namespace
+        walked: str = self.namespace
         for step in self.steps:
             if isinstance(step, int):
                 if not isinstance(value, list) or not -len(value) <= step < len(value):
@@ -88,7 +88,11 @@ class Reference:
                 walked = f"{walked}[{step}]"
             else:
                 if not isinstance(value, dict) or step not in value:
-                    what = "has no field" if isinstance(value, dict) else f"is {_kind(value)}, so it has no field"
+                    what = (
+                        "has no field"
+                        if isinstance(value, dict)
+                        else f"is {_kind(value)}, so it has no field"
+                    )
                     raise self._missing(f"{walked} {what} {step!r}")
                 value = value[step]
                 walked = f"{walked}.{step}"
@@ -119,7 +123,7 @@ def parse_reference(text: str) -> Reference:
     Raises:
         ValueError: Not ``item.<path>`` or ``sample.<field>...`` (the message says what is accepted).
     """
-    head, sep, _ = text.partition(".")
+    head = text.partition(".")[0]
     bracket = head.find("[")
     namespace = head[:bracket] if bracket != -1 else head
     if namespace not in ("item", "sample"):
@@ -184,7 +188,8 @@ class Template:
             VariableError: A reference cannot be filled.
         """
         return "".join(
-            part if isinstance(part, str) else render_value(part.resolve(item, sample)) for part in self._parts
+            part if isinstance(part, str) else render_value(part.resolve(item, sample))
+            for part in self._parts
         )
 
     def namespaces(self) -> frozenset[Namespace]:

@@ -21,8 +21,12 @@ def grade(grader: OpenAIGrader, **inputs: object) -> GraderResult:
 
 
 def score_of(result: GraderResult) -> float:
+    return scored(result).score
+
+
+def scored(result: GraderResult) -> GraderScore:
     assert isinstance(result, GraderScore), result
-    return result.score
+    return result
 
 
 def error_of(result: GraderResult) -> GraderError:
@@ -80,7 +84,10 @@ GUIDE_SCORE_MODEL: dict[str, JsonValue] = {
             "content": "You are an expert grader. If the reference and model answer are exact matches, output a "
             "score of 1. If they are somewhat similar in meaning, output a score in 0.5. Otherwise, give a score of 0.",
         },
-        {"role": "user", "content": "Reference: {{ item.reference_answer }}. Model answer: {{ sample.output_text }}"},
+        {
+            "role": "user",
+            "content": "Reference: {{ item.reference_answer }}. Model answer: {{ sample.output_text }}",
+        },
     ],
     "pass_threshold": 0.5,
     "model": "o4-mini-2025-04-16",

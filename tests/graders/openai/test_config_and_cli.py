@@ -7,6 +7,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from providers.testing.judge_server import JudgeServerProcess
 from tests.graders.openai.helpers import DATA, GUIDE_MULTI, GUIDE_SCORE_MODEL
 
 
-def results(path: Path) -> dict[str, dict[str, object]]:
+def results(path: Path) -> dict[str, dict[str, Any]]:
     rows = [json.loads(line) for line in path.read_text().splitlines()[1:]]
     return {row["id"]: row["results"] for row in rows}
 
@@ -26,7 +27,19 @@ def results(path: Path) -> dict[str, dict[str, object]]:
 def test_cookbook_rft_job_through_import_and_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shutil.copy(DATA / "samples.jsonl", tmp_path / "samples.jsonl")
     config = tmp_path / "job.yaml"
-    assert main(["import-openai-graders", str(DATA / "rft_job.json"), "--data", "samples.jsonl", "-o", str(config)]) == 0
+    assert (
+        main(
+            [
+                "import-openai-graders",
+                str(DATA / "rft_job.json"),
+                "--data",
+                "samples.jsonl",
+                "-o",
+                str(config),
+            ]
+        )
+        == 0
+    )
     assert "wrote" in capsys.readouterr().out
     text = config.read_text()
     assert "type: openai_grader" in text and "source: |" in text and "calculate_output: 0.6 * exact" in text
@@ -43,13 +56,17 @@ def test_cookbook_rft_job_through_import_and_run(tmp_path: Path, capsys: pytest.
     assert reward["not_json"]["metadata"]["cause"] == "sample_parse_error"
 
 
-def test_import_refuses_to_overwrite_and_explains_bad_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_import_refuses_to_overwrite_and_explains_bad_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "job.yaml"
     out.write_text("keep me")
     assert main(["import-openai-graders", str(DATA / "rft_job.json"), "-o", str(out)]) == 1
     assert "exists; pass --force" in capsys.readouterr().err and out.read_text() == "keep me"
     bad = tmp_path / "bad.json"
-    bad.write_text('{"type": "string_check", "name": "x", "input": "a", "reference": "b", "operation": "neq"}')
+    bad.write_text(
+        '{"type": "string_check", "name": "x", "input": "a", "reference": "b", "operation": "neq"}'
+    )
     assert main(["import-openai-graders", str(bad)]) == 1
     assert "grader 'x': operation: Input should be 'eq', 'ne', 'like' or 'ilike'" in capsys.readouterr().err
     broken = tmp_path / "broken.json"
@@ -79,7 +96,9 @@ def judge_server() -> Iterator[JudgeServerProcess]:
         yield server
 
 
-def test_a_grader_file_beside_the_config_and_a_model_grader_over_http(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
+def test_a_grader_file_beside_the_config_and_a_model_grader_over_http(
+    tmp_path: Path, judge_server: JudgeServerProcess
+) -> None:
     (tmp_path / "graders").mkdir()
     (tmp_path / "graders" / "judge.json").write_text(json.dumps(GUIDE_SCORE_MODEL))
     config = tmp_path / "job.yaml"
@@ -104,8 +123,13 @@ graders:
     assert job.grader_providers == {"similarity": "local"}
     grader = job.runner.grader_configs["similarity"].grader
     assert isinstance(grader, OpenAIGrader) and grader.name == "similarity"
-    (tmp_path / "data.jsonl").write_text(json.dumps({"id": "a", "answer": "Paris", "row": {"reference_answer": "Paris"}}) + "\n")
-    assert main(["run", str(config), "--data", str(tmp_path / "data.jsonl"), "--out", str(tmp_path / "r.jsonl")]) == 0
+    (tmp_path / "data.jsonl").write_text(
+        json.dumps({"id": "a", "answer": "Paris", "row": {"reference_answer": "Paris"}}) + "\n"
+    )
+    assert (
+        main(["run", str(config), "--data", str(tmp_path / "data.jsonl"), "--out", str(tmp_path / "r.jsonl")])
+        == 0
+    )
     result = results(tmp_path / "r.jsonl")["a"]["similarity"]
     # The test server answers every JSON request with an instance of its schema: the middle of [0, 1].
     assert result["score"] == 0.5 and result["metadata"]["passed"] is True
@@ -129,5 +153,11 @@ graders:
     with pytest.raises(ConfigError) as err:
         build_job(load_config(config), source=str(config), base_dir=tmp_path, use_cache=False)
     problems = "\n".join(err.value.problems)
-    assert f"{config}:5: graders.judged.params: cannot build 'openai_grader': label_model grader 'l' needs a judge" in problems
-    assert "graders.missing.params: cannot build 'openai_grader':" in problems and "nowhere.json: cannot read" in problems
+    assert (
+        f"{config}:5: graders.judged.params: cannot build 'openai_grader': label_model grader 'l' needs a judge"
+        in problems
+    )
+    assert (
+        "graders.missing.params: cannot build 'openai_grader':" in problems
+        and "nowhere.json: cannot read" in problems
+    )

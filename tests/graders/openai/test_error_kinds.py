@@ -34,14 +34,30 @@ def python(body: str) -> dict[str, object]:
 RESPONSE_CAUSED: list[tuple[str, Callable[[], GraderResult]]] = [
     (
         "sample_parse_error",
-        lambda: grade(from_openai_grader(string_check("eq", input="{{ sample.output_json.answer }}")), response="Paris", reference_answer="Paris"),
+        lambda: grade(
+            from_openai_grader(string_check("eq", input="{{ sample.output_json.answer }}")),
+            response="Paris",
+            reference_answer="Paris",
+        ),
     ),
     (
         "invalid_variable_error",
-        lambda: grade(from_openai_grader(string_check("eq", input="{{ sample.output_json.answer }}")), response='{"city": "Paris"}', reference_answer="Paris"),
+        lambda: grade(
+            from_openai_grader(string_check("eq", input="{{ sample.output_json.answer }}")),
+            response='{"city": "Paris"}',
+            reference_answer="Paris",
+        ),
     ),
     ("python_grader_runtime_error", lambda: grade(from_openai_grader(python("return 1 / 0")), response="x")),
-    ("formula_error", lambda: grade(from_openai_grader({**GUIDE_MULTI, "calculate_output": "name / arguments"}), response="", item={"name": "f", "arguments": "{}"}, tool_calls=[{"function": {"name": "g", "arguments": "[]"}}])),
+    (
+        "formula_error",
+        lambda: grade(
+            from_openai_grader({**GUIDE_MULTI, "calculate_output": "name / arguments"}),
+            response="",
+            item={"name": "f", "arguments": "{}"},
+            tool_calls=[{"function": {"name": "g", "arguments": "[]"}}],
+        ),
+    ),
 ]
 
 
@@ -60,28 +76,47 @@ SYSTEM_CAUSED: list[tuple[str, str, Callable[[], GraderResult]]] = [
     (
         "model_grader_parse_error",
         "parse_error",
-        lambda: grade(from_openai_grader(GUIDE_SCORE_MODEL, model=model(lambda r: "I think it is good")), response="x", reference_answer="y"),
+        lambda: grade(
+            from_openai_grader(GUIDE_SCORE_MODEL, model=model(lambda r: "I think it is good")),
+            response="x",
+            reference_answer="y",
+        ),
     ),
     (
         "model_grader_refusal_error",
         "refused",
-        lambda: grade(from_openai_grader(GUIDE_SCORE_MODEL, model=model(lambda r: ChatResponse("", finish_reason="content_filter"))), response="x", reference_answer="y"),
+        lambda: grade(
+            from_openai_grader(
+                GUIDE_SCORE_MODEL, model=model(lambda r: ChatResponse("", finish_reason="content_filter"))
+            ),
+            response="x",
+            reference_answer="y",
+        ),
     ),
     (
         "model_grader_server_error",
         "provider_error",
-        lambda: grade(from_openai_grader(GUIDE_SCORE_MODEL, model=model(raise_503)), response="x", reference_answer="y"),
+        lambda: grade(
+            from_openai_grader(GUIDE_SCORE_MODEL, model=model(raise_503)), response="x", reference_answer="y"
+        ),
     ),
     (
         "python_grader_server_error (the source fails before grade)",
         "internal",
-        lambda: grade(from_openai_grader({"type": "python", "name": "p", "source": "1/0\ndef grade(s, i):\n    return 1\n"}), response="x"),
+        lambda: grade(
+            from_openai_grader(
+                {"type": "python", "name": "p", "source": "1/0\ndef grade(s, i):\n    return 1\n"}
+            ),
+            response="x",
+        ),
     ),
 ]
 
 
 @pytest.mark.parametrize(("openai_kind", "kind", "run"), SYSTEM_CAUSED, ids=[k for k, _, _ in SYSTEM_CAUSED])
-def test_system_caused_errors_are_grader_errors(openai_kind: str, kind: str, run: Callable[[], GraderResult]) -> None:
+def test_system_caused_errors_are_grader_errors(
+    openai_kind: str, kind: str, run: Callable[[], GraderResult]
+) -> None:
     assert error_of(run()).kind == kind
 
 
@@ -90,9 +125,31 @@ def test_system_caused_errors_are_grader_errors(openai_kind: str, kind: str, run
     [
         ({**GUIDE_MULTI, "calculate_output": "name +* args"}, "formula_parse_error"),
         (string_check("eq", input="{{ model.output }}"), "starts with 'item.' or 'sample.'"),
-        ({**string_check("eq"), "operation": "neq"}, "operation: Input should be 'eq', 'ne', 'like' or 'ilike'"),
-        ({"type": "text_similarity", "name": "t", "input": "a", "reference": "b", "evaluation_metric": "rouge"}, "evaluation_metric"),
-        ({"type": "string_check", "name": "t", "input": "a", "reference": "b", "operation": "eq", "extra": 1}, "extra: Extra inputs are not permitted"),
+        (
+            {**string_check("eq"), "operation": "neq"},
+            "operation: Input should be 'eq', 'ne', 'like' or 'ilike'",
+        ),
+        (
+            {
+                "type": "text_similarity",
+                "name": "t",
+                "input": "a",
+                "reference": "b",
+                "evaluation_metric": "rouge",
+            },
+            "evaluation_metric",
+        ),
+        (
+            {
+                "type": "string_check",
+                "name": "t",
+                "input": "a",
+                "reference": "b",
+                "operation": "eq",
+                "extra": 1,
+            },
+            "extra: Extra inputs are not permitted",
+        ),
         ({"type": "grader_of_doom"}, "does not match any of the expected tags"),
     ],
 )
@@ -102,6 +159,8 @@ def test_config_mistakes_are_refused_when_built(grader: dict[str, object], messa
 
 
 def test_a_custom_failure_score() -> None:
-    grader = OpenAIGrader(python("return float(sample['output_text'])"), response_failure_score=-1.0, python_score_range=(-1, 1))
+    grader = OpenAIGrader(
+        python("return float(sample['output_text'])"), response_failure_score=-1.0, python_score_range=(-1, 1)
+    )
     result = blamed(grade(grader, response="nope"), "python_grader_runtime_error")
     assert result.score == -1.0

@@ -12,21 +12,30 @@ from openjudge.models.chat_model import ChatRequest, ChatResponse
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from providers.testing.function_model import FunctionChatModel
-from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, error_of, grade, score_of
+from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, error_of, grade, score_of, scored
 
 
-def judge(reply: Callable[[ChatRequest], str | ChatResponse], seen: list[ChatRequest] | None = None) -> FunctionChatModel:
+def judge(
+    reply: Callable[[ChatRequest], str | ChatResponse], seen: list[ChatRequest] | None = None
+) -> FunctionChatModel:
     def record(request: ChatRequest) -> str | ChatResponse:
         if seen is not None:
             seen.append(request)
         return reply(request)
 
-    return FunctionChatModel(record, model="local-judge", policy=ProviderPolicy(retry=RetryPolicy(max_attempts=1)))
+    return FunctionChatModel(
+        record, model="local-judge", policy=ProviderPolicy(retry=RetryPolicy(max_attempts=1))
+    )
 
 
 def test_the_guides_score_model_through_another_provider() -> None:
     seen: list[ChatRequest] = []
-    model = judge(lambda r: json.dumps({"steps": [{"description": "compare", "conclusion": "exact match"}], "result": 1}), seen)
+    model = judge(
+        lambda r: json.dumps(
+            {"steps": [{"description": "compare", "conclusion": "exact match"}], "result": 1}
+        ),
+        seen,
+    )
     grader = from_openai_grader(GUIDE_SCORE_MODEL, model=model)
     result = grade(grader, response="Paris", reference_answer="Paris")
     assert score_of(result) == 1.0 and result.reason == "exact match"
@@ -49,13 +58,19 @@ def test_developer_messages_and_text_parts() -> None:
         "range": [1, 7],
         "input": [
             {"role": "developer", "content": "Grade it."},
-            {"role": "user", "content": [{"type": "input_text", "text": "Answer: "}, "{{ sample.output_text }}"]},
+            {
+                "role": "user",
+                "content": [{"type": "input_text", "text": "Answer: "}, "{{ sample.output_text }}"],
+            },
         ],
     }
     grader = from_openai_grader(spec, model=judge(lambda r: '```json\n{"steps": [], "result": 6}\n```', seen))
-    result = grade(grader, response="42")
+    result = scored(grade(grader, response="42"))
     assert score_of(result) == 6.0 and result.normalized_score == pytest.approx(5 / 6)
-    assert seen[0].messages[1:] == [{"role": "system", "content": "Grade it."}, {"role": "user", "content": "Answer: 42"}]
+    assert seen[0].messages[1:] == [
+        {"role": "system", "content": "Grade it."},
+        {"role": "user", "content": "Answer: 42"},
+    ]
 
 
 def test_an_out_of_range_score_is_re_asked_then_a_parse_error() -> None:
@@ -107,6 +122,9 @@ def test_refusal_and_server_errors_keep_their_kind() -> None:
 def test_a_model_grader_needs_a_model_and_text_only() -> None:
     with pytest.raises(ValueError, match="needs a judge: pass model="):
         OpenAIGrader(LABELS)
-    image = {**LABELS, "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "http://x/y.png"}]}]}
+    image = {
+        **LABELS,
+        "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "http://x/y.png"}]}],
+    }
     with pytest.raises(ValueError, match="input_image content parts are not supported"):
         OpenAIGrader(image, model=judge(lambda r: ""))

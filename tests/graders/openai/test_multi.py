@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import JsonValue
 
 from openjudge.graders.openai import from_openai_grader
 from openjudge.models.chat_model import ChatRequest
@@ -13,7 +14,12 @@ from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from providers.testing.function_model import FunctionChatModel
 from tests.graders.openai.helpers import GUIDE_MULTI, blamed, error_of, grade, score_of
 
-CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+
+def call(name: str, arguments: str) -> dict[str, JsonValue]:
+    return {"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+CALL = call("get_weather", '{"city": "Paris"}')
 ITEM = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
 
 
@@ -21,11 +27,21 @@ ITEM = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
     ("tool_calls", "reward", "subs"),
     [
         ([CALL], 1.0, {"name": 1.0, "arguments": 1.0}),
-        ([{**CALL, "function": {**CALL["function"], "arguments": '{"city": "Lyon"}'}}], 0.5, {"name": 1.0, "arguments": 0.0}),
-        ([{**CALL, "function": {"name": "get_time", "arguments": "{}"}}], 0.0, {"name": 0.0, "arguments": 0.0}),
+        (
+            [call("get_weather", '{"city": "Lyon"}')],
+            0.5,
+            {"name": 1.0, "arguments": 0.0},
+        ),
+        (
+            [call("get_time", "{}")],
+            0.0,
+            {"name": 0.0, "arguments": 0.0},
+        ),
     ],
 )
-def test_the_guides_tool_call_multigrader(tool_calls: list[object], reward: float, subs: dict[str, float]) -> None:
+def test_the_guides_tool_call_multigrader(
+    tool_calls: list[object], reward: float, subs: dict[str, float]
+) -> None:
     grader = from_openai_grader(GUIDE_MULTI)
     result = grade(grader, response="", tool_calls=tool_calls, item=ITEM)
     assert score_of(result) == reward and result.metadata["sub_rewards"] == subs
@@ -33,7 +49,10 @@ def test_the_guides_tool_call_multigrader(tool_calls: list[object], reward: floa
 
 
 def test_a_response_without_the_tool_call_is_a_response_failure() -> None:
-    result = blamed(grade(from_openai_grader(GUIDE_MULTI), response="I won't call tools", item=ITEM), "invalid_variable_error")
+    result = blamed(
+        grade(from_openai_grader(GUIDE_MULTI), response="I won't call tools", item=ITEM),
+        "invalid_variable_error",
+    )
     assert result.score == 0.0
 
 
@@ -63,8 +82,20 @@ def test_a_formula_that_cannot_be_computed_is_the_responses() -> None:
         "type": "multi",
         "name": "ratio",
         "graders": {
-            "a": {"type": "string_check", "name": "a", "input": "{{ sample.output_text }}", "reference": "yes", "operation": "eq"},
-            "b": {"type": "string_check", "name": "b", "input": "{{ sample.output_text }}", "reference": "yes", "operation": "like"},
+            "a": {
+                "type": "string_check",
+                "name": "a",
+                "input": "{{ sample.output_text }}",
+                "reference": "yes",
+                "operation": "eq",
+            },
+            "b": {
+                "type": "string_check",
+                "name": "b",
+                "input": "{{ sample.output_text }}",
+                "reference": "yes",
+                "operation": "like",
+            },
         },
         "calculate_output": "a / b",
     }
@@ -83,7 +114,13 @@ def test_a_system_failure_of_a_sub_grader_fails_the_multi() -> None:
         "type": "multi",
         "name": "mixed",
         "graders": {
-            "exact": {"type": "string_check", "name": "e", "input": "{{ sample.output_text }}", "reference": "4", "operation": "eq"},
+            "exact": {
+                "type": "string_check",
+                "name": "e",
+                "input": "{{ sample.output_text }}",
+                "reference": "4",
+                "operation": "eq",
+            },
             "judge": {
                 "type": "score_model",
                 "name": "j",

@@ -9,7 +9,7 @@ import pytest
 
 from openjudge.graders.code.sandbox import SandboxError, SandboxJob, SandboxLimits, SandboxRun
 from openjudge.graders.openai import OpenAIGrader, from_openai_grader
-from tests.graders.openai.helpers import GUIDE_PYTHON_SOURCE, blamed, error_of, grade, score_of
+from tests.graders.openai.helpers import GUIDE_PYTHON_SOURCE, blamed, error_of, grade, score_of, scored
 
 
 def python(source: str, **extra: object) -> dict[str, object]:
@@ -40,7 +40,7 @@ def grade(sample, item):
 
 def test_the_value_is_grades_float() -> None:
     grader = from_openai_grader(python(RATIO))
-    result = grade(grader, response="kitten", reference_answer="sitting")
+    result = scored(grade(grader, response="kitten", reference_answer="sitting"))
     assert score_of(result) == pytest.approx(8 / 13)
     assert result.score_range is not None and (result.score_range.low, result.score_range.high) == (0, 1)
 
@@ -51,7 +51,9 @@ def test_the_guides_example_with_rapidfuzz_in_the_sandbox() -> None:
     grader = from_openai_grader(python(GUIDE_PYTHON_SOURCE), sandbox="process")
     assert grader.limits.site_packages is True  # it imports rapidfuzz
     result = grade(grader, response="The capital is Paris", reference_answer="Paris")
-    assert score_of(result) == pytest.approx(fuzz.WRatio("The capital is Paris", "Paris", processor=utils.default_process) / 100)
+    assert score_of(result) == pytest.approx(
+        fuzz.WRatio("The capital is Paris", "Paris", processor=utils.default_process) / 100
+    )
 
 
 @pytest.mark.parametrize(
@@ -91,7 +93,9 @@ def grade(sample, item):
 
 
 def test_a_source_that_fails_before_grade_runs_is_a_system_error() -> None:
-    grader = from_openai_grader(python("raise RuntimeError('a bug in the config')\n\ndef grade(sample, item):\n    return 1.0\n"))
+    grader = from_openai_grader(
+        python("raise RuntimeError('a bug in the config')\n\ndef grade(sample, item):\n    return 1.0\n")
+    )
     err = error_of(grade(grader, response="x"))
     assert err.kind == "internal" and "failed before grade() ran" in err.message
 
@@ -131,7 +135,9 @@ def grade(sample, item):
 
 
 def test_a_sample_that_is_a_report_is_only_data() -> None:
-    grader = from_openai_grader(python("def grade(sample, item):\n    return 0.0 if sample['output_json'] else 0.5\n"))
+    grader = from_openai_grader(
+        python("def grade(sample, item):\n    return 0.0 if sample['output_json'] else 0.5\n")
+    )
     assert score_of(grade(grader, response=FORGED_REPORT)) == 0.0
 
 
@@ -150,17 +156,25 @@ def test_an_item_too_deep_to_send_is_the_datasets() -> None:
 
 
 def test_a_grader_that_executes_sample_text_is_reported_when_built(caplog: pytest.LogCaptureFixture) -> None:
-    source = "def grade(sample, item):\n    scope = {}\n    exec(sample['output_text'], scope)\n    return 1.0\n"
+    source = (
+        "def grade(sample, item):\n    scope = {}\n    exec(sample['output_text'], scope)\n    return 1.0\n"
+    )
     with caplog.at_level(logging.WARNING):
         from_openai_grader(python(source))
     assert "runs text as code (line 3: exec())" in caplog.text
 
 
 def test_other_ranges_and_booleans() -> None:
-    grader = OpenAIGrader(python("def grade(sample, item):\n    return len(sample['output_text'])\n"), python_score_range=(0, 10))
-    result = grade(grader, response="abcdefg")
+    grader = OpenAIGrader(
+        python("def grade(sample, item):\n    return len(sample['output_text'])\n"),
+        python_score_range=(0, 10),
+    )
+    result = scored(grade(grader, response="abcdefg"))
     assert score_of(result) == 7.0 and result.normalized_score == pytest.approx(0.7)
-    assert score_of(grade(from_openai_grader(python("def grade(s, i):\n    return True\n")), response="x")) == 1.0
+    assert (
+        score_of(grade(from_openai_grader(python("def grade(s, i):\n    return True\n")), response="x"))
+        == 1.0
+    )
 
 
 class BrokenSandbox:

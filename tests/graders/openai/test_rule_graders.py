@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from nltk.translate.bleu_score import sentence_bleu
-from nltk.translate.gleu_score import sentence_gleu
+from nltk.translate.bleu_score import sentence_bleu  # type: ignore[import-untyped]  # no py.typed
+from nltk.translate.gleu_score import sentence_gleu  # type: ignore[import-untyped]  # no py.typed
 from rapidfuzz import fuzz, utils
-from rouge_score.rouge_scorer import RougeScorer
+from rouge_score.rouge_scorer import RougeScorer  # type: ignore[import-untyped]  # no py.typed
 
 from openjudge.graders import from_openai_grader
 from tests.graders.openai.helpers import error_of, grade, score_of, string_check
@@ -74,11 +74,18 @@ def test_similarity_is_the_librarys_metric(metric: str, expected: float) -> None
 
 def test_hand_computed_values() -> None:
     # ROUGE-1: 6 of 8 hypothesis words and 6 of 6 reference words match: F1 = 2PR/(P+R) = 6/7.
-    assert score_of(grade(from_openai_grader(similarity("rouge_1")), response=HYP, reference_answer=REF)) == pytest.approx(6 / 7)
+    assert score_of(
+        grade(from_openai_grader(similarity("rouge_1")), response=HYP, reference_answer=REF)
+    ) == pytest.approx(6 / 7)
     # ROUGE-L: the longest common subsequence "the cat sat on the mat" (6 words): the same 6/7.
-    assert score_of(grade(from_openai_grader(similarity("rouge_l")), response=HYP, reference_answer=REF)) == pytest.approx(6 / 7)
+    assert score_of(
+        grade(from_openai_grader(similarity("rouge_l")), response=HYP, reference_answer=REF)
+    ) == pytest.approx(6 / 7)
     # BLEU without smoothing: no 4-gram in common gives (nearly) 0, as in NLTK.
-    assert score_of(grade(from_openai_grader(similarity("bleu")), response="cat on mat", reference_answer=REF)) < 1e-9
+    assert (
+        score_of(grade(from_openai_grader(similarity("bleu")), response="cat on mat", reference_answer=REF))
+        < 1e-9
+    )
 
 
 @pytest.mark.parametrize("metric", ["fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_3", "rouge_l"])
@@ -89,7 +96,9 @@ def test_identical_texts_score_one(metric: str) -> None:
 
 
 def test_meteor_without_wordnet_says_so() -> None:
-    result = grade(from_openai_grader(similarity("meteor")), response="the cat sat", reference_answer="the cat sat")
+    result = grade(
+        from_openai_grader(similarity("meteor")), response="the cat sat", reference_answer="the cat sat"
+    )
     assert "meteor_synonyms" in result.metadata
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import JsonValue
 
 from openjudge.graders.openai.sample import build_sample, parse_json_output
 from openjudge.graders.openai.templates import Template, VariableError, parse_reference
@@ -14,7 +15,7 @@ SAMPLE = build_sample(
 
 
 def test_references_walk_keys_and_indexes_with_or_without_spaces() -> None:
-    item = {"reference_answer": "Paris", "meta": {"tags": ["geo", "fr"]}}
+    item: dict[str, JsonValue] = {"reference_answer": "Paris", "meta": {"tags": ["geo", "fr"]}}
     t = Template("{{ item.reference_answer }}/{{item.meta.tags[1]}}/{{ sample.output_json.answer }}")
     assert t.render(item, SAMPLE) == "Paris/fr/Paris"
     assert Template("{{ sample.output_tools[0].function.name }}").render({}, SAMPLE) == "lookup"
@@ -25,12 +26,16 @@ def test_non_strings_render_as_compact_json() -> None:
     assert Template("{{ sample.output_json.steps }}").render({}, SAMPLE) == "[1,2.5,true,null]"
     assert Template("{{ item.x }}").render({"x": {"a": [1, "é"]}}, SAMPLE) == '{"a":[1,"é"]}'
     # Chat Completions sends tool arguments as a JSON string; an object from a dataset becomes one.
-    assert Template("{{ sample.output_tools[0].function.arguments }}").render({}, SAMPLE) == '{"city": "Paris"}'
+    assert (
+        Template("{{ sample.output_tools[0].function.arguments }}").render({}, SAMPLE) == '{"city": "Paris"}'
+    )
 
 
 def test_values_are_inserted_once_never_reparsed() -> None:
     sample = build_sample("{{ item.secret }}")
-    assert Template("say {{ sample.output_text }}").render({"secret": "leak"}, sample) == "say {{ item.secret }}"
+    assert (
+        Template("say {{ sample.output_text }}").render({"secret": "leak"}, sample) == "say {{ item.secret }}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -51,7 +56,9 @@ def test_bad_references_are_refused_when_built(text: str, message: str) -> None:
 def test_missing_fields_name_their_namespace_and_path() -> None:
     with pytest.raises(VariableError) as missing_item:
         Template("{{ item.reference_answer }}").render({"question": "q"}, SAMPLE)
-    assert missing_item.value.namespace == "item" and "item has no field 'reference_answer'" in str(missing_item.value)
+    assert missing_item.value.namespace == "item" and "item has no field 'reference_answer'" in str(
+        missing_item.value
+    )
     with pytest.raises(VariableError) as no_tool:
         Template("{{ sample.output_tools[1].function.name }}").render({}, SAMPLE)
     assert no_tool.value.namespace == "sample" and no_tool.value.cause == "invalid_variable_error"
@@ -74,7 +81,11 @@ def test_output_json_refuses_what_json_does_not_allow_and_survives_hostile_nesti
 
 def test_a_response_message_gives_text_and_tools() -> None:
     sample = build_sample(
-        {"role": "assistant", "content": [{"type": "text", "text": "hi"}], "tool_calls": [{"function": {"name": "f"}}]}
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}],
+            "tool_calls": [{"function": {"name": "f"}}],
+        }
     )
     assert sample["output_text"] == "hi"
     assert sample["output_tools"] == [{"function": {"name": "f"}, "type": "function"}]
@@ -89,4 +100,8 @@ def test_a_response_message_gives_text_and_tools() -> None:
 
 def test_parse_reference_keeps_the_text() -> None:
     ref = parse_reference("sample.output_json.a[0]")
-    assert (ref.namespace, ref.steps, ref.text) == ("sample", ("output_json", "a", 0), "sample.output_json.a[0]")
+    assert (ref.namespace, ref.steps, ref.text) == (
+        "sample",
+        ("output_json", "a", 0),
+        "sample.output_json.a[0]",
+    )

@@ -15,7 +15,14 @@ from integrations.verl import OpenJudgeRewardManager
 from integrations.verl.scoring import shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.cli import main
-from tests.integrations.verl.helpers import Prompt, importlib_overrides, make_batch, make_tokenizer, trainer_config, words_of
+from tests.integrations.verl.helpers import (
+    Prompt,
+    importlib_overrides,
+    make_batch,
+    make_tokenizer,
+    trainer_config,
+    words_of,
+)
 
 RFT_JOB = Path(__file__).resolve().parents[2] / "graders" / "openai" / "data" / "rft_job.json"
 
@@ -25,7 +32,9 @@ def imported_config(directory: Path) -> Path:
     path = directory / "graders.yaml"
     assert main(["import-openai-graders", str(RFT_JOB), "-o", str(path)]) == 0
     text = path.read_text().replace(
-        "    type: openai_grader\n", "    type: openai_grader\n    mapper: {response: response, item: extra_info}\n", 1
+        "    type: openai_grader\n",
+        "    type: openai_grader\n    mapper: {response: response, item: extra_info}\n",
+        1,
     )
     path.write_text(text)
     return path
@@ -56,7 +65,13 @@ ANSWER_GRADER = {
             "name": "said",
             "source": "def grade(sample, item):\n    return 1.0 if item['answer'] in sample['output_text'].split() else 0.0\n",
         },
-        "short": {"type": "string_check", "name": "short", "input": "{{ sample.output_text }}", "reference": "answer", "operation": "like"},
+        "short": {
+            "type": "string_check",
+            "name": "short",
+            "input": "{{ sample.output_text }}",
+            "reference": "answer",
+            "operation": "like",
+        },
     },
     "calculate_output": "0.75 * said + 0.25 * short",
 }
@@ -71,7 +86,10 @@ def test_through_verls_loader_on_a_real_batch(tmp_path: Path) -> None:
     prompts = [Prompt("what is 2+2 ?", "4", ["answer 4", "answer 5", "4"], extra_info={"answer": "4"})]
     tokenizer = make_tokenizer(words_of(prompts))
     manager = load_reward_manager(
-        trainer_config(importlib_overrides(graders)), tokenizer, reward_router_address=None, reward_model_tokenizer=None
+        trainer_config(importlib_overrides(graders)),
+        tokenizer,
+        reward_router_address=None,
+        reward_model_tokenizer=None,
     )
     assert isinstance(manager, OpenJudgeRewardManager)
     data = make_batch(tokenizer, prompts)
