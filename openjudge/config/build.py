@@ -164,6 +164,24 @@ def _reward_model(
     )
 
 
+def _openai_grader_params(
+    params: dict[str, Any],
+    provider: str | None,
+    providers: Mapping[str, ChatClient],
+    grader_providers: dict[str, str],
+    name: str,
+    base_dir: Path | None,
+) -> None:
+    """An ``openai_grader``: its judge (if a provider is named) and its JSON file relative to the config."""
+    if provider is not None and provider in providers:
+        params["model"] = providers[provider]
+        grader_providers[name] = provider
+    grader = params.get("grader")
+    if isinstance(grader, str) and not grader.lstrip().startswith("{") and base_dir is not None:
+        params["grader"] = str(base_dir / grader)  # an absolute path stays as it is
+    params.setdefault("name", name)
+
+
 def _aggregator(spec: AggregatorSpec) -> Aggregator:
     if spec.type == "weighted_mean":
         return WeightedMeanAggregator(spec.name or "weighted_mean", spec.weights, on_error=spec.on_error)
@@ -286,6 +304,8 @@ def build_job(
                     continue
             params["client"] = reward_models[gspec.provider]
             grader_providers[name] = gspec.provider
+        elif gspec.type == "openai_grader":
+            _openai_grader_params(params, gspec.provider, providers, grader_providers, name, base_dir)
         elif entry.kind == "llm" and gspec.provider is not None:
             params["model"] = providers[gspec.provider]
             grader_providers[name] = gspec.provider
