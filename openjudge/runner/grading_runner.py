@@ -22,6 +22,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
+import logging
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias, TypeVar
 
@@ -32,6 +33,7 @@ from openjudge.graders.schema import GraderError, GraderMode, GraderRank, Grader
 from openjudge.models.timeouts import timeout_scope
 from openjudge.models.usage import TokenUsage
 from openjudge.runner.aggregators import AggregatorLike, mixed_graders
+from openjudge.runner.concurrency import capped_providers, concurrency_warning
 from openjudge.runner.grader_config import BoundGrader, GraderConfig
 from openjudge.runner.mapper import Mapper, MissingFieldError
 from openjudge.runner.progress import ProgressBar
@@ -41,6 +43,7 @@ from openjudge.runner.watchdog import PairClock, Watchdog, watchdog_interval
 
 __all__ = ["GraderConfig", "GradingRunner", "RunnerResult", "SampleResult"]
 
+logger = logging.getLogger(__name__)
 K = TypeVar("K")
 Sample: TypeAlias = Mapping[str, Any]
 
@@ -106,6 +109,9 @@ class GradingRunner:
         self.aggregators = self._named_aggregators(aggregators)
         self._check_scales()
         self._portal: SyncPortal | None = None
+        graders = [cfg.grader for cfg in self.grader_configs.values()]
+        for client in capped_providers(graders, max_concurrency):  # a silent cap is a surprise
+            logger.warning("%s", concurrency_warning(client, max_concurrency))
 
     def _check_scales(self) -> None:
         """Refuse an aggregator that would mix raw scores of unknown range with others."""
