@@ -19,13 +19,14 @@ from openjudge.config.locations import Located
 from openjudge.config.params import grader_arguments
 from openjudge.config.schema import PROVIDER_KINDS, AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.schema import GraderMode, GraderResult, ScoreRange
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.models.reward_model import RewardModel
+from openjudge.providers.registry import load_factory
+from openjudge.results import GraderMode, GraderResult, ScoreRange
 from openjudge.runner.aggregators import (
     Aggregator,
     GateAggregator,
@@ -36,7 +37,6 @@ from openjudge.runner.aggregators import (
 from openjudge.runner.grader_config import BoundGrader
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.runner.mapper import Mapper, MissingFieldError
-from providers.registry import load_factory
 
 __all__ = ["BuiltJob", "build_job", "build_provider"]
 
@@ -69,7 +69,7 @@ def build_provider(
     """
     if spec.kind == "verl" or spec.model is None:
         raise ValueError(
-            "kind 'verl' is the judge VERL serves during training (integrations.verl builds it); "
+            "kind 'verl' is the judge VERL serves during training (openjudge.integrations.verl builds it); "
             "elsewhere use kind: openai with the server's base_url and model"
         )
     factory: Callable[..., ChatClient] = load_factory(spec.kind)
@@ -160,13 +160,13 @@ def _reward_model(
         ValueError: Any other kind.
     """
     if spec.kind == "transformers":
-        from providers.transformers import TransformersChatModel
+        from openjudge.providers.transformers import TransformersChatModel
 
         if isinstance(provider, TransformersChatModel):
             return provider.reward_model()
     if spec.kind == "vllm":
-        from providers.vllm import VLLMChatModel
-        from providers.vllm_reward import RewardModelClient
+        from openjudge.providers.vllm import VLLMChatModel
+        from openjudge.providers.vllm_reward import RewardModelClient
 
         if isinstance(provider, VLLMChatModel):
             return RewardModelClient(
@@ -296,7 +296,7 @@ def build_job(
 ) -> BuiltJob:
     """Build providers (one object per named provider, shared by its graders) and the runner.
 
-    ``members_scored`` is for group judging (``integrations.verl.group``): each listwise
+    ``members_scored`` is for group judging (``openjudge.integrations.verl.group``): each listwise
     grader's result is split into a 0-1 score per member, which aggregators may then mix.
 
     Raises:

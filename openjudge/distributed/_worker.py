@@ -17,9 +17,9 @@ from typing import Any
 
 from openjudge.config.build import build_job
 from openjudge.config.schema import JobConfig
-from openjudge.graders.schema import GraderScore
 from openjudge.jobs.replay import replaying_runner
 from openjudge.jobs.results import SampleOutcome
+from openjudge.results import GraderScore
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.runner.sync import SyncPortal
 

@@ -26,14 +26,13 @@ from pydantic import BaseModel, JsonValue, ValidationError
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exception
 from openjudge.graders.judge_output import JudgeVerdict, extract_json_object
-from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
 from openjudge.graders.scoring import expected_score, vote_decided, vote_winner
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatResponse, OutputSpec, Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["JudgeVerdict", "LLMGrader"]
 

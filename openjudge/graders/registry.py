@@ -13,8 +13,8 @@ from typing import Literal
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import ScoreRange
 from openjudge.models.schema.prompt_template import PromptTemplate
+from openjudge.results import ScoreRange
 
 __all__ = ["BUILTIN_GRADERS", "GraderEntry", "GraderInfo", "describe", "lookup"]
 

@@ -33,7 +33,6 @@ from types import TracebackType
 from pydantic import JsonValue
 
 import openjudge
-from openjudge.graders.schema import GraderError
 from openjudge.jobs.datasets import BadRecord, SampleRecord
 from openjudge.jobs.fingerprint import JobChanges, JobFingerprint, compare
 from openjudge.jobs.records import ErrorEntry, OutcomeLine, ResultsHeader
@@ -45,6 +44,7 @@ from openjudge.jobs.results import (
     SampleOutcome,
     index_results,
 )
+from openjudge.results import GraderError
 
 __all__ = ["DISTRIBUTION", "BoundResults", "JobMismatchError", "Pending", "writer_name"]
 

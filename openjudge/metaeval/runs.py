@@ -30,13 +30,12 @@ import numpy as np
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.schema import GraderResult
 from openjudge.jobs.summary import Price
 from openjudge.metaeval.items import LabelledSet, PairwiseSet
 from openjudge.metaeval.stats import Floats, Ints
 from openjudge.metaeval.verdicts import NONE, TIE, A, B, GraderKind, grader_kind, read_pair, read_single
 from openjudge.models.chat_client import ChatClient
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderResult, TokenUsage
 from openjudge.runner.grader_config import GraderConfig
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.runner.mapper import Mapper

@@ -29,9 +29,8 @@ from typing import Any, TypeAlias, TypeVar
 import anyio
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, error_from_exception
-from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderResult, GraderScore
 from openjudge.models.timeouts import timeout_scope
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, TokenUsage
 from openjudge.runner.aggregators import AggregatorLike, mixed_graders
 from openjudge.runner.concurrency import capped_providers, concurrency_warning
 from openjudge.runner.grader_config import BoundGrader, GraderConfig

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.cli.test_user_flows import JOB, openjudge, results
 
 
@@ -108,7 +108,7 @@ def test_max_error_rate_judges_the_whole_file_so_a_rerun_with_the_judge_down_fai
 
 GRADER_MODULE = '''
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.schema import GraderScore
+from openjudge.results import GraderScore
 
 
 class NumericAnswer(BaseGrader):

@@ -9,9 +9,9 @@ import pytest
 
 from openjudge.graders.judge_output import extract_json_object
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.chat_model import ChatRequest, ModelCapabilities
-from providers.testing.function_model import FunctionChatModel
+from openjudge.results import GraderError, GraderScore
+from openjudge.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
 

@@ -7,11 +7,11 @@ import pytest
 from pydantic import BaseModel, Field
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.chat_model import ChatRequest, ModelCapabilities
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from providers.testing.function_model import FunctionChatModel
+from openjudge.results import GraderError, GraderScore
+from openjudge.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
 

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange
 from openjudge.jobs._svg import nice_top
 from openjudge.jobs.report import SampleSource, write_report
 from openjudge.jobs.results import ResultsWriter, SampleOutcome
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 _VOID = {"meta", "link", "br", "img", "hr", "input"}
 _XSS = "<script>alert(1)</script>"

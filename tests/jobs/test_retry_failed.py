@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore
 from openjudge.jobs.datasets import SampleRecord
 from openjudge.jobs.fingerprint import GraderFingerprint, JobFingerprint
 from openjudge.jobs.records import ErrorEntry, ResultsHeader

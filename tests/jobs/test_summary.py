@@ -5,7 +5,6 @@ import math
 import pytest
 from pydantic import JsonValue
 
-from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange
 from openjudge.jobs.results import SampleOutcome
 from openjudge.jobs.summary import (
     RunSummary,
@@ -15,7 +14,7 @@ from openjudge.jobs.summary import (
     percentile,
     render_table,
 )
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 _USAGE = TokenUsage(prompt_tokens=100, completion_tokens=10, requests=1)
 

@@ -10,8 +10,8 @@ from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.concurrency import capped_providers
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.openai import OpenAIChatModel
-from providers.testing.function_model import FunctionChatModel
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 
 def _runner(model: OpenAIChatModel | FunctionChatModel, concurrency: int) -> GradingRunner:

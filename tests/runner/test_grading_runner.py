@@ -13,10 +13,10 @@ import pytest
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore
 from openjudge.runner.aggregators import GateAggregator, MinAggregator, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner, SampleResult
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
 

@@ -23,8 +23,8 @@ from openjudge.graders.code.sandbox import (
     SandboxRun,
 )
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.models.loop_local import LoopLocal
+from openjudge.results import GraderError, GraderScore, ScoreRange
 
 __all__ = ["CodeExecutionGrader", "FailureReason", "OutputMatch", "extract_code"]
 

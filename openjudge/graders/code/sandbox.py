@@ -171,7 +171,7 @@ class SandboxError(Exception):
     """The sandbox itself failed (it did not start, or a remote service failed): never a score.
 
     Attributes:
-        kind: The :class:`~openjudge.graders.schema.GraderError` kind it maps to.
+        kind: The :class:`~openjudge.results.GraderError` kind it maps to.
     """
 
     def __init__(

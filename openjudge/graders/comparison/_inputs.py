@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from openjudge.graders.base_grader import InvalidInputError
+from openjudge.results import InvalidInputError
 
 __all__ = ["check_responses", "check_text"]
 

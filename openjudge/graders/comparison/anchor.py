@@ -28,9 +28,9 @@ from openjudge.graders.comparison.group import MemberError, finish_group, format
 from openjudge.graders.comparison.orders import FIRST_WINS, combine_orders
 from openjudge.graders.comparison.pairwise_judge import OrderVerdict
 from openjudge.graders.comparison.prompts import TemplateLike
-from openjudge.graders.schema import GraderError, GraderMode, GraderRank
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
+from openjudge.results import GraderError, GraderMode, GraderRank
 
 __all__ = ["AnchorComparisonGrader"]
 

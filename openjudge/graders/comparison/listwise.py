@@ -39,10 +39,9 @@ from openjudge.graders.comparison.ratings import (
 )
 from openjudge.graders.comparison.verdicts import ListwiseVerdict
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderMode, GraderResult
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderResult, TokenUsage
 
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 

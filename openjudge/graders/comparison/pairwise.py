@@ -32,9 +32,9 @@ from openjudge.graders.comparison.orders import combine_orders
 from openjudge.graders.comparison.pairwise_judge import OrderVerdict
 from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.comparison.verdicts import Winner
-from openjudge.graders.schema import GraderError, GraderMode, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
+from openjudge.results import GraderError, GraderMode, GraderScore, ScoreRange
 
 __all__ = ["PairwisePreferenceGrader"]
 

@@ -12,7 +12,7 @@ from pydantic import JsonValue
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
 from openjudge.graders.format._json_text import canonical_json, json_type_name, parse_json
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["JsonMatchGrader", "check_json_value"]
 

@@ -12,8 +12,8 @@ from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_
 from openjudge.graders.format._json_text import parse_json
 from openjudge.graders.format.schema_validator import JsonSchema, SchemaError
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.graders.workers import WorkerPool, WorkTimeout
+from openjudge.results import GraderError, GraderScore, ScoreRange
 
 __all__ = ["JsonSchemaGrader"]
 

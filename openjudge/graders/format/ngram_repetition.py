@@ -10,8 +10,8 @@ from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderScore, ScoreRange
 from openjudge.graders.text.tokens import tokenize
+from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["NgramRepetitionPenaltyGrader", "RepetitionScope"]
 

@@ -11,10 +11,10 @@ from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.graders.text.metrics import levenshtein_distance, rouge_l, sentence_bleu
 from openjudge.graders.text.tokens import tokenize
 from openjudge.graders.workers import WorkerPool, WorkTimeout
+from openjudge.results import GraderError, GraderScore, ScoreRange
 
 __all__ = ["SimilarityGrader", "SimilarityMetric", "compute_in_worker"]
 

@@ -11,9 +11,9 @@ from pydantic import JsonValue
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
 from openjudge.graders.inputs import require_str
 from openjudge.graders.safe_regex import SafeRegex
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.graders.text.tokens import normalize_for_match
 from openjudge.graders.workers import WorkerPool, WorkTimeout
+from openjudge.results import GraderError, GraderScore, ScoreRange
 
 __all__ = ["MatchMode", "StringMatchGrader"]
 

@@ -22,7 +22,7 @@ from openjudge.graders.agent.trajectory_parsing import (
     extract_action_observation_pairs,
 )
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.schema import GraderError, GraderScore
+from openjudge.results import GraderError, GraderScore
 
 __all__ = ["MAX_LISTED_PAIRS", "ActionLoopDetectionGrader"]
 

@@ -23,7 +23,7 @@ from typing import TypeAlias
 from pydantic import JsonValue
 
 from openjudge.graders.agent.trajectory_parsing import Message, arguments_text, extract_tool_calls
-from openjudge.graders.base_grader import InvalidInputError
+from openjudge.results import InvalidInputError
 
 __all__ = ["NormalizedCall", "ToolCallSpec", "normalize_calls", "predicted_calls"]
 

@@ -17,11 +17,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["StepEvaluation", "TrajectoryComprehensiveGrader", "TrajectoryEvaluationOutput"]
 

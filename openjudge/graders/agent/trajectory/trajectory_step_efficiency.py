@@ -36,7 +36,7 @@ from openjudge.graders.agent.trajectory_parsing import (
     jaccard,
 )
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
-from openjudge.graders.schema import GraderError, GraderScore
+from openjudge.results import GraderError, GraderScore
 
 __all__ = ["MAX_LISTED_STEPS", "TrajectoryStepEfficiencyGrader"]
 
