@@ -180,7 +180,11 @@ class FileErrors:
     @classmethod
     def of(cls, summary: RunSummary) -> FileErrors:
         first = next(
-            (f"{g.name}: {kind}: {message}" for g in summary.graders for kind, message in g.error_examples.items()),
+            (
+                f"{g.name}: {kind}: {message}"
+                for g in summary.graders
+                for kind, message in g.error_examples.items()
+            ),
             None,
         )
         return cls(sum(g.count for g in summary.graders), sum(g.error_count for g in summary.graders), first)
@@ -201,7 +205,9 @@ def _verdict(file: FileErrors, stats: RunStats, out: Path, max_error_rate: float
         print(f"error: every grader result failed: {share}; the first: {first}", file=sys.stderr)
         return EXIT_FAILED
     if max_error_rate is not None and rate > max_error_rate:
-        print(f"error: {share}, above --max-error-rate {max_error_rate:g}; the first: {first}", file=sys.stderr)
+        print(
+            f"error: {share}, above --max-error-rate {max_error_rate:g}; the first: {first}", file=sys.stderr
+        )
         return EXIT_FAILED
     print(f"{share}; the first: {first}")
     return EXIT_OK

@@ -267,10 +267,12 @@ def _scale_problems(
     return problems
 
 
-def _declared_range(params: Mapping[str, object], cls: type[BaseGrader]) -> tuple[GraderMode, ScoreRange | None]:
+def _declared_range(
+    params: Mapping[str, object], cls: type[BaseGrader]
+) -> tuple[GraderMode, ScoreRange | None]:
     """An ``llm`` grader's mode and score range as its config declares them, without building it."""
     try:
-        declared = ScoreRange.coerce(params.get("score_range"))  # type: ignore[arg-type]  # ValueError if bad
+        declared = ScoreRange.coerce(params.get("score_range"))  # ValueError if malformed
     except ValueError:
         declared = None  # malformed: reported by the parameter check
     return GraderMode.POINTWISE, declared if declared is not None else cls.default_score_range
@@ -365,16 +367,16 @@ def build_job(
         except (TypeError, ValueError) as exc:
             problems.append(where.at(("graders", name, "mapper"), str(exc)))
     aggregators: list[Aggregator] = []
-    for i, spec in enumerate(config.aggregators):
-        if not is_import_path(spec.type):
-            aggregators.append(_aggregator(spec))
+    for i, aspec in enumerate(config.aggregators):
+        if not is_import_path(aspec.type):
+            aggregators.append(_aggregator(aspec))
             continue
         try:
-            aggregators.append(_custom_aggregator(spec, i, where, imports_from))
+            aggregators.append(_custom_aggregator(aspec, i, where, imports_from))
         except ConfigError as exc:
             problems += exc.problems
         except Exception as exc:  # whatever its constructor raises on bad params
-            problems.append(where.at(("aggregators", i), f"cannot build {spec.type!r}: {exc}"))
+            problems.append(where.at(("aggregators", i), f"cannot build {aspec.type!r}: {exc}"))
     if len(aggregators) == len(config.aggregators):
         problems += _scale_problems(
             config,

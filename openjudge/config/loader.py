@@ -225,7 +225,9 @@ def _grader_checks(
     return problems + found
 
 
-def _custom_aggregator_checks(agg: AggregatorSpec, i: int, where: Located, base_dir: Path | None) -> list[str]:
+def _custom_aggregator_checks(
+    agg: AggregatorSpec, i: int, where: Located, base_dir: Path | None
+) -> list[str]:
     from openjudge.config.params import grader_arguments  # params imports this module
 
     try:
@@ -240,8 +242,9 @@ def _custom_aggregator_checks(agg: AggregatorSpec, i: int, where: Located, base_
         for key in _CUSTOM_AGGREGATOR_FIELDS
         if key in agg.model_fields_set
     ]
-    params = {k: v for k, v in agg.params.items()}
-    _, found = grader_arguments(cls, params, where, ("aggregators", i, "params"), injected=frozenset({"name"}))
+    _, found = grader_arguments(
+        cls, agg.params, where, ("aggregators", i, "params"), injected=frozenset({"name"})
+    )
     return problems + found
 
 
@@ -373,7 +376,9 @@ def parse_config(
     where = Located(source, line_map(node) if node is not None else {})
     problems: list[str] = duplicate_keys(node, where) if node is not None else []
     if not isinstance(data, dict):
-        raise ConfigError([*problems, where.at((), "the config must be a mapping with at least a 'graders' section")])
+        raise ConfigError(
+            [*problems, where.at((), "the config must be a mapping with at least a 'graders' section")]
+        )
     unset: list[FieldPath] = []  # fields naming an unset ${VAR}: reported once, not again as invalid
     data = _expand(data, (), where, problems, env, unset)
     dropped = _Dropped()

@@ -76,9 +76,7 @@ def grader_arguments(
     signature = inspect.signature(cls)
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
     accepted = {
-        name: p
-        for name, p in signature.parameters.items()
-        if p.kind not in _SKIPPED and name not in injected
+        name: p for name, p in signature.parameters.items() if p.kind not in _SKIPPED and name not in injected
     }
     arguments: dict[str, Any] = {}
     problems: list[str] = []

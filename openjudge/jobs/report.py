@@ -270,8 +270,8 @@ def _errors_section(
     failed: dict[tuple[str, str], list[tuple[str, str]]],
 ) -> str:
     """Errors per grader and kind, with links to the failing samples' rows below the table."""
-    rows = []
-    failed_rows = []
+    rows: list[str] = []
+    failed_rows: list[str] = []
     for g in summary.graders:
         for kind, n in g.errors.items():
             links = []
@@ -287,9 +287,13 @@ def _errors_section(
             more = n - len(links)
             if more > 0:
                 links.append(f"and {format_number(more)} more")
-            cells = table_row(
-                (g.name, kind, format_number(n), _cut(examples.get((g.name, kind), ""))), _ERROR_KINDS
-            ).removeprefix("<tr>").removesuffix("</tr>")
+            cells = (
+                table_row(
+                    (g.name, kind, format_number(n), _cut(examples.get((g.name, kind), ""))), _ERROR_KINDS
+                )
+                .removeprefix("<tr>")
+                .removesuffix("</tr>")
+            )
             rows.append(
                 f'<tr class="error-row" data-grader="{escape(g.name)}" data-kind="{escape(kind)}">'
                 f'{cells}<td class="samples">{", ".join(links)}</td></tr>'

@@ -84,7 +84,11 @@ def flat_policy(
         # Only what was given: an unset max_concurrency stays a default, which a runner asking
         # for more warns about (openjudge.runner.concurrency).
         limits=ProviderLimits(
-            **{k: v for k, v in (("max_concurrency", max_concurrency), ("rpm", rpm), ("tpm", tpm)) if v is not None}
+            **{
+                k: v
+                for k, v in (("max_concurrency", max_concurrency), ("rpm", rpm), ("tpm", tpm))
+                if v is not None
+            }
         ),
     )
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import (
     AsyncIterable,
@@ -22,7 +23,6 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-import logging
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias, TypeVar
 

@@ -62,7 +62,10 @@ def test_quickstart_runs_and_prints_the_summary(
     # A rerun resumes, from another directory too: everything is already there.
     monkeypatch.chdir(tmp_path / "quickstart")
     assert main(["run", "config.yaml", "--no-progress"]) == 0
-    assert f"0 samples graded, 300 samples already complete in {Path('results.jsonl')}" in capsys.readouterr().out
+    assert (
+        f"0 samples graded, 300 samples already complete in {Path('results.jsonl')}"
+        in capsys.readouterr().out
+    )
     assert len(ids_in(out_path)) == 300
 
 

@@ -100,7 +100,10 @@ def test_max_error_rate_judges_the_whole_file_so_a_rerun_with_the_judge_down_fai
     second = openjudge(*args, cwd=tmp_path)  # the 3 failed calls are tried again, and fail again
     for done in (first, second):
         assert done.returncode == 3
-        assert "3 of 9 grader results in results.jsonl are errors (33.3%), above --max-error-rate 0.1" in done.stderr
+        assert (
+            "3 of 9 grader results in results.jsonl are errors (33.3%), above --max-error-rate 0.1"
+            in done.stderr
+        )
     assert "re-attempted 3 samples" in second.stdout
 
 
@@ -168,20 +171,35 @@ def test_a_grader_class_beside_the_config_runs_validates_and_meta_evaluates(tmp_
     elsewhere.mkdir()
     validated = openjudge("validate", "../jobs/job.yaml", "--data", "../data.jsonl", cwd=elsewhere)
     assert validated.returncode == 0, validated.stderr
-    assert "ok (2 graders, 0 providers; the first 4 records of ../data.jsonl fit every grader)" in validated.stdout
+    assert (
+        "ok (2 graders, 0 providers; the first 4 records of ../data.jsonl fit every grader)"
+        in validated.stdout
+    )
 
     run = openjudge("run", "../jobs/job.yaml", "--data", "../data.jsonl", "--no-progress", cwd=elsewhere)
     assert run.returncode == 0, run.stderr
     rows = results(tmp_path / "jobs" / "results.jsonl")
     assert [rows[f"q{i}"]["numeric"]["score"] for i in range(4)] == [1.0, 0.0, 1.0, 0.0]
     assert rows["q0"]["numeric"]["reason"] == "numbers [4.0]"
-    aggregates = {json.loads(line)["id"]: json.loads(line)["aggregates"] for line in
-                  (tmp_path / "jobs" / "results.jsonl").read_text().splitlines()[1:]}
+    aggregates = {
+        json.loads(line)["id"]: json.loads(line)["aggregates"]
+        for line in (tmp_path / "jobs" / "results.jsonl").read_text().splitlines()[1:]
+    }
     assert aggregates["q0"] == {"reward": 0.0} and aggregates["q2"] == {"reward": 1.0}  # exact fails q0
 
     meta = openjudge(
-        "meta-eval", "jobs/job.yaml", "--data", "data.jsonl", "--grader", "numeric", "--json", "m.json",
-        "--no-progress", "--bootstrap", "50", cwd=tmp_path,
+        "meta-eval",
+        "jobs/job.yaml",
+        "--data",
+        "data.jsonl",
+        "--grader",
+        "numeric",
+        "--json",
+        "m.json",
+        "--no-progress",
+        "--bootstrap",
+        "50",
+        cwd=tmp_path,
     )
     assert meta.returncode == 0, meta.stderr
     report = json.loads((tmp_path / "m.json").read_text())
@@ -205,8 +223,12 @@ def test_a_grader_class_mistake_names_the_line_and_the_fix(tmp_path: Path) -> No
         f"error: job.yaml:2: graders.a.type: {tmp_path / 'numeric.py'} has no 'NumericAnswr'; "
         "did you mean numeric:NumericAnswer?"
     )
-    assert lines[1].startswith("error: job.yaml:3: graders.b.type: no module named 'numerc'; did you mean 'numeric'?")
-    assert lines[2].startswith("error: job.yaml:4: graders.c.type: unknown grader type 'numeric.NumericAnswer'")
+    assert lines[1].startswith(
+        "error: job.yaml:3: graders.b.type: no module named 'numerc'; did you mean 'numeric'?"
+    )
+    assert lines[2].startswith(
+        "error: job.yaml:4: graders.c.type: unknown grader type 'numeric.NumericAnswer'"
+    )
     assert lines[2].endswith("a class of your own is named with a colon: 'numeric:NumericAnswer'")
     assert lines[3].startswith(
         "error: job.yaml:5: graders.d.params.tolerence: unknown parameter 'tolerence'; did you mean 'tolerance'?"

@@ -65,7 +65,10 @@ def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_t
     env = {"OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "sk-test", "XDG_CACHE_HOME": str(tmp_path)}
     # One --out for both (by default each config's results go beside it, and never meet).
     out = ("--out", "results.jsonl")
-    assert openjudge("run", "examples/quickstart/config.yaml", *out, "--no-progress", cwd=tmp_path).returncode == 0
+    assert (
+        openjudge("run", "examples/quickstart/config.yaml", *out, "--no-progress", cwd=tmp_path).returncode
+        == 0
+    )
     before = results(tmp_path / "results.jsonl")
 
     judge.reset_stats()
@@ -238,8 +241,7 @@ def test_a_run_whose_every_call_fails_exits_3_with_the_first_error(tmp_path: Pat
     assert done.returncode == 3
     assert (
         "error: every grader result failed: 4 of 4 grader results in results.jsonl are errors (100.0%); "
-        "the first: quality: provider_error:"
-        in done.stderr
+        "the first: quality: provider_error:" in done.stderr
     )
     assert "provider_error" in done.stdout  # the summary's error table, with the first message
     assert len(results(tmp_path / "results.jsonl")) == 4  # recorded all the same
@@ -253,7 +255,10 @@ def test_max_error_rate_fails_a_partly_failing_run(tmp_path: Path, judge: JudgeS
     args = ("run", "job.yaml", "--data", "data.jsonl", "--no-progress")
     tolerated = openjudge(*args, "--out", "a.jsonl", cwd=tmp_path)
     assert tolerated.returncode == 0
-    assert "3 of 10 grader results in a.jsonl are errors (30.0%); the first: quality: provider_error:" in tolerated.stdout
+    assert (
+        "3 of 10 grader results in a.jsonl are errors (30.0%); the first: quality: provider_error:"
+        in tolerated.stdout
+    )
     strict = openjudge(*args, "--out", "b.jsonl", "--max-error-rate", "0.2", cwd=tmp_path)
     assert strict.returncode == 3
     assert "3 of 10 grader results in b.jsonl are errors (30.0%), above --max-error-rate 0.2" in strict.stderr

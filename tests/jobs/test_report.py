@@ -212,7 +212,9 @@ def test_self_contained(page: tuple[str, _Page]) -> None:
     html, parsed = page
     tags = {tag for tag, _ in parsed.tags}
     assert not tags & {"script", "link", "img", "iframe", "object", "embed"}
-    assert not [a for _, a in parsed.tags if "src" in a or not a.get("href", "#").startswith("#")]  # in-page links only
+    assert not [
+        a for _, a in parsed.tags if "src" in a or not a.get("href", "#").startswith("#")
+    ]  # in-page links only
     assert "@import" not in html
     assert "url(" not in html
     # The only URL is the SVG namespace, which is a name and is never fetched.

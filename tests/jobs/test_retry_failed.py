@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.results import GraderError, GraderResult, GraderScore
 from openjudge.jobs.datasets import SampleRecord
 from openjudge.jobs.fingerprint import GraderFingerprint, JobFingerprint
 from openjudge.jobs.records import ErrorEntry, ResultsHeader
 from openjudge.jobs.replay import STORED_KEY
 from openjudge.jobs.results import SYSTEM_ERROR_KINDS, ResultsWriter, SampleOutcome
 from openjudge.jobs.resume import BoundResults, writer_name
+from openjudge.results import GraderError, GraderResult, GraderScore
 
 JOB = JobFingerprint(
     graders={
@@ -34,7 +34,7 @@ def _score(name: str) -> GraderScore:
 
 
 def _error(name: str, kind: str) -> GraderError:
-    return GraderError(name=name, kind=kind, message=f"{kind} happened")  # type: ignore[arg-type]  # kinds from a set
+    return GraderError(name=name, kind=kind, message=f"{kind} happened")
 
 
 def test_only_system_failures_are_graded_again(tmp_path: Path) -> None:
@@ -73,6 +73,8 @@ def test_keep_errors_resumes_the_file_as_it_is(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", sorted(SYSTEM_ERROR_KINDS))
 def test_every_system_kind_is_noticed_when_the_file_opens(tmp_path: Path, kind: str) -> None:
     path = tmp_path / "results.jsonl"
-    _file(path, {"a": {"judge": _error("judge", kind), "rule": _score("rule")}, "b": {"judge": _score("judge")}})
+    _file(
+        path, {"a": {"judge": _error("judge", kind), "rule": _score("rule")}, "b": {"judge": _score("judge")}}
+    )
     with ResultsWriter(path) as writer:
         assert writer.failed_ids == frozenset({"a"})

@@ -45,7 +45,8 @@ def test_a_fallback_value_is_explicit() -> None:
         "(e.g. reward.openjudge.fallback_score=0.0)"
     )
     with pytest.raises(
-        SettingsError, match=r"reward\.openjudge\.fallback_score is used only with reward\.openjudge\.on_failure=fallback"
+        SettingsError,
+        match=r"reward\.openjudge\.fallback_score is used only with reward\.openjudge\.on_failure=fallback",
     ):
         read_settings({"config": "x.yaml", "fallback_score": 0})
     with pytest.raises(SettingsError, match=r"reward\.openjudge\.on_failure"):
