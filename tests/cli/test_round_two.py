@@ -124,7 +124,7 @@ class NumericAnswer(BaseGrader):
     async def aevaluate(self, response: str, reference: str) -> GraderScore:
         numbers = [float(w) for w in response.replace(",", " ").split() if w.lstrip("-").isdigit()]
         ok = bool(numbers) and abs(numbers[-1] - float(reference)) <= self.tolerance
-        return GraderScore(name=self.name, score=float(ok), reason=f"numbers {numbers}")
+        return GraderScore(name=self.name, score=float(ok), reason=f"numbers {numbers}", score_range=self.score_range)
 
 
 class Strictest:
