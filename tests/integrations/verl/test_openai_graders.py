@@ -9,11 +9,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from verl.trainer.ppo.reward import load_reward_manager
-
 from integrations.verl import OpenJudgeRewardManager
 from integrations.verl.scoring import shared_scorer
 from integrations.verl.settings import OpenJudgeVerlSettings
+from verl.trainer.ppo.reward import load_reward_manager
+
 from openjudge.cli import main
 from tests.integrations.verl.helpers import (
     Prompt,
