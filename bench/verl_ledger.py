@@ -19,8 +19,8 @@ from pathlib import Path
 
 import anyio
 
-from integrations.verl.ledger import Ledger, run_ledger
-from integrations.verl.settings import FailurePolicy
+from openjudge.integrations.verl.ledger import Ledger, run_ledger
+from openjudge.integrations.verl.settings import FailurePolicy
 
 N = 2_000
 C = 64
@@ -47,7 +47,12 @@ def main() -> None:
     import ray
 
     root = str(Path(__file__).resolve().parents[1])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"PYTHONPATH": root}})
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": root}},
+    )
     try:
 
         @ray.remote(num_cpus=0)
@@ -73,7 +78,9 @@ def main() -> None:
     local_ms = anyio.run(local_run) / N * 1e3
     print(f"ledger through Ray, {C} samples in flight: {per_sample_ms:.3g} ms/sample (admit + record)")
     print(f"  target: < {TARGET_MS} ms/sample ({'met' if per_sample_ms < TARGET_MS else 'MISSED'})")
-    print("  bound: one async actor's event loop serving 2 calls per sample (2 cores, shared with the caller)")
+    print(
+        "  bound: one async actor's event loop serving 2 calls per sample (2 cores, shared with the caller)"
+    )
     print(f"in-process ledger (no Ray): {local_ms * 1e3:.3g} us/sample")
 
 

@@ -19,8 +19,8 @@ from openjudge.graders.math.normalize import (
     squash,
 )
 from openjudge.graders.math.symbolic import sympy_available
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.graders.workers import WorkerPool, WorkTimeout
+from openjudge.results import GraderError, GraderScore, ScoreRange
 
 __all__ = ["MathAnswerEquivalenceGrader", "Method"]
 

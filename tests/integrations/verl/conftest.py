@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 try:
     import verl  # noqa: F401  # the tests in this folder run against the real VERL
@@ -17,8 +17,8 @@ except ImportError as exc:  # pragma: no cover
 
 @pytest.fixture(autouse=True)
 def fresh_ledger() -> Iterator[None]:
-    """Each test is a new run for the process's failure ledgers (:mod:`integrations.verl.ledger`)."""
-    from integrations.verl.ledger import reset_local_ledgers
+    """Each test is a new run for the process's failure ledgers (:mod:`openjudge.integrations.verl.ledger`)."""
+    from openjudge.integrations.verl.ledger import reset_local_ledgers
 
     reset_local_ledgers()
     yield

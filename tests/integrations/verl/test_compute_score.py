@@ -10,9 +10,9 @@ import pytest
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 from verl.trainer.ppo.reward import load_reward_manager
 
-from integrations.verl import compute_score
-from integrations.verl.guard import SampleFailed
-from integrations.verl.reward_loop import RewardLoopOutput
+from openjudge.integrations.verl import compute_score
+from openjudge.integrations.verl.guard import SampleFailed
+from openjudge.integrations.verl.reward_loop import RewardLoopOutput
 from tests.integrations.verl.helpers import (
     FAULT_PROMPTS,
     Prompt,
@@ -37,7 +37,7 @@ def no_prompt_yaml(graders_yaml: Path) -> Path:
 def test_naive_manager_with_our_compute_score(no_prompt_yaml: Path) -> None:
     cfg = trainer_config(
         [
-            "reward.custom_reward_function.path=pkg://integrations.verl",
+            "reward.custom_reward_function.path=pkg://openjudge.integrations.verl",
             "reward.custom_reward_function.name=compute_score",
             f"+reward.custom_reward_function.reward_kwargs.openjudge.config={no_prompt_yaml}",
             "+reward.custom_reward_function.reward_kwargs.openjudge.on_failure=fallback",

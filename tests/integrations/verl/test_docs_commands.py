@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
-from integrations.verl.group.settings import read_group_settings
-from integrations.verl.settings import config_value, read_settings
+from openjudge.integrations.verl.group.settings import read_group_settings
+from openjudge.integrations.verl.settings import config_value, read_settings
 from tests.integrations.verl.helpers import trainer_config
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -64,7 +64,7 @@ def check_references(overrides: list[str]) -> None:
     if "actor_rollout_ref.rollout.agent.default_agent_loop" in values:
         assert values["actor_rollout_ref.rollout.agent.default_agent_loop"] in _agent_loop_registry
     for key, value in values.items():
-        if value.startswith("pkg://integrations."):
+        if value.startswith("pkg://openjudge.integrations."):
             # reward.custom_reward_function.{path,name}; reward.reward_manager.{module.path,name}
             name = values[key.removesuffix(".path").removesuffix(".module") + ".name"]
             assert hasattr(importlib.import_module(value.removeprefix("pkg://")), name), (key, name)

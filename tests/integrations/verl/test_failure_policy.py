@@ -19,9 +19,10 @@ from verl import DataProto
 from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
 from verl.trainer.ppo.reward import load_reward_manager
 
-from integrations.verl.guard import SampleFailed, is_outage
-from integrations.verl.scoring import neutral_values
-from openjudge.graders.schema import GraderError
+from openjudge.integrations.verl.guard import SampleFailed, is_outage
+from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager, RewardLoopOutput
+from openjudge.integrations.verl.scoring import neutral_values
+from openjudge.results import GraderError
 from tests.integrations.verl.helpers import (
     Prompt,
     importlib_overrides,
@@ -70,7 +71,7 @@ def test_neutral_is_zero_advantage_and_drop_is_not_in_vERL_s_own_estimator() -> 
 
 def test_a_final_4xx_is_not_an_outage() -> None:
     def err(kind: str, message: str) -> GraderError:
-        return GraderError(name="j", kind=kind, message=message)  # type: ignore[arg-type]  # literal kinds
+        return GraderError.model_validate({"name": "j", "kind": kind, "message": message})
 
     assert not is_outage(err("provider_error", "judge: HTTP 400: maximum context length is 4096 tokens"))
     assert not is_outage(err("provider_error", "judge: HTTP 404: model not found"))
@@ -89,13 +90,15 @@ def tokenizer() -> object:
     return make_tokenizer(words_of(FAILING, ["#oj:status=503"]))
 
 
-def manager(graders: Path, tokenizer: object, *extra: str) -> object:
-    return load_reward_manager(
+def manager(graders: Path, tokenizer: object, *extra: str) -> OpenJudgeRewardManager:
+    built = load_reward_manager(
         trainer_config(importlib_overrides(graders, "+reward.openjudge.max_failure_rate=null", *extra)),
         tokenizer,
         reward_router_address=None,
         reward_model_tokenizer=None,
     )
+    assert isinstance(built, OpenJudgeRewardManager)
+    return built
 
 
 def streaming_rows(data: DataProto) -> list[DataProto]:
@@ -130,23 +133,23 @@ SCORED = [(1.0 + 0.5) / 2, (0.0 + 0.5) / 2]  # correct + quality 3 of 1..5, aver
 def test_v1_streaming_drops_a_failed_trajectory(graders_yaml: Path, tokenizer: object) -> None:
     mgr = manager(graders_yaml, tokenizer, "actor_rollout_ref.rollout.n=3")
     rows = streaming_rows(make_batch(tokenizer, FAILING))  # type: ignore[arg-type]  # the fixture's tokenizer
-    assert asyncio.run(mgr.run_single(rows[0]))["reward_score"] == pytest.approx(SCORED[0])  # type: ignore[attr-defined]
+    assert asyncio.run(mgr.run_single(rows[0]))["reward_score"] == pytest.approx(SCORED[0])
     with pytest.raises(SampleFailed, match="quality: provider_error"):
-        asyncio.run(mgr.run_single(rows[2]))  # type: ignore[attr-defined]  # VERL fails the session
+        asyncio.run(mgr.run_single(rows[2]))
 
 
 def test_v0_streaming_gives_a_failed_trajectory_its_group_mean(graders_yaml: Path, tokenizer: object) -> None:
     mgr = manager(graders_yaml, tokenizer, "trainer.use_v1=false", "actor_rollout_ref.rollout.n=3")
     rows = streaming_rows(make_batch(tokenizer, FAILING))  # type: ignore[arg-type]
 
-    async def group() -> list[dict[str, object]]:  # what V0's agent loop does: all at once, no return_exceptions
-        return list(await asyncio.gather(*(mgr.run_single(r) for r in rows)))  # type: ignore[attr-defined]
+    async def group() -> list[RewardLoopOutput]:  # what V0's agent loop does: at once, no return_exceptions
+        return list(await asyncio.gather(*(mgr.run_single(r) for r in rows)))
 
     outs = asyncio.run(group())
-    rewards = [float(o["reward_score"]) for o in outs]  # type: ignore[arg-type]
+    rewards = [float(o["reward_score"]) for o in outs]
     assert rewards == pytest.approx([*SCORED, sum(SCORED) / 2])
     failed = outs[2]["reward_extra_info"]
-    assert failed["openjudge/failed"] == 1.0 and failed["openjudge/quality/error_kind"] == "provider_error"  # type: ignore[index]
+    assert failed["openjudge/failed"] == 1.0 and failed["openjudge/quality/error_kind"] == "provider_error"
     assert grpo(rewards, ["u"] * 3)[2] == pytest.approx(0.0, abs=1e-6)
 
 
@@ -156,11 +159,11 @@ def test_colocated_batch_neutral_is_set_where_vERL_assembles_the_scores(
     mgr = manager(graders_yaml, tokenizer)
     data = make_batch(tokenizer, FAILING * 2)  # type: ignore[arg-type]  # two groups, same prompt text
 
-    async def per_row() -> list[dict[str, object]]:  # what RewardLoopWorker.compute_score_batch does
-        return list(await asyncio.gather(*(mgr.run_single(data[i : i + 1]) for i in range(len(data)))))  # type: ignore[attr-defined]
+    async def per_row() -> list[RewardLoopOutput]:  # what RewardLoopWorker.compute_score_batch does
+        return list(await asyncio.gather(*(mgr.run_single(data[i : i + 1]) for i in range(len(data)))))
 
     outs = asyncio.run(per_row())
-    scores = [float(o["reward_score"]) for o in outs]  # type: ignore[arg-type]
+    scores = [float(o["reward_score"]) for o in outs]
     assert math.isnan(scores[2]) and math.isnan(scores[5])  # pending: only the driver sees the group
     rm = type(mgr).assemble_rm_scores(data, scores)
     p = data.batch["prompts"].shape[1]
@@ -177,7 +180,7 @@ def test_colocated_batch_neutral_is_set_where_vERL_assembles_the_scores(
 
 
 def test_the_batch_call_never_raises_for_a_failed_sample(graders_yaml: Path, tokenizer: object) -> None:
-    from integrations.verl import OpenJudgeRewardManager
+    from openjudge.integrations.verl import OpenJudgeRewardManager
 
     mgr = OpenJudgeRewardManager(
         tokenizer=tokenizer,  # type: ignore[arg-type]

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from verl.trainer.ppo.reward import load_reward_manager
 
-from integrations.verl import OpenJudgeRewardManager, compute_score
-from integrations.verl.settings import SettingsError
 from openjudge.config import ConfigError
 from openjudge.graders.llm_grader import LLMGrader
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.integrations.verl import OpenJudgeRewardManager, compute_score
+from openjudge.integrations.verl.settings import SettingsError
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl.helpers import (
     FAULT_PROMPTS,
     make_batch,
@@ -184,8 +184,8 @@ def routed_grader(router: str, tmp_path: Path) -> LLMGrader:
 def test_a_request_the_judge_refuses_behind_vERL_s_router_is_final_and_no_outage(
     judge_server: JudgeServerProcess, tmp_path: Path
 ) -> None:
-    from integrations.verl.guard import REFUSED_MARK, is_outage
-    from openjudge.graders.schema import GraderError
+    from openjudge.integrations.verl.guard import REFUSED_MARK, is_outage
+    from openjudge.results import GraderError
 
     with running_router(judge_server.base_url.removesuffix("/v1")) as router:
         grader = routed_grader(router, tmp_path)

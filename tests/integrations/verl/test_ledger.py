@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import anyio
 import pytest
 
-from integrations.verl.guard import FailureRateExceeded
-from integrations.verl.ledger import GroupRewards, Ledger, actor_name, driver_view, run_ledger
-from integrations.verl.scoring import SampleScorer
-from integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.verl.guard import FailureRateExceeded
+from openjudge.integrations.verl.ledger import GroupRewards, Ledger, actor_name, driver_view, run_ledger
+from openjudge.integrations.verl.scoring import SampleScorer
+from openjudge.integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 
 class Judge:
@@ -85,7 +86,11 @@ def test_the_failure_rate_is_the_run_s() -> None:
     with pytest.raises(FailureRateExceeded):
         anyio.run(workers[3].score, {"response": "r"})
     message = ledger.problem_now()
-    assert message is not None and "4 of the last 4 samples failed" in message and "judge: 4 provider_error" in message
+    assert (
+        message is not None
+        and "4 of the last 4 samples failed" in message
+        and "judge: 4 provider_error" in message
+    )
 
 
 def test_group_rewards_settle_when_the_group_is_in() -> None:
@@ -111,11 +116,11 @@ def test_the_named_actor_is_shared_by_every_process(ray_session: None) -> None:
 
         return anyio.run(report)
 
-    try:  # an earlier test's reward workers may have started this job's ledger
+    with contextlib.suppress(ValueError):  # an earlier test's reward workers may have started it
         ray.kill(ray.get_actor(actor_name()))
-    except ValueError:
-        pass
-    run_ledger(policy, {"judge": "http://j/v1"})  # owned by the driver here; by the first reward worker in VERL
+    run_ledger(
+        policy, {"judge": "http://j/v1"}
+    )  # owned by the driver here; by the first reward worker in VERL
     try:
         assert ray.get(reward_worker.remote(["judge: timeout"])) is None
         assert ray.get(reward_worker.remote(["judge: timeout"])) is not None

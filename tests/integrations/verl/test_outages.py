@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from integrations.verl.guard import FailureRateExceeded, SampleFailed
-from integrations.verl.ledger import run_ledger
-from integrations.verl.reward_loop import OpenJudgeRewardManager
-from integrations.verl.scoring import SampleScorer
-from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.verl.guard import FailureRateExceeded, SampleFailed
+from openjudge.integrations.verl.ledger import run_ledger
+from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager
+from openjudge.integrations.verl.scoring import SampleScorer
+from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 from tests.integrations.verl import fake_tq
 from tests.integrations.verl.helpers import Prompt, make_batch, make_tokenizer, trainer_config
 from tests.integrations.verl.test_failure_policy import streaming_rows
@@ -50,7 +50,9 @@ class Judge:
     def __call__(self, request: ChatRequest) -> str:
         self.calls += 1
         if self.down is None or self.calls <= self.down:
-            raise ChatModelError("judge.example: HTTP 503: overloaded", kind="provider_error", retryable=False)
+            raise ChatModelError(
+                "judge.example: HTTP 503: overloaded", kind="provider_error", retryable=False
+            )
         return json.dumps({"reason": "ok", "score": 4})
 
 
@@ -64,7 +66,10 @@ def reward_manager(judge: Judge, *overrides: str) -> OpenJudgeRewardManager:
     policy = settings.failure_policy()
     describe = {"judge": "http://judge.example/v1, model 'judge'"}
     scorer = SampleScorer(
-        runner, settings, grader_providers={"quality": "judge"}, describe_providers=describe,
+        runner,
+        settings,
+        grader_providers={"quality": "judge"},
+        describe_providers=describe,
         ledger=run_ledger(policy, describe),
     )
     config = trainer_config([f"actor_rollout_ref.rollout.n={N}", *overrides])
@@ -133,7 +138,7 @@ def test_async_trainers_regenerate_for_ever_without_our_buffer(store: fake_tq.St
 
 @pytest.mark.parametrize("mode", ["colocate_async", "separate_async"])
 def test_async_outage_stops_the_run_with_the_judge_named(store: fake_tq.Store, mode: str) -> None:
-    from integrations.verl.sampler import OpenJudgeReplayBufferAsync
+    from openjudge.integrations.verl.sampler import OpenJudgeReplayBufferAsync
 
     rollout = Rollout(reward_manager(Judge(down=None), f"trainer.v1.trainer_mode={mode}"), store)
     rollout.refill(2)
@@ -146,11 +151,13 @@ def test_async_outage_stops_the_run_with_the_judge_named(store: fake_tq.Store, m
 
 
 def test_async_passing_outage_is_trained_through_with_counts(store: fake_tq.Store) -> None:
-    from integrations.verl.sampler import OpenJudgeReplayBufferAsync
+    from openjudge.integrations.verl.sampler import OpenJudgeReplayBufferAsync
 
     rollout = Rollout(reward_manager(Judge(down=3), *ASYNC), store)
     rollout.refill(2)
-    batch, metrics = buffer(OpenJudgeReplayBufferAsync, "colocate_async", rollout.refill).sample(1, "train", 2)
+    batch, metrics = buffer(OpenJudgeReplayBufferAsync, "colocate_async", rollout.refill).sample(
+        1, "train", 2
+    )
     assert len({k.split("_")[0] for k in batch.keys}) == 2 and len(batch.keys) == 2 * N
     assert metrics["training/rollout_failure/evicted_samples"] == 2  # VERL's own count of dropped groups
     assert metrics["training/openjudge/run/failed"] == 3.0
@@ -160,7 +167,7 @@ def test_async_passing_outage_is_trained_through_with_counts(store: fake_tq.Stor
 def test_sync_outage_stops_with_our_message_not_vERL_s(store: fake_tq.Store) -> None:
     from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
 
-    from integrations.verl.sampler import OpenJudgeReplayBuffer
+    from openjudge.integrations.verl.sampler import OpenJudgeReplayBuffer
 
     rollout = Rollout(reward_manager(Judge(down=None)), store)
     rollout.refill(WINDOW // N)  # the trainer submits a batch, then samples
@@ -171,7 +178,7 @@ def test_sync_outage_stops_with_our_message_not_vERL_s(store: fake_tq.Store) -> 
 
 
 def test_sync_passing_outage_trains_the_survivors(store: fake_tq.Store) -> None:
-    from integrations.verl.sampler import OpenJudgeReplayBuffer
+    from openjudge.integrations.verl.sampler import OpenJudgeReplayBuffer
 
     rollout = Rollout(reward_manager(Judge(down=1)), store)
     rollout.refill(2)
@@ -186,7 +193,7 @@ def gather_v0(manager: OpenJudgeRewardManager, prompts: int) -> list[dict[str, A
     rows = [r for _ in range(prompts) for r in streaming_rows(make_batch(TOKENIZER, [PROMPT]))]
 
     async def step() -> list[dict[str, Any]]:
-        return list(await asyncio.gather(*(manager.run_single(r) for r in rows)))
+        return [dict(o) for o in await asyncio.gather(*(manager.run_single(r) for r in rows))]
 
     return asyncio.run(step())
 
@@ -195,19 +202,23 @@ def test_v0_passing_outage_is_neutral_not_an_error() -> None:
     passing = reward_manager(Judge(down=3), "trainer.use_v1=false")
     outs = gather_v0(passing, 2)  # no exception: the failed trajectories are neutral
     assert [o["reward_extra_info"]["openjudge/failed"] for o in outs] == [1.0, 1.0, 1.0, 0.0]
-    assert [o["reward_score"] for o in outs] == pytest.approx([0.0, 0.0, 0.75, 0.75])  # group 1 had no survivor
+    assert [o["reward_score"] for o in outs] == pytest.approx(
+        [0.0, 0.0, 0.75, 0.75]
+    )  # group 1 had no survivor
 
 
 def test_v0_outage_ends_the_step_with_the_judge_named() -> None:
     down = reward_manager(Judge(down=None), "trainer.use_v1=false")
     outs = gather_v0(down, WINDOW // N - 1)  # the window is not full yet: neutral, training goes on
     assert all(o["reward_score"] == 0.0 and o["reward_extra_info"]["openjudge/failed"] == 1.0 for o in outs)
-    with pytest.raises(FailureRateExceeded, match="judge \\[http://judge.example/v1"):
+    with pytest.raises(FailureRateExceeded, match=r"judge \[http://judge.example/v1"):
         gather_v0(down, 1)
 
 
 def test_colocated_outage_ends_the_step() -> None:
-    down = reward_manager(Judge(down=None), "reward.reward_model.enable=true", "reward.custom_reward_function.path=x")
+    down = reward_manager(
+        Judge(down=None), "reward.reward_model.enable=true", "reward.custom_reward_function.path=x"
+    )
     data = make_batch(TOKENIZER, [PROMPT] * (WINDOW // N + 1))
 
     async def batch() -> list[Any]:  # RewardLoopWorker.compute_score_batch
@@ -218,12 +229,12 @@ def test_colocated_outage_ends_the_step() -> None:
 
 
 def test_a_worker_that_cannot_start_stops_the_run_at_the_first_sample(store: fake_tq.Store) -> None:
-    from integrations.verl.sampler import OpenJudgeReplayBufferAsync
+    from openjudge.integrations.verl.sampler import OpenJudgeReplayBufferAsync
 
     config = trainer_config(["+reward.openjudge.config=/no/such/graders.yaml"])
-    with pytest.raises(Exception, match="graders.yaml"):
+    with pytest.raises(Exception, match=r"graders\.yaml"):
         OpenJudgeRewardManager(config, TOKENIZER)  # what each RewardLoopWorker does; VERL does not wait
-    with pytest.raises(FailureRateExceeded, match="a reward worker could not start: .*graders.yaml"):
+    with pytest.raises(FailureRateExceeded, match=r"a reward worker could not start: .*graders\.yaml"):
         buffer(OpenJudgeReplayBufferAsync, "colocate_async", lambda n: None).sample(0, "val", 1)
 
 

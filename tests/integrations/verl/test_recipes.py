@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from omegaconf import DictConfig, OmegaConf
@@ -35,9 +35,11 @@ def documented(title: str, graders: str = "/tmp/graders.yaml") -> list[str]:
 class Replica:
     """Stands in for a vLLM judge server: records what VERL's RewardModelManager asks of it."""
 
-    made: list[Replica] = []
+    made: ClassVar[list[Replica]] = []
 
-    def __init__(self, replica_rank: int, config: Any, model_config: Any, gpus_per_node: int, **kw: Any) -> None:
+    def __init__(
+        self, replica_rank: int, config: Any, model_config: Any, gpus_per_node: int, **kw: Any
+    ) -> None:
         self.rank, self.slept, self.pool = replica_rank, False, None
         self._server_handle, self._server_address = None, f"10.0.0.{replica_rank}:8000"
         Replica.made.append(self)
@@ -64,7 +66,7 @@ class Model:
 
 
 @pytest.fixture
-def judge_servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[Replica]]:
+def judge_servers(monkeypatch: pytest.MonkeyPatch) -> type[Replica]:
     from verl.experimental.reward_loop import reward_model
     from verl.experimental.reward_loop.router import naive_router
 
@@ -72,7 +74,7 @@ def judge_servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[Replica]]:
     monkeypatch.setattr(reward_model, "get_rollout_replica_class", lambda name: Replica)
     monkeypatch.setattr(reward_model, "HFModelConfig", Model)
     monkeypatch.setattr(naive_router, "launch_router_process", lambda worker_urls: ("10.0.0.9:9000", None))
-    yield Replica
+    return Replica
 
 
 def bare_trainer(cfg: DictConfig) -> Any:
@@ -118,7 +120,12 @@ def test_the_frozen_judge_recipe_starts_one_awake_replica_beside_the_trainer(
 
 def test_vERL_s_defaults_would_not_serve_the_frozen_judge(judge_servers: type[Replica]) -> None:
     recipe = documented("The frozen judge")
-    ours = ("tensor_model_parallel_size", "free_cache_engine", "gpu_memory_utilization", "trainer.n_gpus_per_node")
+    ours = (
+        "tensor_model_parallel_size",
+        "free_cache_engine",
+        "gpu_memory_utilization",
+        "trainer.n_gpus_per_node",
+    )
     defaults = trainer_config([o for o in recipe if not any(k in o for k in ours)])
     with pytest.raises(AssertionError, match="Not enough GPUs to run the reward model"):
         start_judge(defaults)  # TP 2 on one GPU: 1 // 2 = 0 replicas
@@ -153,7 +160,9 @@ def test_the_async_recipe_keeps_what_it_generated_ahead(store: fake_tq.Store) ->
     cfg = trainer_config(documented("Async: colocate_async"))
     assert cfg.trainer.v1.sampler.max_off_policy_threshold == 8  # VERL's default, kept
     assert prefetched_group_is_kept(cfg, store)
-    one = trainer_config([*documented("Async: colocate_async"), "trainer.v1.sampler.max_off_policy_threshold=1"])
+    one = trainer_config(
+        [*documented("Async: colocate_async"), "trainer.v1.sampler.max_off_policy_threshold=1"]
+    )
     assert not prefetched_group_is_kept(one, store)  # the old advice: evicted and generated again
 
 
@@ -164,6 +173,9 @@ def test_the_separate_async_recipe_meets_vERL_s_prerequisites(monkeypatch: pytes
     monkeypatch.setattr(PPOTrainer, "__init__", lambda self, config: setattr(self, "config", config))
     cfg = trainer_config(documented("Async: separate_async"))
     trainer_separate_async.PPOTrainerSeparateAsync(cfg)  # VERL's checks, then (stubbed) the GPU set-up
-    broken = OmegaConf.merge(cfg, {"actor_rollout_ref": {"rollout": {"checkpoint_engine": {"backend": "naive"}}}})
+    broken = OmegaConf.merge(
+        cfg, {"actor_rollout_ref": {"rollout": {"checkpoint_engine": {"backend": "naive"}}}}
+    )
+    assert isinstance(broken, DictConfig)
     with pytest.raises(AssertionError, match="backend for separate async"):
         trainer_separate_async.PPOTrainerSeparateAsync(broken)

@@ -10,9 +10,9 @@ from verl import DataProto
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 from verl.trainer.ppo.reward import load_reward_manager
 
-from integrations.verl import OpenJudgeRewardManager, RewardSample
-from integrations.verl.reward_loop import RewardLoopOutput
-from integrations.verl.settings import SettingsError
+from openjudge.integrations.verl import OpenJudgeRewardManager, RewardSample
+from openjudge.integrations.verl.reward_loop import RewardLoopOutput
+from openjudge.integrations.verl.settings import SettingsError
 from tests.integrations.verl.helpers import (
     FALLBACK,
     FALLBACK_OPTIONS,
@@ -206,7 +206,7 @@ def test_seed_reward_function_through_verls_custom_function_loader(graders_yaml:
     cfg = trainer_config(
         [
             "reward.reward_manager.source=importlib",
-            "reward.reward_manager.module.path=pkg://integrations.verl",
+            "reward.reward_manager.module.path=pkg://openjudge.integrations.verl",
             "reward.reward_manager.name=OpenJudgeRewardManager",
             "reward.custom_reward_function.path=pkg://tests.integrations.verl.seed_functions",
             "reward.custom_reward_function.name=length_rank",

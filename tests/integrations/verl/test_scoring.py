@@ -10,18 +10,18 @@ from pathlib import Path
 import anyio
 import pytest
 
-from integrations.verl.guard import SampleFailed
-from integrations.verl.scoring import SampleScorer, shared_scorer
-from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.config import ConfigError
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.verl.guard import SampleFailed
+from openjudge.integrations.verl.scoring import SampleScorer, shared_scorer
+from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.aggregators import MinAggregator, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 
 def judge_reply(request: ChatRequest) -> str:
@@ -95,7 +95,9 @@ def test_drop_raises_so_verl_never_trains_on_the_sample() -> None:
     # A batch cannot leave a row out: the failed sample gets the mean of its group's scored rewards.
     good, bad = anyio.run(scorer.score_many, [GOOD, BROKEN], ["u", "u"])
     assert bad.reward == good.reward == 0.875 and bad.extra["openjudge/failed"] == 1.0
-    assert bad.extra["openjudge/judge"] == good.extra["openjudge/judge"] == 4.0  # neutral per grader too (GDPO)
+    assert (
+        bad.extra["openjudge/judge"] == good.extra["openjudge/judge"] == 4.0
+    )  # neutral per grader too (GDPO)
     assert bad.extra["openjudge/judge/error"] == 1.0
 
 

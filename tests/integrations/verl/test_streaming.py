@@ -9,7 +9,7 @@ manager. ``test_ray.py`` runs the same path through Ray actors.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,10 @@ import pytest
 from verl import DataProto
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
-from integrations.verl.reward_loop import OpenJudgeRewardManager
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.integrations.verl.guard import SampleFailed
+from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager
+from openjudge.integrations.verl.scoring import Placement, ScoredSample
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl import fake_tq
 from tests.integrations.verl.agent_rig import (
     LocalRewardHandle,
@@ -87,9 +89,9 @@ class Recorded:
         scorer = manager.scorer
         original = scorer.score
 
-        async def score(sample: Any) -> Any:
+        async def score(sample: Mapping[str, Any], placement: Placement | None = None) -> ScoredSample:
             self.samples.append(dict(sample))
-            return await original(sample)
+            return await original(sample, placement)
 
         scorer.score = score  # type: ignore[method-assign]  # record what the graders get
 
@@ -206,7 +208,6 @@ def test_a_v0_step_trains_around_a_failed_trajectory(model_dir: Path, agent_yaml
 
 
 def test_drop_on_v1_fails_the_session(model_dir: Path, agent_yaml: Path) -> None:
-    
     dropping = reward_worker(model_dir, agent_yaml)  # V1 (VERL 0.9's default): VERL drops the trajectory
     worker = agent_worker(model_dir, dropping, "single_turn_agent")
     with pytest.raises(SampleFailed, match=r"quality: provider_error"):

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from integrations.verl.group.barrier import GroupBarrier, RolloutClock
+from openjudge.integrations.verl.group.barrier import GroupBarrier, RolloutClock
 
 
 class Judge:

@@ -1,0 +1,383 @@
+"""One failure ledger for the run: breakers, the failure rate, start errors and group rewards.
+
+VERL sends each trajectory to a random ``RewardLoopWorker`` (``reward.num_workers``
+Ray actors), so a breaker or a failure-rate window kept per worker sees a fraction of
+the run, trips late, and once tripped drops ~1/num_workers of the trajectories. The
+ledger keeps them once for the whole run:
+
+* **In Ray** (every VERL worker): a named async actor, ``openjudge_ledger_<job id>``,
+  created by the first reward worker that needs it (``get_if_exists``; ``num_cpus=0``).
+  Every worker, the agent-loop workers of group judging and the openjudge replay
+  buffer in the driver reach the same one. Its breakers open and half-open for the
+  cluster: after the cooldown exactly one sample, on whichever worker, probes the judge.
+* **Out of Ray** (tests, a script, the batch call): one :class:`Ledger` per process.
+
+It also holds what neither a worker nor VERL can see alone:
+
+* the *start errors* of reward workers: VERL never awaits a ``RewardLoopWorker``
+  constructor, so a worker whose graders YAML is invalid dies silently and its
+  trajectories fail one by one; it records its error here first, and the openjudge
+  replay buffer stops the run with it at its first ``sample()``;
+* the *rewards of each group* on the streaming path, so that a sample the judge could
+  not score can be given its group's mean (zero GRPO advantage) without the reward
+  worker ever seeing the group (:meth:`Ledger.neutral`).
+
+Calls cost one Ray round trip (~1 ms); a sample makes two (:meth:`Ledger.admit` before
+grading, :meth:`Ledger.record` after).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+
+from openjudge.integrations.verl.guard import FailureGuard
+from openjudge.integrations.verl.settings import FailurePolicy
+
+__all__ = [
+    "ACTOR_PREFIX",
+    "GroupRewards",
+    "Ledger",
+    "LedgerClient",
+    "Neutral",
+    "driver_view",
+    "existing_ray_ledger",
+    "group_means",
+    "report_start_error",
+    "reset_local_ledgers",
+    "run_ledger",
+]
+
+logger = logging.getLogger(__name__)
+
+ACTOR_PREFIX = "openjudge_ledger"
+_QUIET_S = 60.0
+"""A neutral sample stops waiting when no member of its group arrived for this long."""
+_KEEP_S = 3600.0
+"""Group rewards older than this are forgotten (their groups were trained long ago)."""
+
+
+@dataclass(slots=True)
+class _Group:
+    first: float
+    last: float
+    rewards: list[float] = field(default_factory=list)
+    values: list[dict[str, float]] = field(default_factory=list)
+    failed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Neutral:
+    """What a failed member of a group gets: the means over the members that were scored.
+
+    Attributes:
+        reward: The mean reward (0.0 when no member was scored).
+        values: Each posted value's mean (e.g. every grader's ``openjudge/<name>``), for
+            estimators that read them (GDPO).
+        scored: How many members were scored.
+    """
+
+    reward: float
+    values: dict[str, float]
+    scored: int
+
+
+def group_means(rewards: list[float], values: list[dict[str, float]]) -> Neutral:
+    """:class:`Neutral` of the scored members' rewards and values."""
+    if not rewards:
+        return Neutral(0.0, {}, 0)
+    keys = set(values[0]).intersection(*values[1:]) if values else set()
+    means = {k: sum(v[k] for v in values) / len(values) for k in keys}
+    return Neutral(sum(rewards) / len(rewards), means, len(rewards))
+
+
+class GroupRewards:
+    """Rewards of each group (by ``uid``) as its members are scored, for neutral values."""
+
+    def __init__(self, *, clock: Any = time.monotonic) -> None:
+        self._clock = clock
+        self._groups: dict[str, _Group] = {}
+        self._lock = threading.Lock()
+
+    def post(self, uid: str, reward: float | None, values: Mapping[str, float] | None = None) -> None:
+        """One member of ``uid`` was scored (``reward``, its ``values``) or failed (``None``)."""
+        now = self._clock()
+        with self._lock:
+            group = self._groups.get(uid)
+            if group is None:
+                if len(self._groups) > 10_000:
+                    self._forget(now)
+                group = self._groups[uid] = _Group(now, now)
+            group.last = now
+            if reward is None:
+                group.failed += 1
+            else:
+                group.rewards.append(reward)
+                group.values.append(dict(values or {}))
+
+    def _forget(self, now: float) -> None:
+        for uid in [u for u, g in self._groups.items() if now - g.first > _KEEP_S]:
+            del self._groups[uid]
+
+    def settled(self, uid: str, expected: int, deadline: float) -> tuple[bool, Neutral]:
+        """Whether ``uid`` is complete (or waited long enough), and its scored members' means."""
+        now = self._clock()
+        with self._lock:
+            group = self._groups.get(uid)
+            if group is None:
+                return True, group_means([], [])
+            done = (
+                len(group.rewards) + group.failed >= expected
+                or now >= deadline
+                or now - group.last >= _QUIET_S
+            )
+            return done, group_means(group.rewards, group.values)
+
+
+class Ledger:
+    """The ledger's state and rules (held by the named actor in Ray, or per process)."""
+
+    def __init__(self, policy: FailurePolicy, describe: Mapping[str, str] | None = None) -> None:
+        self.policy = policy
+        self._describe = dict(describe or {})
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything (a new run in the same process: tests)."""
+        self.guard = FailureGuard(self.policy, self._describe)
+        self.groups = GroupRewards()
+        self.start_errors: list[str] = []
+
+    async def admit(self, providers: list[str]) -> tuple[str | None, str | None]:
+        """Before grading a sample: (why the run must stop, or ``None``; the provider whose
+        breaker is open, or ``None``: call them). A blocked sample is recorded here."""
+        problem = await self.problem()
+        if problem is not None:
+            return problem, None
+        blocked = self.guard.open_provider(providers)
+        if blocked is not None:
+            self.guard.record_blocked(blocked)
+            return self.guard.tripped, blocked
+        return None, None
+
+    async def record(self, outage: dict[str, bool], labels: list[str]) -> str | None:
+        """Record one graded sample; the stop message once the failure rate is passed."""
+        self.guard.record(outage, labels)
+        return self.guard.tripped
+
+    async def problem(self) -> str | None:
+        """Why the run must stop: a worker's start error, or the tripped failure rate."""
+        return self.problem_now()
+
+    def problem_now(self) -> str | None:
+        """:meth:`problem`, from synchronous code in the same process."""
+        if self.start_errors:
+            return self.start_errors[0]
+        return self.guard.tripped
+
+    def counts_now(self) -> dict[str, int]:
+        return {"samples": self.guard.samples, "failed": self.guard.failed, "blocked": self.guard.blocked}
+
+    async def start_failed(self, message: str) -> None:
+        self.start_errors.append(message)
+
+    async def counts(self) -> dict[str, int]:
+        return self.counts_now()
+
+    async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
+        self.groups.post(uid, reward, values)
+
+    async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral:
+        """The means of ``uid``'s scored members (:class:`Neutral`; reward 0.0 when none was scored).
+
+        Waits until ``expected`` members arrived (scored or failed), ``wait_s`` passed,
+        no member arrived for a minute, or the run must stop. The caller posted its own
+        failure first.
+        """
+        deadline = time.monotonic() + wait_s
+        delay = 0.01
+        while True:
+            done, means = self.groups.settled(uid, expected, deadline)
+            if done or self.problem_now() is not None:  # a stopping run: the caller raises
+                return means
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
+class LedgerClient(Protocol):
+    """What the reward path calls (a :class:`Ledger`, or the named actor through :class:`_RayLedger`)."""
+
+    async def admit(self, providers: list[str]) -> tuple[str | None, str | None]: ...
+    async def record(self, outage: dict[str, bool], labels: list[str]) -> str | None: ...
+    async def problem(self) -> str | None: ...
+    async def start_failed(self, message: str) -> None: ...
+    async def counts(self) -> dict[str, int]: ...
+    async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None: ...
+    async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral: ...
+
+
+class _RayLedger:
+    """The named actor, called with ``await handle.method.remote(...)``."""
+
+    def __init__(self, handle: Any, make: Any = None) -> None:
+        self.handle = handle
+        self._make = make
+
+    async def _call(self, method: str, *args: object) -> Any:
+        try:
+            return await getattr(self.handle, method).remote(*args)
+        except Exception as exc:
+            from ray.exceptions import RayActorError
+
+            if not isinstance(exc, RayActorError) or self._make is None:
+                raise
+            # The ledger died with the worker that started it: start it again (its counts restart).
+            logger.warning("openjudge: the failure ledger died (%s); starting it again", exc)
+            self.handle = self._make()
+            return await getattr(self.handle, method).remote(*args)
+
+    async def admit(self, providers: list[str]) -> tuple[str | None, str | None]:
+        problem, blocked = await self._call("admit", providers)
+        return problem, blocked
+
+    async def record(self, outage: dict[str, bool], labels: list[str]) -> str | None:
+        result: str | None = await self._call("record", outage, labels)
+        return result
+
+    async def problem(self) -> str | None:
+        result: str | None = await self._call("problem")
+        return result
+
+    async def start_failed(self, message: str) -> None:
+        await self._call("start_failed", message)
+
+    async def counts(self) -> dict[str, int]:
+        result: dict[str, int] = await self._call("counts")
+        return result
+
+    async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
+        await self._call("post", uid, reward, values)
+
+    async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral:
+        result: Neutral = await self._call("neutral", uid, expected, wait_s)
+        return result
+
+
+_local: dict[tuple[FailurePolicy, tuple[tuple[str, str], ...]], Ledger] = {}
+_ray: dict[str, _RayLedger] = {}
+_lock = threading.Lock()
+
+
+def actor_name() -> str:
+    """The ledger actor's name in this Ray job (``None`` outside Ray is the caller's check)."""
+    import ray
+
+    return f"{ACTOR_PREFIX}_{ray.get_runtime_context().get_job_id()}"
+
+
+def existing_ray_ledger() -> _RayLedger | None:
+    """The run's ledger actor if a reward worker created it (for the driver's replay buffer)."""
+    try:
+        import ray
+    except ImportError:  # pragma: no cover - VERL always brings Ray
+        return None
+    if not ray.is_initialized():
+        return None
+    try:
+        return _RayLedger(ray.get_actor(actor_name()))
+    except ValueError:  # not created (yet): no reward worker has graded or failed
+        return None
+
+
+def driver_view(timeout_s: float = 10.0) -> tuple[str | None, dict[str, int]]:
+    """From synchronous code (the driver's replay buffer): why the run must stop, and the run's counts.
+
+    ``(None, {})`` when no reward worker created the ledger, or it did not answer in time.
+    Outside Ray (tests, one process), the process's ledgers.
+    """
+    ledger = existing_ray_ledger()
+    if ledger is None:
+        with _lock:
+            local = list(_local.values())
+        problems = [p for p in (led.problem_now() for led in local) if p is not None]
+        counts: dict[str, int] = {}
+        for led in local:
+            for name, count in led.counts_now().items():
+                counts[name] = counts.get(name, 0) + count
+        return (problems[0] if problems else None), counts
+    import ray
+
+    handle = ledger.handle
+    try:
+        problem, totals = ray.get([handle.problem.remote(), handle.counts.remote()], timeout=timeout_s)
+    except Exception:  # the ledger died with its owner, or is slow: never stop the run on that
+        logger.warning("openjudge: the failure ledger did not answer", exc_info=True)
+        return None, {}
+    return problem, totals
+
+
+def report_start_error(message: str) -> None:
+    """From a reward worker's constructor: record why it cannot start (best effort)."""
+    client = run_ledger(FailurePolicy())
+    if isinstance(client, Ledger):
+        client.start_errors.append(message)
+        return
+    assert isinstance(client, _RayLedger)
+    import ray
+
+    try:
+        ray.get(client.handle.start_failed.remote(message), timeout=30)
+    except Exception:  # the error is re-raised by the caller either way
+        logger.warning("openjudge: could not report the start error to the failure ledger", exc_info=True)
+
+
+def _ray_running() -> bool:
+    try:
+        import ray
+    except ImportError:  # pragma: no cover - VERL always brings Ray
+        return False
+    return bool(ray.is_initialized())
+
+
+def run_ledger(policy: FailurePolicy, describe: Mapping[str, str] | None = None) -> LedgerClient:
+    """The run's ledger: the named actor when Ray is running, else this process's.
+
+    The first caller's ``policy`` and ``describe`` configure it; every reward worker of
+    a run reads the same options, so they agree.
+    """
+    items = tuple(sorted((describe or {}).items()))
+    if _ray_running():
+        import ray
+
+        name = actor_name()
+        with _lock:
+            client = _ray.get(name)
+            if client is None:
+                actor = ray.remote(Ledger).options(
+                    name=name, get_if_exists=True, num_cpus=0, max_concurrency=10_000
+                )
+
+                def make() -> Any:
+                    return actor.remote(policy, dict(items))
+
+                client = _ray[name] = _RayLedger(make(), make)
+            return client
+    key = (policy, items)
+    with _lock:
+        ledger = _local.get(key)
+        if ledger is None:
+            ledger = _local[key] = Ledger(policy, dict(items))
+        return ledger
+
+
+def reset_local_ledgers() -> None:
+    """Reset this process's ledgers in place (tests: each starts a fresh run)."""
+    with _lock:
+        for ledger in _local.values():
+            ledger.reset()

@@ -1,0 +1,118 @@
+"""Judge failures per training step, in VERL's V1 training metrics.
+
+VERL's training metrics are computed from tensors; ``reward_extra_info`` reaches only
+validation metrics and rollout dumps. The V1 trainer merges whatever its replay buffer's
+``sample()`` returns into the step's metrics, so these ``ReplayBuffer`` subclasses add,
+for every sampled batch::
+
+    training/openjudge/samples                 trajectories in the batch
+    training/openjudge/failed                  of which rewarded with fallback_score
+    training/openjudge/group/failed            of which given a neutral or fallback group reward
+    training/openjudge/<grader>/error          of which that grader failed
+    training/openjudge/groups_with_dropped     prompt groups trained without a dropped member (sync)
+    training/openjudge/run/{samples,failed,blocked}   the run's totals, across every reward worker
+
+Dropped groups of the async trainers are evicted before selection: VERL counts them as
+``training/rollout_failure/evicted_samples``.
+
+**The stop.** Both buffers check the run's failure ledger (:mod:`openjudge.integrations.verl.ledger`)
+at every ``sample()``, every poll (``poll_interval``, 2 s) and every eviction. Once the
+failure rate is passed, or a reward worker could not start, they raise
+:class:`~openjudge.integrations.verl.guard.FailureRateExceeded` with the ledger's message, in the
+driver: VERL's trainer ends there, in every V1 mode, instead of refilling failed
+groups for ever.
+
+Select with ``trainer.v1.sampler.custom_sampler.path=pkg://openjudge.integrations.verl.sampler``
+and ``trainer.v1.sampler.custom_sampler.name=OpenJudgeReplayBuffer`` (sync trainer) or
+``OpenJudgeReplayBufferAsync`` (``colocate_async`` / ``separate_async``). VERL gives a
+custom sampler no DAPO settings: its ``algorithm.filter_groups`` does not apply with one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from openjudge.integrations.verl.guard import FailureRateExceeded
+from openjudge.integrations.verl.keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
+from openjudge.integrations.verl.ledger import driver_view
+
+try:
+    from verl.trainer.ppo.v1 import replay_buffer as _verl_replay_buffer
+    from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync
+except ImportError as exc:  # pragma: no cover - exercised only without VERL's V1 stack
+    raise ImportError(
+        f"openjudge.integrations.verl.sampler needs VERL's V1 trainer (verl>=0.9 and TransferQueue): {exc}"
+    ) from exc
+
+__all__ = ["OpenJudgeReplayBuffer", "OpenJudgeReplayBufferAsync", "failure_metrics", "stop_if_failed"]
+
+
+def failure_metrics(reward_infos: list[dict[str, Any]], prefix: str) -> dict[str, float]:
+    """Counts of failed samples and grader errors among ``reward_infos``."""
+    counts: Counter[str] = Counter()
+    for info in reward_infos:
+        counts["samples"] += 1
+        for key, value in info.items():
+            number = as_float(value)
+            if number is None or not key.startswith(KEY_PREFIX):
+                continue
+            if key in (FAILED_KEY, GROUP_FAILED_KEY) or key.endswith("/error"):
+                counts[key.removeprefix(KEY_PREFIX)] += int(number)
+    return {f"{prefix}/openjudge/{name}": float(count) for name, count in counts.items()}
+
+
+def stop_if_failed() -> dict[str, int]:
+    """Raise the run's stop (:mod:`openjudge.integrations.verl.ledger`); else its counts.
+
+    Raises:
+        FailureRateExceeded: The judge failure rate was passed, or a reward worker could
+            not start; the message names the provider and the counts.
+    """
+    problem, counts = driver_view()
+    if problem is not None:
+        raise FailureRateExceeded(problem)
+    return counts
+
+
+class _FailureMetrics:
+    failure_keys: dict[str, set[str]]
+
+    def _wait_for_next_poll(self, partition_id: str, last_debug_time: float) -> float:
+        stop_if_failed()  # the async trainers poll (and refill failed groups) until enough are ready
+        waited: float = super()._wait_for_next_poll(partition_id, last_debug_time)  # type: ignore[misc]  # VERL's base
+        return waited
+
+    def _evict_terminal_groups(self, global_steps: int, partition_id: str, reasons: Any) -> Any:
+        stop_if_failed()  # evict-and-refill loops here without polling when every group fails fast
+        return super()._evict_terminal_groups(global_steps, partition_id, reasons)  # type: ignore[misc]  # VERL's base
+
+    def sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[Any, dict[str, Any]]:
+        stop_if_failed()
+        batch, metrics = super().sample(global_steps, partition_id, batch_size)  # type: ignore[misc]  # the VERL base comes second in the MRO
+        counts = stop_if_failed()  # the run's totals now, this batch's samples included
+        prefix = "training" if partition_id == "train" else "validation"
+        keys = [k for k, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding", False)]
+        infos: list[dict[str, Any]] = []
+        if keys:
+            tq: Any = getattr(_verl_replay_buffer, "tq")  # noqa: B009  # the TransferQueue client VERL's buffer uses
+            data = tq.kv_batch_get(keys=keys, partition_id=partition_id, select_fields=["extra_fields"])
+            for value in data["extra_fields"]:
+                fields = getattr(value, "data", value)
+                info = fields.get("reward_extra_info", {}) if isinstance(fields, dict) else {}
+                infos.append(info if isinstance(info, dict) else {})
+        out = dict(metrics)
+        out.update(failure_metrics(infos, prefix))
+        sampled = {key.split("_")[0] for key in batch.keys}
+        out[f"{prefix}/openjudge/groups_with_dropped"] = float(len(sampled & self.failure_keys[partition_id]))
+        for name, count in counts.items():  # the run's totals, across every reward worker
+            out[f"{prefix}/openjudge/run/{name}"] = float(count)
+        return batch, out
+
+
+class OpenJudgeReplayBuffer(_FailureMetrics, ReplayBuffer):
+    """VERL's sync ``ReplayBuffer`` plus openjudge failure counts in each step's metrics."""
+
+
+class OpenJudgeReplayBufferAsync(_FailureMetrics, ReplayBufferAsync):
+    """VERL's async ``ReplayBufferAsync`` plus openjudge failure counts in each step's metrics."""
