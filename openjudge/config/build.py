@@ -19,6 +19,7 @@ from openjudge.config.locations import Located
 from openjudge.config.params import grader_arguments
 from openjudge.config.schema import PROVIDER_KINDS, AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
+from openjudge.graders.blame import set_response_failure_score
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
@@ -176,6 +177,24 @@ def _reward_model(
         f"reward_model graders need a provider of kind 'transformers' (in process) or 'vllm' "
         f"(its /classify endpoint), not {spec.kind!r}"
     )
+
+
+def _openai_grader_params(
+    params: dict[str, Any],
+    provider: str | None,
+    providers: Mapping[str, ChatClient],
+    grader_providers: dict[str, str],
+    name: str,
+    base_dir: Path | None,
+) -> None:
+    """An ``openai_grader``: its judge (if a provider is named) and its JSON file relative to the config."""
+    if provider is not None and provider in providers:
+        params["model"] = providers[provider]
+        grader_providers[name] = provider
+    grader = params.get("grader")
+    if isinstance(grader, str) and not grader.lstrip().startswith("{") and base_dir is not None:
+        params["grader"] = str(base_dir / grader)  # an absolute path stays as it is
+    params.setdefault("name", name)
 
 
 class _NamedAggregator:
@@ -350,6 +369,8 @@ def build_job(
                     continue
             params["client"] = reward_models[gspec.provider]
             grader_providers[name] = gspec.provider
+        elif gspec.type == "openai_grader":
+            _openai_grader_params(params, gspec.provider, providers, grader_providers, name, base_dir)
         elif kind == "llm" and gspec.provider is not None:
             params["model"] = providers[gspec.provider]
             grader_providers[name] = gspec.provider
@@ -360,6 +381,12 @@ def build_job(
         except Exception as exc:  # whatever a constructor raises on bad params is a config problem
             problems.append(where.at(base, f"cannot build {gspec.type!r}: {exc}"))
             continue
+        if gspec.response_failure_score is not None:
+            try:
+                set_response_failure_score(grader, gspec.response_failure_score)
+            except ValueError as exc:
+                problems.append(where.at(("graders", name, "response_failure_score"), str(exc)))
+                continue
         mapper = gspec.mapper if gspec.mapper is not None else _same_named(grader, name)
         try:
             BoundGrader(name, GraderConfig(grader, mapper))  # checks the mapper's input names now

@@ -93,6 +93,7 @@ def _expand(
 
 
 _REWARD_MODEL_KINDS = ("transformers", "vllm")
+_OPTIONAL_PROVIDER = frozenset({"openai_grader"})  # a provider only for the JSON's model graders
 
 
 def _reward_model_provider(config: JobConfig, name: str, where: Located) -> list[str]:
@@ -209,7 +210,7 @@ def _grader_checks(
         problems.append(
             where.at(base, f"grader type {grader.type!r} is an LLM judge and needs 'provider: <name>'")
         )
-    if kind == "rule" and grader.provider is not None:
+    if kind == "rule" and grader.provider is not None and grader.type not in _OPTIONAL_PROVIDER:
         problems.append(
             where.at((*base, "provider"), f"grader type {grader.type!r} is rule-based and takes no provider")
         )
