@@ -228,6 +228,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             return equal, "symbolic"
         if cause == "response_unparseable":
             raise _Failure("unparseable", f"no mathematical answer could be read in {got[:80]!r}")
+        if cause == "response_too_large":
+            raise _Failure("too_large", f"comparing {got[:80]!r} ran out of memory or recursion depth")
         return False, "string_sympy_undecided"
 
     async def _decide(

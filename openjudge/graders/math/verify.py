@@ -128,14 +128,18 @@ def compare_answers(reference: str, response: str) -> dict[str, Any]:
         preds = []
     if not preds:
         return {"equal": None, "cause": "response_unparseable"}
-    for gold in golds:
-        for pred in preds:
-            if isinstance(gold, str) != isinstance(pred, str):
-                continue
-            if isinstance(gold, str):
-                agree = _sound(sympy, gold, pred)
-            else:
-                agree = bool(mv.verify(gold, pred, timeout_seconds=None)) and _sound(sympy, gold, pred)
-            if agree:
-                return {"equal": True, "cause": "math_verify"}
+    try:
+        for gold in golds:
+            for pred in preds:
+                if isinstance(gold, str) != isinstance(pred, str):
+                    continue
+                if isinstance(gold, str):
+                    agree = _sound(sympy, gold, pred)
+                else:
+                    agree = bool(mv.verify(gold, pred, timeout_seconds=None)) and _sound(sympy, gold, pred)
+                if agree:
+                    return {"equal": True, "cause": "math_verify"}
+    except (MemoryError, RecursionError):
+        # The reference parsed on its own, so what overflowed is the response's expression.
+        return {"equal": None, "cause": "response_too_large"}
     return {"equal": False, "cause": "math_verify"}

@@ -84,3 +84,13 @@ def test_hanging_check_in_a_ray_actor(ray_session: None) -> None:
     ray.kill(actor)
     assert elapsed <= BUDGET_S + 0.5
     assert (score, cause, gone) == (0.0, "symbolic_timeout", 1)
+
+
+def test_hanging_check_under_trio() -> None:
+    pytest.importorskip("trio")
+    import anyio
+
+    elapsed, score, cause, pid = anyio.run(_timed_hang, backend="trio")
+    assert elapsed <= BUDGET_S + 0.5
+    assert (score, cause) == (0.0, "symbolic_timeout")
+    assert _gone(pid)

@@ -41,10 +41,17 @@ def test_suite_agreement_and_no_false_accepts(path: Path, grader: MathAnswerEqui
     assert len(cases) == header["cases"]
 
     async def verdicts() -> list[bool]:
-        out = []
-        for case in cases:
-            result = await grader.aevaluate(response=case["response"], reference=case["reference"])
-            out.append(isinstance(result, GraderScore) and result.score == 1.0)
+        out = [False] * len(cases)
+        limit = anyio.CapacityLimiter(grader.workers.max_workers)
+
+        async def one(i: int) -> None:
+            async with limit:
+                result = await grader.aevaluate(response=cases[i]["response"], reference=cases[i]["reference"])
+            out[i] = isinstance(result, GraderScore) and result.score == 1.0
+
+        async with anyio.create_task_group() as group:
+            for i in range(len(cases)):
+                group.start_soon(one, i)
         return out
 
     accepted = anyio.run(verdicts)
