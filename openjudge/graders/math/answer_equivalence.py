@@ -84,7 +84,9 @@ class MathAnswerEquivalenceGrader(BaseGrader):
 
     * ``"last"`` (default): the last ``\boxed{...}`` with balanced braces, else the last
       ``<answer>...</answer>`` block, else the whole response, from which math-verify takes
-      the last LaTeX block or expression (and, without math-verify, the last number);
+      the last LaTeX block or expression; in plain prose (no ``$``), a last number equal to
+      the reference is an accept in the event loop (without math-verify, the last number
+      is the answer);
     * ``"strict"``: only a ``\boxed{}`` or an ``<answer>`` tag counts; a response with
       neither scores 0 (method ``none``), as RL recipes that reward the format require.
 
@@ -119,6 +121,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     Blame: what the response caused scores 0 with ``metadata["blame"] == "response"`` and a
     ``cause``: ``exponent_tower`` (a numeric power of a power, refused before any parser
     sees it: :mod:`.towers`), ``unparseable`` (math-verify reads no answer in it),
+    ``too_large`` (comparing it ran out of memory or recursion depth),
     ``symbolic_timeout`` (the comparison overran the budget; the reference is checked for
     towers first, so the response's expression is what was slow). A bad reference (empty,
     a tower) is a ``GraderError(kind="invalid_input")``. A reference that is text math
@@ -144,8 +147,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
 
     default_name: ClassVar[str] = "math_answer_equivalence"
     symbolic_function: ClassVar[str] = _COMPARE
-    """The worker-side comparison, ``"module:function"`` taking (reference, reference_is_full_text,
-    response, response_is_full_text) and returning ``{"equal": bool | None, "cause": str}``."""
+    """The worker-side comparison, ``"module:function"`` taking (reference, response) and returning
+    ``{"equal": bool | None, "cause": str}`` (see :func:`.verify.compare_answers`)."""
     fallback_function: ClassVar[str] = _FALLBACK
     """Used instead when math-verify is not installed: (got, want, abs_tol, rel_tol) -> bool | None."""
     default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)

@@ -5,14 +5,18 @@ loop): parsing and simplifying untrusted text can take unbounded time, and the p
 the worker when the sample's budget is spent. math-verify's own timeouts (SIGALRM) are
 switched off here; the kill is the budget.
 
-Parsing (math-verify 0.9 / latex2sympy2_extended):
+Parsing (math-verify 0.9 / latex2sympy2_extended), by what the text looks like:
 
-* an *answer* (a ``\boxed{}`` or ``<answer>`` content, a reference, a short response that
-  is one expression) is parsed as LaTeX inside ``$...$``; if that fails, as a plain
-  expression, kept only when the parser read the whole text (math-verify's expression
-  extractor otherwise reads ``1`` out of ``x^2 + 2*x + 1``);
-* a *full response* (prose with ``$...$``, ``\(...\)``) goes through math-verify's
-  extraction: the last LaTeX block or expression, as math-verify chooses.
+* *LaTeX text* (it has ``$``, ``\(``, ``\[`` or ``\boxed``) or *prose* (a word of three
+  letters or more outside LaTeX commands, ``\text{}`` and environment names): math-verify's
+  own extraction, as it reads a full response (the boxes, the last LaTeX block, "the final
+  answer is"...). Inline math broken over lines (``$ \n 9 \n $``) is removed first: it
+  is not math, and the expression reader must not find a number in it;
+* a bare *number* (``1,22``, ``0,111``): math-verify's number reader (decimal commas),
+  kept only if it read the whole text;
+* anything else is *one answer*: parsed as LaTeX inside ``$...$``; if that fails, as a
+  plain expression, kept only when the parser read the whole text (math-verify's
+  expression extractor otherwise reads ``1`` out of ``x^2 + 2*x + 1``).
 
 Comparison: math-verify's ``verify`` on each pair of parsed values, then two rules of ours
 that math-verify does not have, applied to every pair it calls equal:
@@ -24,7 +28,9 @@ that math-verify does not have, applied to every pair it calls equal:
   to 6 decimal places decides, as users of math-verify expect.
 
 Returns plain JSON: ``{"equal": true|false|null, "cause": "..."}``; ``null`` with a cause
-says which side could not be read (``response_unparseable``, ``reference_unparseable``).
+says which side could not be read (``response_unparseable``, ``reference_unparseable``)
+or that comparing overflowed memory or recursion (``response_too_large``: the reference
+was read on its own first, so the response's expression is what overflowed).
 """
 
 from __future__ import annotations
