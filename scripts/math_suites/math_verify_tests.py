@@ -33,7 +33,9 @@ _LABEL_NAMES = ("expected", "result")
 
 
 def _git(git_dir: str, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def _value(node: ast.expr) -> object:
@@ -42,7 +44,7 @@ def _value(node: ast.expr) -> object:
         return ast.literal_eval(node)
     except ValueError:
         code = compile(ast.Expression(node), "<case>", "eval")
-        return eval(code, {"__builtins__": {}, "math": math})  # noqa: S307  # our own reading of a pinned file
+        return eval(code, {"__builtins__": {}, "math": math})  # our own reading of a pinned file
 
 
 def _call_options(function: ast.FunctionDef) -> dict[str, object]:
@@ -64,7 +66,9 @@ def cases(source: str, path: str) -> list[dict[str, object]]:
             continue
         fixed = _call_options(function)
         for decorator in function.decorator_list:
-            if not (isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.parametrize"):
+            if not (
+                isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "pytest.mark.parametrize"
+            ):
                 continue
             names = [n.strip() for n in ast.literal_eval(decorator.args[0]).split(",")]
             label = next((n for n in names if n in _LABEL_NAMES), None)

@@ -197,7 +197,11 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         if got_parts is None or want_parts is None:
             return False
         (g_open, g_items, g_close), (w_open, w_items, w_close) = got_parts, want_parts
-        if (g_open, g_close) != (w_open, w_close) or len(g_items) != len(w_items) or len(g_items) > _MAX_ELEMENTS:
+        if (
+            (g_open, g_close) != (w_open, w_close)
+            or len(g_items) != len(w_items)
+            or len(g_items) > _MAX_ELEMENTS
+        ):
             return False
         if g_open in ("(", "["):
             return all((self._quick(g, w) or (False,))[0] for g, w in zip(g_items, w_items, strict=True))
@@ -245,7 +249,11 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             at = got.rfind(last.text)
             end = at + len(last.text)
             glued = at >= 0 and (got[at - 1 : at].isalpha() or got[end : end + 1].isalpha())  # "AZYUK2A"
-            decided = self._quick(normalize_answer(last.text), normalize_answer(want)) if last.text and not glued else None
+            decided = (
+                self._quick(normalize_answer(last.text), normalize_answer(want))
+                if last.text and not glued
+                else None
+            )
             if decided is not None and decided[0]:
                 return decided
         if quick:
@@ -281,7 +289,9 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         if not normalize_answer(want):
             raise InvalidInputError("input 'reference' has no answer in it")
         if (tower := exponent_tower(want)) is not None:
-            raise InvalidInputError(f"input 'reference' holds an exponent tower ({tower}); write the number out")
+            raise InvalidInputError(
+                f"input 'reference' holds an exponent tower ({tower}); write the number out"
+            )
         return want, single
 
     def _answer(self, response: str) -> tuple[str, str, str | None]:
@@ -322,8 +332,12 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             return self._score(0.0, str(failure), metadata)
         metadata["method"] = method
         shown = str(metadata["extracted_answer"])[:80]
-        reason = f"answer {shown!r} {'equals' if equal else 'differs from'} reference {want[:80]!r} ({method})"
+        reason = (
+            f"answer {shown!r} {'equals' if equal else 'differs from'} reference {want[:80]!r} ({method})"
+        )
         return self._score(1.0 if equal else 0.0, reason, metadata)
 
     def _score(self, score: float, reason: str, metadata: dict[str, JsonValue]) -> GraderScore:
-        return GraderScore(name=self.name, score=score, reason=reason, metadata=metadata, score_range=self.score_range)
+        return GraderScore(
+            name=self.name, score=score, reason=reason, metadata=metadata, score_range=self.score_range
+        )

@@ -63,7 +63,11 @@ _NUMBER_LIKE = re.compile(r"[-+]?[0-9][0-9.,]*")
 
 def _whole(parsed: list[Any], text: str) -> list[Any]:
     """Keep an expression-extractor result only if it read all of ``text`` (it reads ``1`` out of ``x+1``)."""
-    if len(parsed) == 2 and isinstance(parsed[1], str) and parsed[1].replace(" ", "") == text.replace(" ", ""):
+    if (
+        len(parsed) == 2
+        and isinstance(parsed[1], str)
+        and parsed[1].replace(" ", "") == text.replace(" ", "")
+    ):
         return parsed
     return []
 

@@ -165,7 +165,12 @@ def test_rule_grader_imports_are_cheap() -> None:
 async def test_exponent_towers_are_refused_before_sympy() -> None:
     grader = MathAnswerEquivalenceGrader(sympy_timeout_s=30)
     start = time.monotonic()
-    towers = (r"\boxed{9^{999}^{999}}", r"\boxed{9^{9^{9}}}", r"\boxed{2^{3}^{4}^{5}}", r"\boxed{\sin{(999^{999})^{999}}}")
+    towers = (
+        r"\boxed{9^{999}^{999}}",
+        r"\boxed{9^{9^{9}}}",
+        r"\boxed{2^{3}^{4}^{5}}",
+        r"\boxed{\sin{(999^{999})^{999}}}",
+    )
     for tower in towers:
         result = await grader.aevaluate(response=tower, reference="4")
         assert isinstance(result, GraderScore)

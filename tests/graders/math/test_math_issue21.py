@@ -56,7 +56,9 @@ async def score(grader: MathAnswerEquivalenceGrader, response: str, reference: s
         ("4210_{7}", "4210_7"),
     ],
 )
-async def test_correct_answers_are_accepted(grader: MathAnswerEquivalenceGrader, reference: str, response: str) -> None:
+async def test_correct_answers_are_accepted(
+    grader: MathAnswerEquivalenceGrader, reference: str, response: str
+) -> None:
     assert (await score(grader, response, reference)).score == 1.0
 
 
@@ -80,7 +82,9 @@ async def test_correct_answers_are_accepted(grader: MathAnswerEquivalenceGrader,
         (str(factorial(20)), str(round(factorial(20), -5))),
     ],
 )
-async def test_wrong_answers_are_rejected(grader: MathAnswerEquivalenceGrader, reference: str, response: str) -> None:
+async def test_wrong_answers_are_rejected(
+    grader: MathAnswerEquivalenceGrader, reference: str, response: str
+) -> None:
     assert (await score(grader, response, reference)).score == 0.0
 
 

@@ -35,7 +35,7 @@ def grader() -> Iterator[MathAnswerEquivalenceGrader]:
 def test_suite_agreement_and_no_false_accepts(path: Path, grader: MathAnswerEquivalenceGrader) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     header = json.loads(lines[0])["header"]
-    assert HEADER_FIELDS <= header.keys()
+    assert header.keys() >= HEADER_FIELDS
     assert header["licence"] in ("MIT", "Apache-2.0", "BSD-3-Clause")
     cases = [json.loads(line) for line in lines[1:]]
     assert len(cases) == header["cases"]
@@ -46,7 +46,9 @@ def test_suite_agreement_and_no_false_accepts(path: Path, grader: MathAnswerEqui
 
         async def one(i: int) -> None:
             async with limit:
-                result = await grader.aevaluate(response=cases[i]["response"], reference=cases[i]["reference"])
+                result = await grader.aevaluate(
+                    response=cases[i]["response"], reference=cases[i]["reference"]
+                )
             out[i] = isinstance(result, GraderScore) and result.score == 1.0
 
         async with anyio.create_task_group() as group:
