@@ -41,7 +41,7 @@ from openjudge.graders.agent._results import unit_score
 from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader
 from openjudge.graders.agent.observation.observation_information_gain import ObservationInformationGainGrader
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore
 
 ROOT = Path(__file__).resolve().parents[1]
 

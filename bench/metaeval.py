@@ -41,7 +41,7 @@ from openjudge.metaeval.runs import collect
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 TARGET_MS = 2.0
 WINNERS: tuple[PairLabel, PairLabel] = ("A", "B")

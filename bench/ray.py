@@ -40,7 +40,7 @@ from openjudge.config.loader import load_config
 from openjudge.distributed import grade_on_ray, import_ray, plan_workers
 from openjudge.jobs.engine import run_job
 from openjudge.jobs.results import read_results
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,10 +28,10 @@ import openai
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
+from openjudge.providers.openai import OpenAIChatModel
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.openai import OpenAIChatModel
-from providers.testing.function_model import FunctionChatModel
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.function_model import FunctionChatModel
+from openjudge.testing.judge_server import JudgeServerProcess
 
 VERDICT = json.dumps({"reason": "fine", "score": 4})
 TEMPLATE = "Question: {query}\nAnswer: {response}"

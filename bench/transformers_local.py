@@ -39,11 +39,11 @@ import torch
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.reward_model import RewardModelGrader
-from openjudge.graders.schema import GraderScore
 from openjudge.models.chat_model import Sampling
-from providers.transformers import TransformersChatModel, TransformersRewardModel
-from providers.transformers.loading import LoadedModel, load_model
-from providers.transformers.settings import TransformersSettings
+from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel
+from openjudge.providers.transformers.loading import LoadedModel, load_model
+from openjudge.providers.transformers.settings import TransformersSettings
+from openjudge.results import GraderScore
 from tests.providers.transformers import tiny
 
 BATCH = 16

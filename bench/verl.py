@@ -47,16 +47,16 @@ from transformers import PreTrainedTokenizerFast
 from verl import DataProto
 
 from bench.runner import report
-from integrations.verl import OpenJudgeRewardManager, OpenJudgeVerlSettings
-from integrations.verl.reward_loop import RewardLoopOutput
-from integrations.verl.scoring import SampleScorer, shared_scorer
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.verl import OpenJudgeRewardManager, OpenJudgeVerlSettings
+from openjudge.integrations.verl.reward_loop import RewardLoopOutput
+from openjudge.integrations.verl.scoring import SampleScorer, shared_scorer
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.function_model import FunctionChatModel
+from openjudge.testing.judge_server import JudgeServerProcess
 
 N = 1024
 LATENCY_S = 0.2

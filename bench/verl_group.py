@@ -11,8 +11,8 @@ worker runs it: generation, then ``_compute_score``.
 * pointwise: each trajectory is judged alone as soon as it is generated (one LLM call).
   Ideal step time = max over trajectories of (G + L).
 * group: each trajectory arrives at its group's barrier
-  (:class:`~integrations.verl.group.barrier.GroupBarrier`), the group is judged once by
-  the real :class:`~integrations.verl.group.judges.GraderGroupJudge` (listwise: one call;
+  (:class:`~openjudge.integrations.verl.group.barrier.GroupBarrier`), the group is judged once by
+  the real :class:`~openjudge.integrations.verl.group.judges.GraderGroupJudge` (listwise: one call;
   knockout: ceil(log2 n) rounds of calls; all-pairs and anchor: one concurrent wave),
   and every member gets its reward. Ideal = max over groups of (slowest member + the
   group judgement's call latency).
@@ -38,12 +38,6 @@ import time
 from collections.abc import Callable, Mapping
 
 from bench.runner import report
-from integrations.verl.functions import RewardSample
-from integrations.verl.group import GroupSettings
-from integrations.verl.group.barrier import GroupBarrier
-from integrations.verl.group.judges import GraderGroupJudge
-from integrations.verl.group.members import Member
-from integrations.verl.group.verdict import GroupVerdict, MemberReward
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.comparison import (
     AnchorComparisonGrader,
@@ -52,10 +46,16 @@ from openjudge.graders.comparison import (
     ListwiseRankingGrader,
 )
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.verl.functions import RewardSample
+from openjudge.integrations.verl.group import GroupSettings
+from openjudge.integrations.verl.group.barrier import GroupBarrier
+from openjudge.integrations.verl.group.judges import GraderGroupJudge
+from openjudge.integrations.verl.group.members import Member
+from openjudge.integrations.verl.group.verdict import GroupVerdict, MemberReward
 from openjudge.models.chat_model import ChatModel, ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 PROMPTS = 16
 N = 8

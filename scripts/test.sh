@@ -48,6 +48,8 @@ echo "== environment check (${SECONDS}s)"
 echo "== ruff (${SECONDS}s)"
 "$PY" -m ruff check .
 "$PY" -m ruff format --check .
+echo "== layer contract (${SECONDS}s)"
+"$PY" -c "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())" --no-cache
 echo "== mypy --strict (${SECONDS}s)"
 "$PY" -m mypy
 "$PY" -m mypy scripts/check_env.py

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import openjudge
+from openjudge.cli import import_openai
 from openjudge.cli._codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SIGPIPE
 from openjudge.cli.run import add_run_arguments, cmd_run
 from openjudge.cli.validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
@@ -121,6 +122,9 @@ COMMANDS: list[Command] = [
         "schema", "print the JSON Schema of job config files (for editors)", lambda parser: None, _cmd_schema
     ),
     Command("meta-eval", metaeval_cli.HELP, metaeval_cli.add_arguments, metaeval_cli.run_command),
+    Command(
+        "import-openai-graders", import_openai.HELP, import_openai.add_arguments, import_openai.run_command
+    ),
 ]
 """The subcommands, in the order ``--help`` lists them."""
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from openjudge.config.build import BuiltJob
 from openjudge.config.schema import JobConfig
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError
 from openjudge.jobs.datasets import SampleRecord, iter_samples
 from openjudge.jobs.summary import format_cost
 from openjudge.models.chat_client import ChatClient
+from openjudge.results import GraderError
 from openjudge.runner.mapper import compile_mapper
 
 __all__ = ["GraderEstimate", "estimate_job", "render_estimate"]

@@ -17,14 +17,16 @@ from openjudge.config.locations import Located
 from openjudge.config.params import grader_arguments
 from openjudge.config.schema import PROVIDER_KINDS, AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
+from openjudge.graders.blame import set_response_failure_score
 from openjudge.graders.registry import BUILTIN_GRADERS
-from openjudge.graders.schema import GraderMode
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.models.reward_model import RewardModel
+from openjudge.providers.registry import load_factory
+from openjudge.results import GraderMode
 from openjudge.runner.aggregators import (
     Aggregator,
     GateAggregator,
@@ -35,7 +37,6 @@ from openjudge.runner.aggregators import (
 from openjudge.runner.grader_config import BoundGrader
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.runner.mapper import Mapper, MissingFieldError
-from providers.registry import load_factory
 
 __all__ = ["BuiltJob", "build_job", "build_provider"]
 
@@ -61,7 +62,7 @@ def build_provider(
     """
     if spec.kind == "verl" or spec.model is None:
         raise ValueError(
-            "kind 'verl' is the judge VERL serves during training (integrations.verl builds it); "
+            "kind 'verl' is the judge VERL serves during training (openjudge.integrations.verl builds it); "
             "elsewhere use kind: openai with the server's base_url and model"
         )
     factory: Callable[..., ChatClient] = load_factory(spec.kind)
@@ -145,13 +146,13 @@ def _reward_model(
         ValueError: Any other kind.
     """
     if spec.kind == "transformers":
-        from providers.transformers import TransformersChatModel
+        from openjudge.providers.transformers import TransformersChatModel
 
         if isinstance(provider, TransformersChatModel):
             return provider.reward_model()
     if spec.kind == "vllm":
-        from providers.vllm import VLLMChatModel
-        from providers.vllm_reward import RewardModelClient
+        from openjudge.providers.vllm import VLLMChatModel
+        from openjudge.providers.vllm_reward import RewardModelClient
 
         if isinstance(provider, VLLMChatModel):
             return RewardModelClient(
@@ -161,6 +162,24 @@ def _reward_model(
         f"reward_model graders need a provider of kind 'transformers' (in process) or 'vllm' "
         f"(its /classify endpoint), not {spec.kind!r}"
     )
+
+
+def _openai_grader_params(
+    params: dict[str, Any],
+    provider: str | None,
+    providers: Mapping[str, ChatClient],
+    grader_providers: dict[str, str],
+    name: str,
+    base_dir: Path | None,
+) -> None:
+    """An ``openai_grader``: its judge (if a provider is named) and its JSON file relative to the config."""
+    if provider is not None and provider in providers:
+        params["model"] = providers[provider]
+        grader_providers[name] = provider
+    grader = params.get("grader")
+    if isinstance(grader, str) and not grader.lstrip().startswith("{") and base_dir is not None:
+        params["grader"] = str(base_dir / grader)  # an absolute path stays as it is
+    params.setdefault("name", name)
 
 
 def _aggregator(spec: AggregatorSpec) -> Aggregator:
@@ -243,7 +262,7 @@ def build_job(
 ) -> BuiltJob:
     """Build providers (one object per named provider, shared by its graders) and the runner.
 
-    ``members_scored`` is for group judging (``integrations.verl.group``): each listwise
+    ``members_scored`` is for group judging (``openjudge.integrations.verl.group``): each listwise
     grader's result is split into a 0-1 score per member, which aggregators may then mix.
 
     Raises:
@@ -285,6 +304,8 @@ def build_job(
                     continue
             params["client"] = reward_models[gspec.provider]
             grader_providers[name] = gspec.provider
+        elif gspec.type == "openai_grader":
+            _openai_grader_params(params, gspec.provider, providers, grader_providers, name, base_dir)
         elif entry.kind == "llm" and gspec.provider is not None:
             params["model"] = providers[gspec.provider]
             grader_providers[name] = gspec.provider
@@ -295,6 +316,12 @@ def build_job(
         except Exception as exc:  # whatever a constructor raises on bad params is a config problem
             problems.append(where.at(base, f"cannot build {gspec.type!r}: {exc}"))
             continue
+        if gspec.response_failure_score is not None:
+            try:
+                set_response_failure_score(grader, gspec.response_failure_score)
+            except ValueError as exc:
+                problems.append(where.at(("graders", name, "response_failure_score"), str(exc)))
+                continue
         mapper = gspec.mapper if gspec.mapper is not None else _same_named(grader, name)
         try:
             BoundGrader(name, GraderConfig(grader, mapper))  # checks the mapper's input names now

@@ -76,6 +76,7 @@ def _expand(value: Any, path: FieldPath, where: Located, problems: list[str], en
 
 
 _REWARD_MODEL_KINDS = ("transformers", "vllm")
+_OPTIONAL_PROVIDER = frozenset({"openai_grader"})  # a provider only for the JSON's model graders
 
 
 def _reward_model_provider(config: JobConfig, name: str, where: Located) -> list[str]:
@@ -180,7 +181,7 @@ def _semantic_checks(config: JobConfig, where: Located) -> list[str]:
             problems.append(
                 where.at(base, f"grader type {grader.type!r} is an LLM judge and needs 'provider: <name>'")
             )
-        if entry.kind == "rule" and grader.provider is not None:
+        if entry.kind == "rule" and grader.provider is not None and grader.type not in _OPTIONAL_PROVIDER:
             problems.append(
                 where.at(
                     (*base, "provider"), f"grader type {grader.type!r} is rule-based and takes no provider"

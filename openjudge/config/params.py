@@ -18,8 +18,8 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 from openjudge.config.loader import did_you_mean, error_message, problems_from
 from openjudge.config.locations import FieldPath, Located
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.schema import ScoreRange
 from openjudge.models.chat_model import Sampling
+from openjudge.results import ScoreRange
 
 __all__ = ["INJECTED_PARAMS", "grader_arguments"]
 

@@ -86,12 +86,12 @@ PROVIDER_KINDS: Mapping[str, ProviderKind] = {
         ),
     ),
     "verl": ProviderKind(
-        "the judge VERL serves during training (integrations.verl supplies base_url and model)"
+        "the judge VERL serves during training (openjudge.integrations.verl supplies base_url and model)"
     ),
 }
 """Provider kinds configs may name. To add one: an entry here (with any kind-specific
 fields, added to :class:`ProviderSpec` as optional fields) and its factory in
-``providers.registry.PROVIDER_FACTORIES``; the loader, the JSON Schema and
+``openjudge.providers.registry.PROVIDER_FACTORIES``; the loader, the JSON Schema and
 :func:`openjudge.config.build.build_provider` follow this table."""
 
 
@@ -125,7 +125,7 @@ class ProviderSpec(_Spec):
             route; ``model`` carries the route, e.g. ``hosted_vllm/qwen3-8b``),
             ``transformers`` (the model runs in this process on torch; ``model`` is a
             local directory or hub id) or ``verl`` (the judge VERL serves under
-            ``reward.reward_model``; built by ``integrations.verl``, which supplies
+            ``reward.reward_model``; built by ``openjudge.integrations.verl``, which supplies
             ``base_url`` and ``model``).
         model: Model name on the server (``transformers``: a directory or hub id);
             required, except for ``verl``.
@@ -140,7 +140,7 @@ class ProviderSpec(_Spec):
         price: Dollars per 1,000 tokens, for cost estimates.
         device, dtype, max_batch_size, batch_window_s, max_new_tokens, max_input_tokens,
         revision, trust_remote_code, chat_template: ``transformers`` only; see
-            :class:`providers.transformers.TransformersSettings`.
+            :class:`openjudge.providers.transformers.TransformersSettings`.
     """
 
     kind: str = Field(json_schema_extra={"enum": list(PROVIDER_KINDS)})
@@ -204,12 +204,16 @@ class GraderSpec(_Spec):
         provider: The provider name, for LLM graders.
         params: Constructor arguments.
         mapper: ``{input_name: "dotted.path.in.sample"}``; default: same-named sample fields.
+        response_failure_score: The score of a response that made grading fail (deep
+            nesting, huge numbers, a lone surrogate, a judge's refusal ...); default: the
+            bottom of the grader's range. It must lie in the grader's range.
     """
 
     type: str
     provider: str | None = None
     params: dict[str, JsonValue] = Field(default_factory=dict)
     mapper: dict[str, str] | None = None
+    response_failure_score: FiniteFloat | None = None
 
 
 class AggregatorSpec(_Spec):

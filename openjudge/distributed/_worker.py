@@ -17,9 +17,9 @@ from typing import Any
 
 from openjudge.config.build import build_job
 from openjudge.config.schema import JobConfig
-from openjudge.graders.schema import GraderScore
 from openjudge.jobs.replay import replaying_runner
 from openjudge.jobs.results import SampleOutcome
+from openjudge.results import GraderScore
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.runner.sync import SyncPortal
 
@@ -78,14 +78,7 @@ class BatchGrader:
         if self._deadline_at is None:
             return runner
         remaining = max(self._deadline_at - time.time(), _TINY_DEADLINE_S)
-        return GradingRunner(
-            runner.grader_configs,
-            max_concurrency=runner.max_concurrency,
-            aggregators=list(runner.aggregators.values()),
-            show_progress=False,
-            timeout=runner.timeout,
-            deadline=remaining,
-        )
+        return runner.replace(show_progress=False, deadline=remaining)
 
     async def _grade(self, ids: list[str], lines: list[int | None], texts: list[str]) -> list[str]:
         samples = [json.loads(text) for text in texts]

@@ -17,15 +17,18 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, ParamSpec, TypeVar
+from typing import Any, ClassVar, ParamSpec, TypeVar, cast
 
-from openjudge.graders.schema import (
+from openjudge.results import (
+    RESPONSE_BLAME,
     ErrorKind,
     GraderError,
     GraderMode,
     GraderRank,
     GraderResult,
     GraderScore,
+    InvalidInputError,
+    ResponseFailure,
     ScoreRange,
 )
 
@@ -38,16 +41,14 @@ __all__ = [
     "GraderScore",
     "InputSpec",
     "InvalidInputError",
+    "ResponseFailure",
     "ScoreRange",
     "grader_boundary",
+    "response_failure_result",
 ]
 
 P = ParamSpec("P")
 R = TypeVar("R", bound=GraderResult)
-
-
-class InvalidInputError(ValueError):
-    """Raised inside a grader for unusable input; the boundary turns it into ``invalid_input``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,13 +108,43 @@ def error_from_exception(name: str, exc: Exception, kind: ErrorKind = "internal"
     return GraderError(name=name, kind=kind, message=message, error_type=type(exc).__name__)
 
 
+_REASON_LIMIT = 500
+
+
+def response_failure_result(grader: object, failure: ResponseFailure) -> GraderScore:
+    """The score a grader gives a response that made grading fail.
+
+    The grader's ``response_failure_score`` when it sets one, else the bottom of its
+    declared range (its low end, or the high end when lower is better), else 0.0.
+    """
+    name = getattr(grader, "name", type(grader).__name__)
+    score_range = getattr(grader, "score_range", None)
+    if not isinstance(score_range, ScoreRange):
+        score_range = None
+    score = getattr(grader, "response_failure_score", None)
+    if not isinstance(score, int | float) or isinstance(score, bool):
+        if score_range is None:
+            score = 0.0
+        else:
+            score = score_range.low if score_range.higher_is_better else score_range.high
+    message = failure.message[:_REASON_LIMIT]
+    return GraderScore(
+        name=name,
+        score=float(score),
+        reason=message,
+        score_range=score_range,
+        metadata={"blame": RESPONSE_BLAME, "cause": failure.cause[:100]},
+    )
+
+
 def grader_boundary(
     fn: Callable[P, Awaitable[R]],
 ) -> Callable[P, Awaitable[R | GraderError]]:
     """Decorate a grader's ``aevaluate`` so that failures come back as :class:`GraderError`.
 
     Missing or unexpected keyword inputs and :class:`InvalidInputError` become
-    ``kind="invalid_input"``; any other ``Exception`` becomes ``kind="internal"``.
+    ``kind="invalid_input"``; a :class:`ResponseFailure` becomes the response's score
+    (:func:`response_failure_result`); any other ``Exception`` becomes ``kind="internal"``.
     Cancellation is never caught.
     """
 
@@ -123,6 +154,8 @@ def grader_boundary(
         name = getattr(grader, "name", type(grader).__name__)
         try:
             return await fn(*args, **kwargs)
+        except ResponseFailure as failure:
+            return cast(R, response_failure_result(grader, failure))
         except TypeError as exc:
             # A TypeError raised by the call itself (no deeper frame) is a bad set of inputs.
             at_call = exc.__traceback__ is not None and exc.__traceback__.tb_next is None
@@ -150,6 +183,9 @@ class BaseGrader:
 
     default_name: ClassVar[str] = ""
     default_score_range: ClassVar[ScoreRange | None] = None
+    response_failure_score: float | None = None
+    """The score of a response that made grading fail (:class:`ResponseFailure`); ``None``
+    means the bottom of the grader's range."""
 
     aevaluate: Callable[..., Awaitable[GraderResult]]
     _input_spec_cache: ClassVar[dict[type[BaseGrader], InputSpec]] = {}

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exception
-from openjudge.graders.schema import (
+from openjudge.results import (
     GraderError,
     GraderMode,
     GraderRank,

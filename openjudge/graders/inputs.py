@@ -6,7 +6,7 @@ field, which ``grader_boundary`` turns into ``GraderError(kind="invalid_input")`
 
 from __future__ import annotations
 
-from openjudge.graders.base_grader import InvalidInputError
+from openjudge.results import InvalidInputError
 
 __all__ = ["require_str"]
 

@@ -12,7 +12,7 @@ import math
 from typing import ClassVar
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["ProvidedScoreGrader"]
 

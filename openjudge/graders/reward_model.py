@@ -8,10 +8,9 @@ from typing import Any
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.models.errors import ChatModelError
 from openjudge.models.reward_model import Reward, RewardModel
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["RewardModelGrader"]
 
@@ -21,7 +20,7 @@ class RewardModelGrader(BaseGrader):
 
     Args:
         client: The reward model (shared by every grader that uses it), e.g.
-            ``providers.vllm_reward.RewardModelClient``.
+            ``openjudge.providers.vllm_reward.RewardModelClient``.
         name: Result name (default ``reward_model``).
         score_range: The declared range of the reward, if known; a reward outside it is
             a ``parse_error`` unless ``clip_to_range``.

@@ -19,8 +19,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from openjudge.graders.schema import ScoreRange
 from openjudge.models.chat_model import TokenLogprob
+from openjudge.results import ScoreRange
 
 __all__ = ["ExpectedScore", "expected_score", "vote_decided", "vote_winner"]
 

@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import anyio
 
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore
 from openjudge.jobs.datasets import BadRecord, DatasetError, SampleRecord, iter_samples
 from openjudge.jobs.fingerprint import JobChanges, job_fingerprint
 from openjudge.jobs.records import ErrorEntry, OutcomeLine, ResultEntry
 from openjudge.jobs.replay import replaying_runner
 from openjudge.jobs.results import ResultsFileError, SampleOutcome
 from openjudge.jobs.resume import BoundResults
+from openjudge.results import GraderError, GraderResult, GraderScore
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.runner.progress import ProgressBar
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError
 from openjudge.jobs.datasets import BadRecord, iter_samples
+from openjudge.results import GraderError
 from openjudge.runner.grader_config import BoundGrader
 from openjudge.runner.mapper import MissingFieldError
 

@@ -11,16 +11,16 @@ from typing import Annotated, Literal, TypeAlias, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from openjudge.graders.schema import (
+from openjudge.jobs.fingerprint import JobFingerprint
+from openjudge.results import (
     ErrorKind,
     GraderError,
     GraderRank,
     GraderResult,
     GraderScore,
     ScoreRange,
+    TokenUsage,
 )
-from openjudge.jobs.fingerprint import JobFingerprint
-from openjudge.models.usage import TokenUsage
 
 __all__ = [
     "ErrorEntry",

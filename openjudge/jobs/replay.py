@@ -16,8 +16,8 @@ from typing import Any
 from pydantic import JsonValue, TypeAdapter
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec
-from openjudge.graders.schema import GraderResult
 from openjudge.jobs.records import ResultEntry, result_from_entry
+from openjudge.results import GraderResult
 from openjudge.runner.grader_config import BoundGrader, GraderConfig
 from openjudge.runner.grading_runner import GradingRunner
 

@@ -57,9 +57,8 @@ from typing import TypeVar, cast
 
 from pydantic import JsonValue
 
-from openjudge.graders.schema import GraderResult
 from openjudge.jobs.records import HeaderLine, OutcomeLine, ResultsHeader, entry_from_result
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderResult, TokenUsage
 
 if sys.platform != "win32":
     import fcntl

@@ -29,12 +29,12 @@ from types import TracebackType
 from pydantic import JsonValue
 
 import openjudge
-from openjudge.graders.schema import GraderError
 from openjudge.jobs.datasets import BadRecord, SampleRecord
 from openjudge.jobs.fingerprint import JobChanges, JobFingerprint, compare
 from openjudge.jobs.records import OutcomeLine, ResultsHeader
 from openjudge.jobs.replay import with_stored
 from openjudge.jobs.results import ResultsFileError, ResultsWriter, SampleOutcome, index_results
+from openjudge.results import GraderError
 
 __all__ = ["DISTRIBUTION", "BoundResults", "JobMismatchError", "Pending", "writer_name"]
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from openjudge.graders.schema import GraderError, GraderRank, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderRank, GraderResult, GraderScore
 from openjudge.runner.grader_config import GraderConfig
 
 __all__ = [

@@ -38,7 +38,7 @@ import anyio.to_thread
 
 from openjudge.models.chat_model import ChatResponse, TokenLogprob
 from openjudge.models.loop_local import LoopLocal
-from openjudge.models.usage import TokenUsage
+from openjudge.results import TokenUsage
 
 __all__ = ["JudgeCache", "cache_key", "default_cache_path"]
 

@@ -27,7 +27,7 @@ from openjudge.models.limits import ConnectionLimits, ProviderGate
 from openjudge.models.loop_local import LoopLocal
 from openjudge.models.policy import ProviderPolicy
 from openjudge.models.transport import ChatTransport
-from openjudge.models.usage import TokenUsage
+from openjudge.results import TokenUsage
 
 __all__ = ["ChatClient"]
 

@@ -10,7 +10,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checka
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from openjudge.models.usage import TokenUsage
+from openjudge.results import TokenUsage
 
 __all__ = [
     "CachingChatModel",

@@ -31,7 +31,7 @@ from openjudge.models.loop_local import LoopLocal
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.models.timeouts import timeout_scope
 from openjudge.models.transport import Transport
-from openjudge.models.usage import TokenUsage
+from openjudge.results import TokenUsage
 
 __all__ = ["CallEngine", "Outcome"]
 

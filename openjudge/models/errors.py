@@ -7,7 +7,7 @@ grader's error kinds work the same for every backend.
 
 from __future__ import annotations
 
-from openjudge.graders.schema import ErrorKind
+from openjudge.results import ErrorKind
 
 __all__ = ["RETRYABLE_STATUS", "ChatModelError", "is_retryable_status"]
 

@@ -11,7 +11,7 @@ import anyio
 
 from openjudge.models.chat_model import ChatResponse
 from openjudge.models.errors import ChatModelError
-from openjudge.models.usage import TokenUsage
+from openjudge.results import TokenUsage
 
 __all__ = ["Flight"]
 

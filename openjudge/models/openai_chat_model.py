@@ -1,9 +1,23 @@
 """Seed-compatible import path of the OpenAI-compatible chat model.
 
-A thin face: the implementation lives in ``providers.openai``. Importing this module
-imports the openai SDK; ``import openjudge`` does not.
+A compat face outside the layer contract: the implementation lives in
+:mod:`openjudge.providers.openai` (a provider; the core knows no providers), and this
+module loads it only when ``OpenAIChatModel`` is first read. Nothing in the package
+imports this module; prefer ``from openjudge.providers import OpenAIChatModel``.
 """
 
-from providers.openai import OpenAIChatModel as OpenAIChatModel
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from openjudge.providers.openai import OpenAIChatModel as OpenAIChatModel
 
 __all__ = ["OpenAIChatModel"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "OpenAIChatModel":
+        return importlib.import_module("openjudge.providers.openai").OpenAIChatModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

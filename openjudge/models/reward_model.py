@@ -3,7 +3,7 @@
 A reward model (a sequence classifier such as Skywork-Reward, or a token/process
 reward model) returns a number for a response, with nothing to generate or parse.
 Backends implement :class:`RewardModel` (vLLM's ``/classify`` and ``/pooling``
-endpoints in ``providers.vllm_reward``, an in-process model in another provider);
+endpoints in ``openjudge.providers.vllm_reward``, an in-process model in another provider);
 :class:`~openjudge.graders.reward_model.RewardModelGrader` turns any of them into a grader.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from openjudge.models.usage import TokenUsage
+from openjudge.results import TokenUsage
 
 __all__ = ["Reward", "RewardModel"]
 

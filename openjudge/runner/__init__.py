@@ -1,1 +1,42 @@
-"""GradingRunner, mappers and aggregators."""
+"""The runner: many samples through many graders, concurrently, with aggregators.
+
+``GradingRunner`` maps each sample's fields to each grader's inputs (``GraderConfig``),
+runs every (sample, grader) pair through a bounded pool with per-pair timeouts, and
+combines per-grader results with an aggregator.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openjudge._lazy import lazy_attribute
+
+if TYPE_CHECKING:
+    from openjudge.runner.aggregators import Aggregator as Aggregator
+    from openjudge.runner.aggregators import GateAggregator as GateAggregator
+    from openjudge.runner.aggregators import MinAggregator as MinAggregator
+    from openjudge.runner.aggregators import WeightedMeanAggregator as WeightedMeanAggregator
+    from openjudge.runner.grader_config import GraderConfig as GraderConfig
+    from openjudge.runner.grading_runner import GradingRunner as GradingRunner
+
+__all__ = [
+    "Aggregator",
+    "GateAggregator",
+    "GraderConfig",
+    "GradingRunner",
+    "MinAggregator",
+    "WeightedMeanAggregator",
+]
+
+_LAZY = {
+    "Aggregator": "openjudge.runner.aggregators",
+    "GateAggregator": "openjudge.runner.aggregators",
+    "GraderConfig": "openjudge.runner.grader_config",
+    "GradingRunner": "openjudge.runner.grading_runner",
+    "MinAggregator": "openjudge.runner.aggregators",
+    "WeightedMeanAggregator": "openjudge.runner.aggregators",
+}
+
+
+def __getattr__(name: str) -> object:
+    return lazy_attribute(globals(), _LAZY, name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore, ScoreRange
+from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange
 
 __all__ = [
     "Aggregator",

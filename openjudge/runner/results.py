@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openjudge.graders.schema import GraderResult
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderResult, TokenUsage
 
 __all__ = ["RunnerResult", "SampleResult"]
 

@@ -17,7 +17,7 @@ import pytest
 
 from openjudge.cli import main
 from openjudge.jobs.results import read_results
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart" / "config.yaml"

@@ -17,7 +17,7 @@ import pytest
 
 from openjudge.jobs.results import read_header, read_results
 from openjudge.jobs.summary import format_cost
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 

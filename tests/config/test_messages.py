@@ -10,8 +10,8 @@ from openjudge.config.build import build_job
 from openjudge.config.loader import ConfigError, parse_config
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderScore, ScoreRange
-from providers.testing.function_model import FunctionChatModel
+from openjudge.results import GraderScore, ScoreRange
+from openjudge.testing.function_model import FunctionChatModel
 
 JUDGE = """providers:
   judge: {kind: openai, model: m, base_url: "http://127.0.0.1:9/v1", api_key: k}
@@ -129,7 +129,7 @@ def test_a_listwise_grader_mixes_only_when_group_judging_scores_its_members() ->
         "job.yaml:7: aggregators.0.weights.rank: weighted_mean aggregator 'reward' cannot use grader "
         "'rank': it returns ranks, not scores, or list the graders to mix in 'weights'"
     ]
-    # integrations.verl.group splits a ranking into one 0-1 score per member before aggregating.
+    # openjudge.integrations.verl.group splits a ranking into one 0-1 score per member before aggregating.
     job = build_job(parse_config(text), use_cache=False, members_scored=True)
     assert set(job.runner.grader_configs) == {"rank", "exact"}
 

@@ -8,8 +8,8 @@ import pytest
 
 from openjudge.config.build import build_job
 from openjudge.config.loader import ConfigError, parse_config
-from openjudge.graders.schema import GraderScore
-from providers.testing.judge_server import JudgeServer
+from openjudge.results import GraderScore
+from openjudge.testing.judge_server import JudgeServer
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,7 @@ from openjudge.jobs.fingerprint import job_fingerprint
 from openjudge.jobs.records import HeaderLine, OutcomeLine, ResultsHeader
 from openjudge.jobs.results import ResultsWriter, SampleOutcome
 from openjudge.models.policy import ProviderLimits
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.distributed.helpers import graded, ids_in, judge_score, write_job, write_samples
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,8 +23,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderScore
-from providers.openai import OpenAIChatModel
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.results import GraderScore
 
 pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server] (scripts/test.sh installs it)")
 pytest.importorskip("gguf")

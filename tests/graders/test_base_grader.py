@@ -6,7 +6,7 @@ import pytest
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec, InvalidInputError, grader_boundary
 from openjudge.graders.function_grader import FunctionGrader
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore
 
 pytestmark = pytest.mark.anyio
 

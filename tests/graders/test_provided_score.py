@@ -4,7 +4,7 @@ import pytest
 
 from openjudge.graders.provided_score import ProvidedScoreGrader
 from openjudge.graders.registry import BUILTIN_GRADERS, describe
-from openjudge.graders.schema import GraderError, GraderScore
+from openjudge.results import GraderError, GraderScore
 
 pytestmark = pytest.mark.anyio
 

@@ -6,9 +6,8 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from openjudge.graders.schema import GraderError, GraderRank, GraderScore, ScoreRange
 from openjudge.models.errors import ChatModelError
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderRank, GraderScore, ScoreRange, TokenUsage
 
 
 def test_score_must_be_finite() -> None:

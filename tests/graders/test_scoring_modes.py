@@ -6,13 +6,12 @@ import math
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabilities, Sampling, TokenLogprob
 from openjudge.models.errors import ChatModelError
-from openjudge.models.usage import TokenUsage
-from providers.openai import OpenAIChatModel
-from providers.testing.function_model import FunctionChatModel
-from providers.testing.judge_server import JudgeServer
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.results import GraderError, GraderScore, TokenUsage
+from openjudge.testing.function_model import FunctionChatModel
+from openjudge.testing.judge_server import JudgeServer
 
 pytestmark = pytest.mark.anyio
 

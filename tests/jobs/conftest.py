@@ -6,9 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore, ScoreRange
 from openjudge.jobs import SampleOutcome
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 OutcomeFactory = Callable[[int], SampleOutcome]
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.graders.schema import GraderError, GraderRank, GraderScore, ScoreRange
 from openjudge.jobs.fingerprint import GraderFingerprint, JobFingerprint
 from openjudge.jobs.records import HeaderLine, OutcomeLine, ResultsHeader, ScoreEntry
 from openjudge.jobs.results import (
@@ -21,7 +20,7 @@ from openjudge.jobs.results import (
     read_results,
     result_to_json,
 )
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderRank, GraderScore, ScoreRange, TokenUsage
 
 OutcomeFactory = Callable[[int], SampleOutcome]
 

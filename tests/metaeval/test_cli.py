@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from openjudge.cli import main
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 PAIR_CONFIG = """
 providers:

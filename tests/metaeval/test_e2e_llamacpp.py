@@ -27,8 +27,8 @@ from openjudge.metaeval.items import PairItem, PairLabel, PairwiseSet
 from openjudge.metaeval.metrics import summarize
 from openjudge.metaeval.runs import collect
 from openjudge.metaeval.verdicts import NONE
+from openjudge.providers.openai import OpenAIChatModel
 from openjudge.runner.grading_runner import GradingRunner
-from providers.openai import OpenAIChatModel
 
 pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server] (scripts/test.sh installs it)")
 pytest.importorskip("gguf")

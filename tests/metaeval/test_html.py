@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.graders.schema import GraderResult
 from openjudge.metaeval import collect, compare_runs, render_html, summarize, write_html
 from openjudge.metaeval.items import PointItem, PointwiseSet
+from openjudge.results import GraderResult
 from tests.metaeval.test_metrics import CannedPairGrader, CountingScorer, pair_set, score
 
 pytestmark = pytest.mark.anyio

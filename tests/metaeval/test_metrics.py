@@ -8,12 +8,11 @@ from collections.abc import Callable
 import pytest
 
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore, ScoreRange
 from openjudge.jobs.summary import Price
 from openjudge.metaeval.items import PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 from openjudge.metaeval.metrics import summarize
 from openjudge.metaeval.runs import collect
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 pytestmark = pytest.mark.anyio
 

@@ -32,7 +32,7 @@ from openjudge.metaeval.report import Estimate, GraderReport
 from openjudge.metaeval.runs import collect
 from openjudge.models.chat_model import ChatRequest, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 from tests.metaeval.scripted import PLANTED, RANDOM_SHARE, ScriptedJudge, coin, pairs
 
 pytestmark = pytest.mark.anyio

@@ -9,11 +9,11 @@ import pytest
 
 from openjudge.graders.comparison import GroupTournamentGrader, PairwisePreferenceGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderRank, GraderScore, ScoreRange
 from openjudge.graders.text.string_match import StringMatchGrader
 from openjudge.metaeval.verdicts import NONE, TIE, A, B, grader_kind, read_pair, read_single
+from openjudge.results import GraderError, GraderRank, GraderScore, ScoreRange
 from openjudge.runner.grader_config import GraderConfig
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 UNIT = ScoreRange(low=0, high=1)
 

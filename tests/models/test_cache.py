@@ -6,15 +6,15 @@ import anyio
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderScore
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_model import ChatRequest, ChatResponse, Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.results import GraderScore
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.openai import OpenAIChatModel
-from providers.testing.function_model import FunctionChatModel
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.function_model import FunctionChatModel
+from openjudge.testing.judge_server import JudgeServerProcess
 
 pytestmark = pytest.mark.anyio
 

@@ -15,16 +15,15 @@ from pathlib import Path
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_model import ChatRequest, ChatResponse, Sampling
 from openjudge.models.errors import ChatModelError
-from openjudge.models.usage import TokenUsage
-from providers.litellm import LiteLLMChatModel
-from providers.openai import OpenAIChatModel
-from providers.testing.function_model import FunctionChatModel
-from providers.testing.judge_server import DEFAULT_MODEL, JudgeServer
-from providers.vllm import VLLMChatModel
+from openjudge.providers.litellm import LiteLLMChatModel
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.providers.vllm import VLLMChatModel
+from openjudge.results import GraderError, GraderScore, TokenUsage
+from openjudge.testing.function_model import FunctionChatModel
+from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServer
 
 pytestmark = [
     pytest.mark.anyio,

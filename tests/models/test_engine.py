@@ -12,8 +12,8 @@ from openjudge.models.engine import CallEngine
 from openjudge.models.errors import ChatModelError
 from openjudge.models.limits import ConcurrencyLimiter, ConnectionLimits, TokenBucket
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
-from openjudge.models.usage import TokenUsage
-from providers.testing.function_model import FunctionChatModel
+from openjudge.results import TokenUsage
+from openjudge.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
 

@@ -10,10 +10,10 @@ import pytest
 import respx
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError
 from openjudge.models.chat_model import Sampling
 from openjudge.models.errors import ChatModelError
-from providers.azure import DEFAULT_AZURE_API_VERSION, AzureChatModel
+from openjudge.providers.azure import DEFAULT_AZURE_API_VERSION, AzureChatModel
+from openjudge.results import GraderError
 from tests.providers._support import completion, fast_policy, litellm_on_httpx
 
 pytestmark = pytest.mark.anyio

@@ -18,10 +18,10 @@ import pytest
 from openjudge.models.chat_model import ChatResponse
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
-from providers import _json
-from providers._http import AiohttpClient, HttpxClient
-from providers.openai import OpenAIChatModel
-from providers.testing.judge_server import DEFAULT_MODEL, JudgeServer, JudgeServerProcess
+from openjudge.providers import _json
+from openjudge.providers._http import AiohttpClient, HttpxClient
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServer, JudgeServerProcess
 
 pytestmark = pytest.mark.anyio
 

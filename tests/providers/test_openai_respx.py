@@ -12,11 +12,11 @@ import pytest
 import respx
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
-from providers._errors import parse_retry_after
-from providers.openai import OpenAIChatModel
+from openjudge.providers._errors import parse_retry_after
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.results import GraderError, GraderScore
 from tests.providers._support import completion
 
 pytestmark = pytest.mark.anyio

@@ -13,16 +13,16 @@ from collections.abc import AsyncIterator
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderScore
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
+from openjudge.providers.litellm import LiteLLMChatModel, load_litellm
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.providers.registry import resolve_model
+from openjudge.results import GraderScore
 from openjudge.runner.grading_runner import GradingRunner
-from providers.litellm import LiteLLMChatModel, load_litellm
-from providers.openai import OpenAIChatModel
-from providers.registry import resolve_model
-from providers.testing.judge_server import DEFAULT_MODEL, JudgeServer
+from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServer
 
 pytestmark = [
     pytest.mark.anyio,

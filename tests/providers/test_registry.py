@@ -8,11 +8,17 @@ from pydantic import SecretStr
 from openjudge.models.chat_model import Sampling
 from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
-from providers.azure import AzureChatModel
-from providers.litellm import LiteLLMChatModel
-from providers.openai import OpenAIChatModel
-from providers.registry import PROVIDER_FACTORIES, ModelSpec, load_factory, parse_model_spec, resolve_model
-from providers.vllm import VLLMChatModel
+from openjudge.providers.azure import AzureChatModel
+from openjudge.providers.litellm import LiteLLMChatModel
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.providers.registry import (
+    PROVIDER_FACTORIES,
+    ModelSpec,
+    load_factory,
+    parse_model_spec,
+    resolve_model,
+)
+from openjudge.providers.vllm import VLLMChatModel
 
 
 @pytest.mark.parametrize(
@@ -78,11 +84,11 @@ def test_resolve_builds_each_kind_with_overrides(monkeypatch: pytest.MonkeyPatch
 
 def test_table_is_explicit_and_lazy() -> None:
     assert dict(PROVIDER_FACTORIES) == {
-        "openai": "providers.openai:OpenAIChatModel",
-        "vllm": "providers.vllm:VLLMChatModel",
-        "azure": "providers.azure:AzureChatModel",
-        "litellm": "providers.litellm:LiteLLMChatModel",
-        "transformers": "providers.transformers:TransformersChatModel",
+        "openai": "openjudge.providers.openai:OpenAIChatModel",
+        "vllm": "openjudge.providers.vllm:VLLMChatModel",
+        "azure": "openjudge.providers.azure:AzureChatModel",
+        "litellm": "openjudge.providers.litellm:LiteLLMChatModel",
+        "transformers": "openjudge.providers.transformers:TransformersChatModel",
     }
     assert load_factory("vllm") is VLLMChatModel
     with pytest.raises(ValueError, match="Did you mean 'azure'"):

@@ -12,10 +12,10 @@ import respx
 from pydantic import ValidationError
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderScore
 from openjudge.models.chat_model import Sampling
 from openjudge.models.errors import ChatModelError
-from providers.vllm import VLLMChatModel, VLLMServerInfo
+from openjudge.providers.vllm import VLLMChatModel, VLLMServerInfo
+from openjudge.results import GraderScore
 from tests.providers._support import completion, fast_policy
 
 pytestmark = pytest.mark.anyio

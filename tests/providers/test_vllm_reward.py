@@ -10,9 +10,9 @@ import pytest
 import respx
 
 from openjudge.graders.reward_model import RewardModelGrader
-from openjudge.graders.schema import GraderError, GraderScore
+from openjudge.providers.vllm_reward import RewardModelClient
+from openjudge.results import GraderError, GraderScore
 from openjudge.runner.grading_runner import GradingRunner
-from providers.vllm_reward import RewardModelClient
 from tests.providers._support import fast_policy
 
 pytestmark = pytest.mark.anyio

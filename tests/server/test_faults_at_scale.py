@@ -15,11 +15,11 @@ import anyio
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.results import GraderError, GraderScore
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.openai import OpenAIChatModel
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 N = 2000
 PROVIDER_LIMIT = 24

@@ -28,10 +28,10 @@ from openjudge.config.loader import load_config
 from openjudge.jobs.results import read_header
 from openjudge.models.errors import ChatModelError
 from openjudge.models.secrets import redact, safe_url
-from providers.litellm import LiteLLMChatModel
-from providers.openai import OpenAIChatModel
-from providers.vllm import VLLMChatModel
-from providers.vllm_reward import RewardModelClient
+from openjudge.providers.litellm import LiteLLMChatModel
+from openjudge.providers.openai import OpenAIChatModel
+from openjudge.providers.vllm import VLLMChatModel
+from openjudge.providers.vllm_reward import RewardModelClient
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item 'summary' on TypedDict class:UserWarning")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["UNIT_RANGE", "unit_score"]
 

@@ -41,8 +41,8 @@ from json.decoder import JSONDecoder
 from json.scanner import make_scanner
 from typing import TypeAlias, cast
 
-from openjudge.graders.base_grader import InvalidInputError
 from openjudge.models.schema.oai.message import ChatMessage
+from openjudge.results import InvalidInputError
 
 __all__ = [
     "ActionObservations",

@@ -7,11 +7,10 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderMode, GraderResult, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderMode, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["SCALE_EN", "SCALE_ZH", "CommonJudge", "bilingual"]
 

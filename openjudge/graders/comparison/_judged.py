@@ -12,9 +12,9 @@ from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.comparison._inputs import check_text
 from openjudge.graders.comparison.pairwise_judge import PairwiseJudge, PairwiseJudges
 from openjudge.graders.comparison.prompts import TemplateLike
-from openjudge.graders.schema import GraderMode
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
+from openjudge.results import GraderMode
 
 __all__ = ["PairwiseJudgedGrader"]
 

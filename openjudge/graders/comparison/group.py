@@ -24,8 +24,15 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from openjudge.graders.schema import ErrorKind, GraderError, GraderRank, GraderResult, GraderScore, ScoreRange
-from openjudge.models.usage import TokenUsage
+from openjudge.results import (
+    ErrorKind,
+    GraderError,
+    GraderRank,
+    GraderResult,
+    GraderScore,
+    ScoreRange,
+    TokenUsage,
+)
 
 __all__ = ["UNIT_RANGE", "MemberError", "finish_group", "format_scores", "member_results"]
 

@@ -37,9 +37,9 @@ from openjudge.graders.comparison.pairwise_judge import OrderVerdict
 from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.comparison.ratings import GroupScoring, check_scoring, scores_from_outcomes
 from openjudge.graders.comparison.tournament import PairOutcome, tournament_tally
-from openjudge.graders.schema import GraderError, GraderMode, GraderRank
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
+from openjudge.results import GraderError, GraderMode, GraderRank
 
 __all__ = ["GroupTournamentGrader"]
 

@@ -36,10 +36,9 @@ from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.graders.comparison.ratings import GroupScoring, bradley_terry_scores, check_scoring
 from openjudge.graders.comparison.tournament import PairOutcome
 from openjudge.graders.comparison.verdicts import Winner
-from openjudge.graders.schema import GraderError, GraderMode, GraderRank
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderRank, TokenUsage
 
 __all__ = ["KnockoutTournamentGrader"]
 

@@ -23,10 +23,9 @@ from openjudge.graders.comparison.prompts import (
 )
 from openjudge.graders.comparison.verdicts import PairwiseVerdict, Winner
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.schema import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["OrderVerdict", "PairwiseJudge", "PairwiseJudges"]
 
@@ -69,6 +68,7 @@ class PairwiseJudge(LLMGrader):
     """
 
     default_name = "pairwise_judge"
+    blame_refusals = False  # two responses in one call: a refusal cannot be pinned on one
 
     def __init__(
         self,

@@ -6,22 +6,29 @@
 * :class:`LengthPenaltyGrader`: penalty in [-1, 0] outside a length range.
 * :class:`NgramRepetitionPenaltyGrader`: penalty in [-1, 0] for repeated n-grams.
 * :class:`ReasoningFormatGrader`: ``<think>…</think><answer>…</answer>`` format (0/1).
+
+Each loads its module on first use (the JSON Schema grader brings in ``jsonschema``).
 """
 
-from openjudge.graders.format.json_match import JsonMatchGrader as JsonMatchGrader
-from openjudge.graders.format.json_schema import JsonSchemaGrader as JsonSchemaGrader
-from openjudge.graders.format.json_validator import JsonValidatorGrader as JsonValidatorGrader
-from openjudge.graders.format.length_penalty import LengthPenaltyGrader as LengthPenaltyGrader
-from openjudge.graders.format.ngram_repetition import (
-    NgramRepetitionPenaltyGrader as NgramRepetitionPenaltyGrader,
-)
-from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
-from openjudge.graders.format.schema_validator import JsonSchema as JsonSchema
-from openjudge.graders.format.schema_validator import SchemaError as SchemaError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openjudge._lazy import lazy_attribute
+
+if TYPE_CHECKING:
+    from openjudge.graders.format.json_match import JsonMatchGrader as JsonMatchGrader
+    from openjudge.graders.format.json_schema import JsonSchemaGrader as JsonSchemaGrader
+    from openjudge.graders.format.json_validator import JsonValidatorGrader as JsonValidatorGrader
+    from openjudge.graders.format.length_penalty import LengthPenaltyGrader as LengthPenaltyGrader
+    from openjudge.graders.format.ngram_repetition import (
+        NgramRepetitionPenaltyGrader as NgramRepetitionPenaltyGrader,
+    )
+    from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
+    from openjudge.graders.format.schema_validator import SchemaError as SchemaError
 
 __all__ = [
     "JsonMatchGrader",
-    "JsonSchema",
     "JsonSchemaGrader",
     "JsonValidatorGrader",
     "LengthPenaltyGrader",
@@ -29,3 +36,17 @@ __all__ = [
     "ReasoningFormatGrader",
     "SchemaError",
 ]
+
+_LAZY = {
+    "JsonMatchGrader": "openjudge.graders.format.json_match",
+    "JsonSchemaGrader": "openjudge.graders.format.json_schema",
+    "JsonValidatorGrader": "openjudge.graders.format.json_validator",
+    "LengthPenaltyGrader": "openjudge.graders.format.length_penalty",
+    "NgramRepetitionPenaltyGrader": "openjudge.graders.format.ngram_repetition",
+    "ReasoningFormatGrader": "openjudge.graders.format.reasoning_format",
+    "SchemaError": "openjudge.graders.format.schema_validator",
+}
+
+
+def __getattr__(name: str) -> object:
+    return lazy_attribute(globals(), _LAZY, name)

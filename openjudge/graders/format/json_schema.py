@@ -12,8 +12,8 @@ from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_
 from openjudge.graders.format._json_text import parse_json
 from openjudge.graders.format.schema_validator import JsonSchema, SchemaError
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.graders.workers import WorkerPool, WorkTimeout
+from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange
 
 __all__ = ["JsonSchemaGrader"]
 
@@ -21,16 +21,15 @@ __all__ = ["JsonSchemaGrader"]
 class JsonSchemaGrader(BaseGrader):
     """1.0 if the response is JSON that validates against the schema, else 0.0.
 
-    Validation uses :class:`~openjudge.graders.format.schema_validator.JsonSchema`, a
-    compact validator for the common keywords (``type``, ``properties``, ``required``,
-    ``additionalProperties``, ``items``, ``enum``, ``const``, bounds, lengths,
-    ``anyOf``/``oneOf``/``allOf``/``not``, ``$ref`` into ``$defs`` ...). A schema with a
-    validation keyword it does not implement is rejected rather than half-checked.
+    Validation uses the ``jsonschema`` library (every draft; 2020-12 unless ``$schema``
+    names another; ``$ref`` only inside the schema, never fetched), through
+    :class:`~openjudge.graders.format.schema_validator.JsonSchema`. ``multipleOf`` is
+    decided in decimal arithmetic (0.3 is a multiple of 0.1).
 
     ``pattern`` and ``patternProperties`` match with RE2, in time linear in the text. A
     schema with a pattern RE2 cannot run (look-around, back-references) is validated in
-    a worker process that is killed after ``timeout_s``, giving
-    ``GraderError(kind="timeout")``.
+    a worker process that is killed after ``timeout_s``: the response's failure (cause
+    ``timeout``, scored at the bottom).
 
     The schema is given once to the constructor, or per sample as the ``schema`` input
     (which then takes precedence).
@@ -124,12 +123,11 @@ class JsonSchemaGrader(BaseGrader):
             except SchemaError as exc:
                 raise InvalidInputError(f"input 'schema' is not a usable JSON Schema: {exc}") from exc
             except WorkTimeout:
-                return GraderError(
-                    name=self.name,
-                    kind="timeout",
-                    message=f"validation with a backtracking pattern did not finish within {self.timeout_s:g} s",
-                    error_type="WorkTimeout",
-                )
+                # The schema is fixed; what made its pattern backtrack without end is the response.
+                raise ResponseFailure(
+                    "timeout",
+                    f"validation with a backtracking pattern did not finish on the response within {self.timeout_s:g} s",
+                ) from None
             valid = not errors
             metadata["errors"] = list(errors)
             reason = "response JSON satisfies the schema" if valid else f"schema violation: {errors[0]}"

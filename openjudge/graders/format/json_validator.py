@@ -10,7 +10,7 @@ from pydantic import JsonValue
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.format._json_text import json_type_name, parse_json
 from openjudge.graders.inputs import require_str
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["JsonValidatorGrader"]
 

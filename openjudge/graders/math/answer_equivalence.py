@@ -10,6 +10,7 @@ import anyio
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
+from openjudge.graders.blame import check_response_text
 from openjudge.graders.inputs import require_str
 from openjudge.graders.math.extract import extract_final_answer, extract_reference
 from openjudge.graders.math.normalize import (
@@ -22,8 +23,8 @@ from openjudge.graders.math.normalize import (
 from openjudge.graders.math.symbolic import sympy_available
 from openjudge.graders.math.towers import exponent_tower
 from openjudge.graders.math.verify import math_verify_available
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.graders.workers import WorkerPool, WorkTimeout
+from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange
 
 __all__ = ["Extraction", "MathAnswerEquivalenceGrader", "Method"]
 
@@ -53,14 +54,6 @@ _PRELOAD = (
 # A decimal point or an exponent makes a literal inexact; integers and fractions compare exactly.
 _DECIMAL = re.compile(r"[0-9]\.|\.[0-9]|[0-9][eE][-+]?[0-9]")
 _THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
-
-
-class _Failure(Exception):
-    """A failure the response caused (the blame rule): scored at the bottom, cause kept."""
-
-    def __init__(self, cause: str, message: str) -> None:
-        super().__init__(message)
-        self.cause = cause
 
 
 def _final_part(response: str) -> str | None:
@@ -118,11 +111,12 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     Steps 1-3 are linear in the length of the texts and run in the event loop, so numbers
     and fractions never wait for a worker.
 
-    Blame: what the response caused scores 0 with ``metadata["blame"] == "response"`` and a
+    Blame (:class:`~openjudge.results.ResponseFailure`): what the response caused scores the
+    bottom (or ``response_failure_score``) with ``metadata["blame"] == "response"`` and a
     ``cause``: ``exponent_tower`` (a numeric power of a power, refused before any parser
     sees it: :mod:`.towers`), ``unparseable`` (math-verify reads no answer in it),
-    ``too_large`` (comparing it ran out of memory or recursion depth),
-    ``symbolic_timeout`` (the comparison overran the budget; the reference is checked for
+    ``overflow`` (comparing it ran out of memory or recursion depth),
+    ``timeout`` (the comparison overran the budget; the reference is checked for
     towers first, so the response's expression is what was slow). A bad reference (empty,
     a tower) is a ``GraderError(kind="invalid_input")``. A reference that is text math
     cannot read (``odd``, ``Monday``) is compared as a string only.
@@ -234,9 +228,9 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         if isinstance(equal, bool):
             return equal, "symbolic"
         if cause == "response_unparseable":
-            raise _Failure("unparseable", f"no mathematical answer could be read in {got[:80]!r}")
+            raise ResponseFailure("unparseable", f"no mathematical answer could be read in {got[:80]!r}")
         if cause == "response_too_large":
-            raise _Failure("too_large", f"comparing {got[:80]!r} ran out of memory or recursion depth")
+            raise ResponseFailure("overflow", f"comparing {got[:80]!r} ran out of memory or recursion depth")
         return False, "string_sympy_undecided"
 
     async def _decide(
@@ -272,8 +266,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
                 verdict = retried if retried[0] else verdict
             return verdict
         except WorkTimeout as exc:
-            raise _Failure(
-                "symbolic_timeout",
+            raise ResponseFailure(
+                "timeout",
                 f"comparing {got[:80]!r} with {want[:80]!r} exceeded the {self.sympy_timeout_s:g} s budget",
             ) from exc
 
@@ -313,6 +307,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     async def aevaluate(self, *, response: str, reference: str | int | float) -> GraderScore | GraderError:
         """Compare the final answer in ``response`` with ``reference``."""
         response = require_str("response", response)
+        check_response_text("input 'response'", response)
         want, single = self._reference(reference)
         got, source, retry_with = self._answer(response)
         metadata: dict[str, JsonValue] = {
@@ -323,13 +318,9 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         if not got:
             metadata["method"] = "none"
             return self._score(0.0, "no final answer found in the response", metadata)
-        try:
-            if (tower := exponent_tower(retry_with or got)) is not None:
-                raise _Failure("exponent_tower", f"the answer holds an exponent tower ({tower})")
-            equal, method = await self._decide(got, want, quick=single, retry_with=retry_with, source=source)
-        except _Failure as failure:
-            metadata.update(method="none", blame="response", cause=failure.cause)
-            return self._score(0.0, str(failure), metadata)
+        if (tower := exponent_tower(retry_with or got)) is not None:
+            raise ResponseFailure("exponent_tower", f"the answer holds an exponent tower ({tower})")
+        equal, method = await self._decide(got, want, quick=single, retry_with=retry_with, source=source)
         metadata["method"] = method
         shown = str(metadata["extracted_answer"])[:80]
         reason = (

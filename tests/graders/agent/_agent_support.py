@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import anyio
 
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore
 
 T = TypeVar("T")
 JsonDict = dict[str, object]

@@ -21,8 +21,8 @@ from openjudge.graders.agent.action.action_loop import (
 from openjudge.graders.agent.observation.observation_information_gain import ObservationInformationGainGrader
 from openjudge.graders.agent.trajectory.trajectory_step_efficiency import TrajectoryStepEfficiencyGrader
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.schema import GraderScore, ScoreRange
 from openjudge.models.schema.oai.message import ChatMessage
+from openjudge.results import GraderScore, ScoreRange
 from tests.graders.agent._agent_support import TRAJECTORIES, JsonDict, as_error, as_score, call, grade, traj
 
 GRADER = ActionLoopDetectionGrader()

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from openjudge.graders.agent.observation.observation_information_gain import ObservationInformationGainGrader
-from openjudge.graders.schema import GraderScore, ScoreRange
 from openjudge.models.schema.oai.message import ChatMessage
+from openjudge.results import GraderScore, ScoreRange
 from tests.graders.agent._agent_support import TRAJECTORIES, JsonDict, as_error, as_score, call, grade, traj
 
 GRADER = ObservationInformationGainGrader()

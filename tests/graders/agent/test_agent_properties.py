@@ -13,7 +13,7 @@ from openjudge.graders.agent.observation.observation_information_gain import Obs
 from openjudge.graders.agent.tool.tool_call_precision_recall_match import ToolCallPrecisionRecallMatchGrader
 from openjudge.graders.agent.tool.tool_call_step_sequence_match import ToolCallStepSequenceMatchGrader
 from openjudge.graders.agent.trajectory.trajectory_step_efficiency import TrajectoryStepEfficiencyGrader
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore, ScoreRange
+from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange
 from tests.graders.agent._agent_support import (
     JsonDict,
     as_score,

@@ -13,7 +13,7 @@ from openjudge.graders.agent.tool.tool_call_step_sequence_match import (
     ToolCallStepSequenceMatchGrader,
     lcs_length,
 )
-from openjudge.graders.schema import GraderResult, GraderScore, ScoreRange
+from openjudge.results import GraderResult, GraderScore, ScoreRange
 from tests.graders.agent._agent_support import TRAJECTORIES, JsonDict, as_error, as_score, call, grade
 
 RECALL = ToolCallPrecisionRecallMatchGrader()

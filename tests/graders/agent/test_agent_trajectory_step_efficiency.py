@@ -8,7 +8,7 @@ from openjudge.graders.agent.trajectory.trajectory_step_efficiency import (
     MAX_LISTED_STEPS,
     TrajectoryStepEfficiencyGrader,
 )
-from openjudge.graders.schema import GraderResult, GraderScore, ScoreRange
+from openjudge.results import GraderResult, GraderScore, ScoreRange
 from tests.graders.agent._agent_support import TRAJECTORIES, as_error, as_score, grade, traj
 
 GRADER = TrajectoryStepEfficiencyGrader()

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from openjudge.graders.code import CodeExecutionGrader
-from openjudge.graders.schema import GraderScore
+from openjudge.results import GraderScore
 
 from ._support import is_running, processes_mentioning
 

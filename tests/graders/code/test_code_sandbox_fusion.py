@@ -9,7 +9,7 @@ import pytest
 from openjudge.graders.code import CodeExecutionGrader, FunctionCall, SandboxError, SandboxJob, SandboxLimits
 from openjudge.graders.code.harness.values import decode
 from openjudge.graders.code.sandbox_fusion import SandboxFusionBackend, split_output
-from openjudge.graders.schema import GraderError, GraderScore
+from openjudge.results import GraderError, GraderScore
 
 from .fusion_stub import fusion_stub
 

@@ -8,10 +8,10 @@ from openjudge.graders.common.hallucination import HallucinationGrader
 from openjudge.graders.common.harmfulness import HarmfulnessGrader
 from openjudge.graders.common.instruction_following import InstructionFollowingGrader
 from openjudge.graders.common.relevance import RelevanceGrader
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.schema.prompt_template import LanguageEnum
-from providers.testing.function_model import FunctionChatModel
+from openjudge.results import GraderError, GraderScore
+from openjudge.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
 

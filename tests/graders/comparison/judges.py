@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 import anyio
 
 from openjudge.models.chat_model import ChatRequest
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 
 def field(request: ChatRequest, name: str) -> str:

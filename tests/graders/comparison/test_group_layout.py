@@ -15,8 +15,8 @@ from openjudge.graders.comparison import (
     KnockoutTournamentGrader,
     member_results,
 )
-from openjudge.graders.schema import GraderRank, GraderScore
 from openjudge.models.chat_model import ChatRequest
+from openjudge.results import GraderRank, GraderScore
 from tests.graders.comparison.judges import Recorder, always
 
 pytestmark = pytest.mark.anyio

@@ -8,8 +8,8 @@ import pytest
 from openjudge.graders.comparison import ListwiseRankingGrader
 from openjudge.graders.comparison.listwise import ranking_problem
 from openjudge.graders.comparison.ratings import bradley_terry_scores, outcomes_from_ranks
-from openjudge.graders.schema import GraderError, GraderMode, GraderRank, GraderResult
 from openjudge.models.chat_model import ChatRequest
+from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult
 from tests.graders.comparison.judges import Recorder, field, ranking
 
 pytestmark = pytest.mark.anyio
@@ -118,7 +118,7 @@ async def test_hostile_candidates_stay_in_their_own_block() -> None:
     assert blocks["R2"] == "honest"
     assert blocks["R1"] == hostile.replace("</candidate>", "<\\/candidate>").replace(
         "</CANDIDATE>", "<\\/CANDIDATE>"
-    )
+    ).replace('<candidate id="R2">', '<\\candidate id="R2">')  # opening tags are escaped too
     assert field(request, "query") == "{responses}"
 
 

@@ -1,7 +1,8 @@
-"""JSON Schema validation: keyword coverage, $ref, errors, grader behaviour."""
+"""JSON Schema validation (the jsonschema library, patterns in RE2): $ref, errors, grader behaviour."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -10,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openjudge.graders.base_grader import GraderError, GraderScore
-from openjudge.graders.format import JsonSchema, JsonSchemaGrader, SchemaError
+from openjudge.graders.format import JsonSchemaGrader, SchemaError
+from openjudge.graders.format.schema_validator import JsonSchema
 
 pytestmark = pytest.mark.anyio
 
@@ -32,16 +34,22 @@ PERSON: dict[str, Any] = {
     [
         ({"name": "Ann", "age": 3}, []),
         ({"name": "Ann", "age": 3.0}, []),
-        ({"name": "Ann"}, ["$: missing required property 'age'"]),
-        ({"name": "", "age": -1}, ["$.name: shorter than 1 characters", "$.age: -1 is not >= 0"]),
-        ({"name": "Ann", "age": True}, ["$.age: expected integer, got boolean"]),
-        ({"name": "Ann", "age": 1.5}, ["$.age: expected integer, got number"]),
-        ({"name": "北京欢迎你", "age": 1}, []),
-        ({"name": "北京欢迎你们", "age": 1}, ["$.name: longer than 5 characters"]),
-        ({"name": "Ann", "age": 1, "x": 0}, ["$: unexpected property 'x'"]),
-        ({"name": "Ann", "age": 1, "tags": ["a", "a"]}, ["$.tags: items are not unique"]),
-        ({"name": "Ann", "age": 1, "tags": ["c"]}, ['$.tags[0]: must be one of ["a","b"]']),
-        ([], ["$: expected object, got array"]),
+        ({"name": "Ann"}, ["$: 'age' is a required property"]),
+        (
+            {"name": "", "age": -1},
+            ["$.name: '' should be non-empty", "$.age: -1 is less than the minimum of 0"],
+        ),
+        ({"name": "Ann", "age": True}, ["$.age: True is not of type 'integer'"]),
+        ({"name": "Ann", "age": 1.5}, ["$.age: 1.5 is not of type 'integer'"]),
+        ({"name": "北京欢迎你", "age": 1}, []),  # lengths in code points
+        ({"name": "北京欢迎你们", "age": 1}, ["$.name: '北京欢迎你们' is too long"]),
+        (
+            {"name": "Ann", "age": 1, "x": 0},
+            ["$: Additional properties are not allowed ('x' was unexpected)"],
+        ),
+        ({"name": "Ann", "age": 1, "tags": ["a", "a"]}, ["$.tags: ['a', 'a'] has non-unique elements"]),
+        ({"name": "Ann", "age": 1, "tags": ["c"]}, ["$.tags[0]: 'c' is not one of ['a', 'b']"]),
+        ([], ["$: [] is not of type 'object'"]),
     ],
 )
 def test_person_schema(instance: Any, errors: list[str]) -> None:
@@ -66,16 +74,24 @@ def test_refs_and_recursion() -> None:
     assert validator.is_valid({"value": 1, "next": {"value": 2, "next": None}})
     assert not validator.is_valid({"value": 1, "next": {"next": None}})
     legacy = JsonSchema({"definitions": {"n": {"type": "integer"}}, "items": {"$ref": "#/definitions/n"}})
-    assert legacy.errors([1, "x"]) == ["$[1]: expected integer, got string"]
+    assert legacy.errors([1, "x"]) == ["$[1]: 'x' is not of type 'integer'"]
 
 
 def test_combinators() -> None:
     one_of = JsonSchema({"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 10}]})
     assert one_of.is_valid(3)
     assert one_of.is_valid(10.5)
-    assert one_of.errors(12) == ["$: matches 2 schemas in oneOf, exactly one required"]
+    assert one_of.errors(12) == [
+        "$: 12 is valid under each of {'type': 'number', 'minimum': 10}, {'type': 'integer'}"
+    ]
     all_of = JsonSchema({"allOf": [{"type": "string"}, {"pattern": "^a"}]})
-    assert all_of.errors("ba") == ["$: does not match pattern '^a'"]
+    assert all_of.errors("ba") == ["$: 'ba' does not match '^a'"]
+    conditional = JsonSchema(
+        {"if": {"type": "string"}, "then": {"minLength": 2}, "else": {"type": "integer"}}
+    )
+    assert conditional.is_valid("ab") and conditional.is_valid(3)
+    assert conditional.errors("a") == ["$: 'a' is too short"]
+    assert conditional.errors(1.5) == ["$: 1.5 is not of type 'integer'"]
     not_schema = JsonSchema({"not": {"const": {"a": [1, 2]}}})
     assert not not_schema.is_valid({"a": [1, 2.0]})
     assert not_schema.is_valid({"a": [2, 1]})
@@ -84,13 +100,13 @@ def test_combinators() -> None:
 def test_numbers_and_arrays() -> None:
     number = JsonSchema({"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "multipleOf": 0.1})
     assert number.is_valid(0.3)  # decimal arithmetic: 0.3 is a multiple of 0.1
-    assert number.errors(0) == ["$: 0 is not > 0"]
+    assert number.errors(0) == ["$: 0 is less than or equal to the minimum of 0"]
     assert number.errors(0.25) == ["$: 0.25 is not a multiple of 0.1"]
     tuple_schema = JsonSchema({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False})
     assert tuple_schema.is_valid([1, "a"])
-    assert tuple_schema.errors([1, "a", None]) == ["$[2]: no value is allowed here"]
+    assert tuple_schema.errors([1, "a", None]) == ["$: Expected at most 2 items but found 1 extra: None"]
     contains = JsonSchema({"type": "array", "contains": {"type": "string"}, "minItems": 1})
-    assert contains.errors([1, 2]) == ["$: no item matches the 'contains' schema"]
+    assert contains.errors([1, 2]) == ["$: [1, 2] does not contain items matching the given schema"]
 
 
 def test_object_keywords() -> None:
@@ -104,15 +120,20 @@ def test_object_keywords() -> None:
         }
     )
     assert schema.is_valid({"n_1": 3, "s": "x"})
-    assert schema.errors({"n_1": "x"}) == ["$.n_1: expected number, got string"]
-    assert schema.errors({"s": 1}) == ["$.s: expected string, got integer"]
-    assert schema.errors({"long_key": "x"}) == ["$.long_key: longer than 4 characters"]
-    assert schema.errors({}) == ["$: fewer than 1 properties"]
+    assert schema.errors({"n_1": "x"}) == ["$.n_1: 'x' is not of type 'number'"]
+    assert schema.errors({"s": 1}) == ["$.s: 1 is not of type 'string'"]
+    assert schema.errors({"long_key": "x"}) == ["$: 'long_key' is too long"]
+    assert schema.errors({}) == ["$: {} should be non-empty"]
+    closed = JsonSchema({"patternProperties": {"^n_": True}, "additionalProperties": False})
+    assert closed.is_valid({"n_1": 1})
+    assert closed.errors({"n_1": 1, "b": 2, "a": 3}) == [
+        "$: Additional properties are not allowed ('a', 'b' were unexpected)"
+    ]
 
 
 def test_boolean_schemas_and_annotations() -> None:
     assert JsonSchema(True).is_valid({"anything": [1]})
-    assert JsonSchema(False).errors(1) == ["$: no value is allowed here"]
+    assert JsonSchema(False).errors(1) == ["$: False schema does not allow 1"]
     annotated = JsonSchema(
         {"title": "T", "description": "d", "format": "email", "x-custom": 1, "type": "string"}
     )
@@ -122,23 +143,23 @@ def test_boolean_schemas_and_annotations() -> None:
 @pytest.mark.parametrize(
     ("schema", "fragment"),
     [
-        ({"if": {"type": "string"}}, "'if' is not supported"),
-        ({"type": "text"}, "#/type"),
-        ({"$ref": "#/$defs/missing"}, "does not resolve"),
-        ({"$ref": "other.json#/a"}, "only references inside the schema"),
-        ({"$ref": "#anchor"}, "anchors"),
-        ({"pattern": "("}, "invalid regular expression"),
-        ({"minLength": -1}, "#/minLength"),
-        ({"required": "a"}, "#/required"),
-        ({"properties": {"a": 3}}, "#/properties/a"),
-        ({"anyOf": []}, "#/anyOf"),
-        ({"exclusiveMinimum": True}, "#/exclusiveMinimum"),
-        ({"multipleOf": 0}, "#/multipleOf"),
+        ({"type": "text"}, "$.type: 'text' is not valid"),
+        ({"$ref": "#/$defs/missing"}, "'#/$defs/missing' does not resolve"),
+        ({"$ref": "other.json#/a"}, "only references inside the schema are followed"),
+        ({"$ref": "https://example.com/s.json"}, "only references inside the schema are followed"),
+        ({"$ref": "#anchor"}, "does not resolve"),
+        ({"pattern": "("}, "$.pattern: '(' is not a 'regex'"),
+        ({"minLength": -1}, "$.minLength"),
+        ({"required": "a"}, "$.required"),
+        ({"properties": {"a": 3}}, "$.properties.a"),
+        ({"anyOf": []}, "$.anyOf"),
+        ({"exclusiveMinimum": True}, "$.exclusiveMinimum"),
+        ({"multipleOf": 0}, "$.multipleOf"),
         ("not a schema", "must be an object or a boolean"),
     ],
 )
 def test_schema_errors(schema: Any, fragment: str) -> None:
-    with pytest.raises(SchemaError, match=fragment.replace("(", r"\(").replace("$", r"\$")):
+    with pytest.raises(SchemaError, match=re.escape(fragment)):
         JsonSchema(schema)
 
 
@@ -157,7 +178,7 @@ async def test_grader_with_constructor_schema() -> None:
     bad = await grader.aevaluate(response='{"name": "Ann", "age": "30"}')
     assert isinstance(bad, GraderScore)
     assert bad.score == 0.0
-    assert bad.reason == "schema violation: $.age: expected integer, got string"
+    assert bad.reason == "schema violation: $.age: '30' is not of type 'integer'"
     broken = await grader.aevaluate(response="{")
     assert isinstance(broken, GraderScore)
     assert broken.score == 0.0
@@ -191,7 +212,7 @@ async def test_ref_cycle_without_progress_is_reported() -> None:
 
 def test_bad_schema_at_construction_raises() -> None:
     with pytest.raises(SchemaError):
-        JsonSchemaGrader({"dependentRequired": {}})
+        JsonSchemaGrader({"dependentRequired": {"a": "b"}})
 
 
 # Differential check against the reference implementation, when it is installed.
@@ -252,7 +273,7 @@ async def test_hostile_patterns_are_bounded() -> None:
     result = await grader.aevaluate(response='{"k": "' + "a" * 34 + '!"}')
     assert time.monotonic() - start < 2.0
     assert isinstance(result, GraderScore) and result.score == 0.0
-    assert result.metadata["errors"] == ["$.k: does not match pattern '^(a+)+$'"]
+    assert result.metadata["errors"] == ["$.k: '" + "a" * 34 + "!' does not match '^(a+)+$'"]
     keys = JsonSchemaGrader({"type": "object", "patternProperties": {"^(a+)+$": False}})
     assert isinstance(matched := await keys.aevaluate(response='{"aaa": 1, "b": 2}'), GraderScore)
     assert matched.score == 0.0
@@ -267,5 +288,7 @@ async def test_backtracking_patterns_validate_in_a_killable_worker() -> None:
     start = time.monotonic()
     hostile = await grader.aevaluate(response='"' + "a" * 40 + '!"')
     assert time.monotonic() - start < 1.0 + 2.0
-    assert isinstance(hostile, GraderError) and hostile.kind == "timeout"
+    # The response made the check run away: its failure, scored at the bottom, not an error.
+    assert isinstance(hostile, GraderScore) and hostile.score == 0.0
+    assert hostile.metadata["blame"] == "response" and hostile.metadata["cause"] == "timeout"
     grader.workers.close()

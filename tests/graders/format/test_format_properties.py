@@ -18,7 +18,7 @@ from openjudge.graders.format import (
     NgramRepetitionPenaltyGrader,
     ReasoningFormatGrader,
 )
-from openjudge.graders.schema import GraderResult
+from openjudge.results import GraderResult
 
 RESPONSE_ONLY: list[BaseGrader] = [
     JsonValidatorGrader(),

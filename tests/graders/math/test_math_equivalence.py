@@ -193,7 +193,7 @@ async def test_a_symbolic_comparison_past_its_budget_scores_the_bottom() -> None
     assert time.monotonic() - start < 1.0 + 0.5
     assert isinstance(result, GraderScore)
     assert result.score == 0.0
-    assert (result.metadata["blame"], result.metadata["cause"]) == ("response", "symbolic_timeout")
+    assert (result.metadata["blame"], result.metadata["cause"]) == ("response", "timeout")
     assert "exceeded the 1 s budget" in result.reason
     ordinary = await grader.aevaluate(response=r"\boxed{12}", reference="12")  # no symbolic step: no worker
     assert isinstance(ordinary, GraderScore) and ordinary.score == 1.0

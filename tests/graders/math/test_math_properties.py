@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.math import MathAnswerEquivalenceGrader
-from openjudge.graders.schema import GraderResult
+from openjudge.results import GraderResult
 
 GRADERS = [MathAnswerEquivalenceGrader(use_sympy=False), MathAnswerEquivalenceGrader(sympy_timeout_s=2.0)]
 PIECES = st.sampled_from(

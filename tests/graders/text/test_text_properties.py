@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openjudge.graders.base_grader import BaseGrader, GraderError, GraderScore
-from openjudge.graders.schema import GraderResult
 from openjudge.graders.text import NumberAccuracyGrader, SimilarityGrader, StringMatchGrader
+from openjudge.results import GraderResult
 
 GRADERS: list[BaseGrader] = [
     StringMatchGrader("exact"),

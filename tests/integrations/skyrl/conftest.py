@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 try:
     import skyrl_gym  # type: ignore[import-untyped]  # noqa: F401  # the tests here use the real skyrl-gym

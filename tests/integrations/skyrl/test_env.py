@@ -14,14 +14,14 @@ import skyrl_gym  # type: ignore[import-untyped]  # no py.typed
 from omegaconf import OmegaConf
 from pydantic import JsonValue
 
-from integrations.skyrl import EnvScorer, OpenJudgeEnv, SettingsError, StepScore, register_env
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.text.string_match import StringMatchGrader
+from openjudge.integrations.skyrl import EnvScorer, OpenJudgeEnv, SettingsError, StepScore, register_env
 from openjudge.models.chat_model import ChatRequest
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.function_model import FunctionChatModel
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.skyrl.helpers import SYSTEM, fresh_env_id, write_graders_yaml
 
 PROMPT = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "What is 2+2?"}]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-import integrations.skyrl
+import openjudge.integrations.skyrl
 
 
 def run_python(code: str) -> str:
@@ -16,7 +16,7 @@ def run_python(code: str) -> str:
 
 
 def test_all_is_pinned() -> None:
-    assert sorted(integrations.skyrl.__all__) == [
+    assert sorted(openjudge.integrations.skyrl.__all__) == [
         "EnvScorer",
         "OpenJudgeEnv",
         "OpenJudgeSkyRLSettings",
@@ -27,20 +27,20 @@ def test_all_is_pinned() -> None:
 
 
 def test_importing_the_package_does_not_import_skyrl_gym() -> None:
-    code = "import json, sys; import openjudge, integrations.skyrl; print(json.dumps(sorted(sys.modules)))"
+    code = "import json, sys; import openjudge, openjudge.integrations.skyrl; print(json.dumps(sorted(sys.modules)))"
     loaded = {name.split(".")[0] for name in json.loads(run_python(code))}
     assert loaded.isdisjoint({"skyrl_gym", "trl", "torch", "transformers", "openai", "numpy"})
 
 
 def test_the_env_loads_skyrl_gym_on_first_use() -> None:
-    code = "import sys; from integrations.skyrl import OpenJudgeEnv as E; print(E.__module__, 'skyrl_gym' in sys.modules)"
-    assert run_python(code).split() == ["integrations.skyrl.env", "True"]
+    code = "import sys; from openjudge.integrations.skyrl import OpenJudgeEnv as E; print(E.__module__, 'skyrl_gym' in sys.modules)"
+    assert run_python(code).split() == ["openjudge.integrations.skyrl.env", "True"]
 
 
 def test_missing_skyrl_gym_raises_an_import_error_naming_the_extra() -> None:
     code = (
         "import sys; sys.modules['skyrl_gym'] = None\n"
-        "try:\n    from integrations.skyrl import OpenJudgeEnv\n"
+        "try:\n    from openjudge.integrations.skyrl import OpenJudgeEnv\n"
         "except ImportError as exc:\n    print(exc)\n"
     )
     assert "pip install 'openjudge-graders[skyrl]'" in run_python(code)
@@ -48,4 +48,4 @@ def test_missing_skyrl_gym_raises_an_import_error_naming_the_extra() -> None:
 
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="NoSuchThing"):
-        integrations.skyrl.NoSuchThing  # noqa: B018
+        openjudge.integrations.skyrl.NoSuchThing  # noqa: B018

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 try:
     import trl  # noqa: F401  # the tests in this folder run against the real TRL

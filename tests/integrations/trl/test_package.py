@@ -6,11 +6,11 @@ import json
 import subprocess
 import sys
 
-import integrations.trl
+import openjudge.integrations.trl
 
 
 def test_all_is_pinned() -> None:
-    assert sorted(integrations.trl.__all__) == [
+    assert sorted(openjudge.integrations.trl.__all__) == [
         "OpenJudgeReward",
         "OpenJudgeRewards",
         "OpenJudgeTRLSettings",
@@ -19,7 +19,7 @@ def test_all_is_pinned() -> None:
 
 
 def test_importing_the_package_imports_no_framework() -> None:
-    code = "import json, sys; import openjudge, integrations.trl; print(json.dumps(sorted(sys.modules)))"
+    code = "import json, sys; import openjudge, openjudge.integrations.trl; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     loaded = {name.split(".")[0] for name in json.loads(out)}
     assert loaded.isdisjoint({"trl", "torch", "transformers", "datasets", "skyrl_gym", "openai", "numpy"})

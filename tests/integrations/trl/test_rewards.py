@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from integrations.trl import OpenJudgeReward, OpenJudgeRewards
 from openjudge.config import ConfigError
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.trl import OpenJudgeReward, OpenJudgeRewards
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.function_model import FunctionChatModel
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.trl.helpers import write_graders_yaml
 
 pytestmark = pytest.mark.anyio

@@ -15,8 +15,8 @@ import pytest
 import torch
 from datasets import Dataset  # type: ignore[import-untyped]  # no py.typed
 
-from integrations.trl import OpenJudgeRewards
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.integrations.trl import OpenJudgeRewards
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.trl.helpers import make_trainer, write_graders_yaml
 
 PROMPT = "what is 2+2 ?"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.testing.judge_server import JudgeServerProcess
 
 try:
     import verl  # noqa: F401  # the tests in this folder run against the real VERL

@@ -27,11 +27,13 @@ class Errors(logging.Handler):
 def main(graders: str) -> None:
     errors = Errors()
     logging.getLogger("integrations").addHandler(errors)
-    import integrations.verl._verl
-    import integrations.verl.rows  # noqa: F401  # VERL-free: imports no VERL
+    import openjudge.integrations.verl._verl
+    import openjudge.integrations.verl.rows  # noqa: F401  # VERL-free: imports no VERL
 
     verl_after_rows = "verl" in sys.modules
-    from integrations.verl import OpenJudgeRewardManager  # imports VERL, which loads the entry point
+    from openjudge.integrations.verl import (
+        OpenJudgeRewardManager,  # imports VERL, which loads the entry point
+    )
 
     loaded = {name: name in sys.modules for name in ("verl", "torch")}
     from verl.experimental.agent_loop.agent_loop import _agent_loop_registry

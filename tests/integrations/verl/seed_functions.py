@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
+from openjudge.integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
 
 
 class LengthRank(BaseOpenJudgeRewardFunction):

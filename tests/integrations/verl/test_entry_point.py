@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_the_entry_point_is_installed() -> None:
     found = {ep.name: ep.value for ep in entry_points(group="verl.plugins")}
-    assert found.get("openjudge") == "integrations.verl.plugin", (
+    assert found.get("openjudge") == "openjudge.integrations.verl.plugin", (
         "reinstall the package (pip install -e .) so its verl.plugins entry point is registered"
     )
 
@@ -40,8 +40,8 @@ def test_fresh_process_finds_openjudge_by_name_whatever_was_imported_first(grade
         "verl_after_rows": False,
         "loaded_with_the_manager": {"verl": True, "torch": True},
         "errors_logged": [],
-        "agent_loop": {"_target_": "integrations.verl.agent_loop.OpenJudgeToolAgentLoop"},
-        "class": "integrations.verl.reward_loop.OpenJudgeRewardManager",
+        "agent_loop": {"_target_": "openjudge.integrations.verl.agent_loop.OpenJudgeToolAgentLoop"},
+        "class": "openjudge.integrations.verl.reward_loop.OpenJudgeRewardManager",
         "registry": True,
         "rewards": [0.75, 0.25, -1.0],
         "kinds": ["", "", "provider_error"],

@@ -8,16 +8,16 @@ import pickle
 import anyio
 import pytest
 
-from integrations.verl.guard import FailureGuard, FailureRateExceeded, SampleFailed
-from integrations.verl.scoring import SampleScorer
-from integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.verl.guard import FailureGuard, FailureRateExceeded, SampleFailed
+from openjudge.integrations.verl.scoring import SampleScorer
+from openjudge.integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 
 class Judge:

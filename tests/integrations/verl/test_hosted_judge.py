@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from verl.trainer.ppo.reward import load_reward_manager
 
-from integrations.verl import OpenJudgeRewardManager, compute_score
-from integrations.verl.settings import SettingsError
 from openjudge.config import ConfigError
 from openjudge.graders.llm_grader import LLMGrader
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.integrations.verl import OpenJudgeRewardManager, compute_score
+from openjudge.integrations.verl.settings import SettingsError
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl.helpers import (
     FAULT_PROMPTS,
     make_batch,

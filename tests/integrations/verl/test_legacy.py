@@ -9,9 +9,9 @@ import pytest
 import torch
 from verl.workers.reward_manager import get_reward_manager_cls
 
-import integrations.verl.legacy
-from integrations.verl import OpenJudgeLegacyRewardManager, OpenJudgeRewardManager
-from integrations.verl.guard import SampleFailed
+import openjudge.integrations.verl.legacy
+from openjudge.integrations.verl import OpenJudgeLegacyRewardManager, OpenJudgeRewardManager
+from openjudge.integrations.verl.guard import SampleFailed
 from tests.integrations.verl.helpers import (
     FALLBACK,
     FAULT_KINDS,
@@ -48,7 +48,7 @@ def legacy_manager(openjudge: dict[str, object]) -> OpenJudgeLegacyRewardManager
 
 
 def test_registered_in_the_legacy_registry() -> None:
-    assert integrations.verl.legacy.LEGACY_REGISTERED_NAME == "openjudge"
+    assert openjudge.integrations.verl.legacy.LEGACY_REGISTERED_NAME == "openjudge"
     assert get_reward_manager_cls("openjudge") is OpenJudgeLegacyRewardManager
 
 
@@ -136,7 +136,7 @@ def test_drop_fails_the_whole_legacy_batch(graders_yaml: Path) -> None:
 
 
 def test_inconsistent_reward_info_keys_are_refused() -> None:
-    from integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
+    from openjudge.integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
 
     class Uneven(BaseOpenJudgeRewardFunction):
         async def compute_batch_scores(

@@ -10,9 +10,9 @@ from typing import cast
 
 import pytest
 
-from integrations.verl.lifecycle import close_all, close_at_exit, close_job
 from openjudge.config.build import BuiltJob
 from openjudge.graders.function_grader import FunctionGrader
+from openjudge.integrations.verl.lifecycle import close_all, close_at_exit, close_job
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.runner.grading_runner import GradingRunner
@@ -55,7 +55,7 @@ def test_close_job_closes_local_models_and_the_cache_and_survives_a_failure(
 ) -> None:
     broken, local, http = LocalModel(fail=True), LocalModel(), HttpModel()
     cache = RecordingCache(tmp_path / "cache.sqlite")
-    with caplog.at_level(logging.ERROR, logger="integrations.verl.lifecycle"):
+    with caplog.at_level(logging.ERROR, logger="openjudge.integrations.verl.lifecycle"):
         close_job(job({"broken": broken, "local": local, "http": http}, cache))
     assert (broken.closed, local.closed, cache.closed) == (1, 1, 1)
     assert "closing provider 'broken' failed" in caplog.text
@@ -86,8 +86,8 @@ def test_a_shared_scorer_is_closed_when_the_interpreter_exits(tmp_path: Path) ->
         f"    open({str(marker)!r}, 'a').write('closed\\n')\n"
         "    close(self)\n"
         "JudgeCache.close = recorded\n"
-        "from integrations.verl.scoring import shared_scorer\n"
-        "from integrations.verl.settings import OpenJudgeVerlSettings\n"
+        "from openjudge.integrations.verl.scoring import shared_scorer\n"
+        "from openjudge.integrations.verl.settings import OpenJudgeVerlSettings\n"
         f"shared_scorer(OpenJudgeVerlSettings(config={str(graders)!r}, judge_cache=True))\n"
         "print('built')\n"
     )

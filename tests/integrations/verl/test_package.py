@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-import integrations.verl
+import openjudge.integrations.verl
 
 
 def run_python(code: str) -> str:
@@ -16,7 +16,7 @@ def run_python(code: str) -> str:
 
 
 def test_all_is_pinned() -> None:
-    assert sorted(integrations.verl.__all__) == [
+    assert sorted(openjudge.integrations.verl.__all__) == [
         "BaseOpenJudgeRewardFunction",
         "ExtraValue",
         "OpenJudgeLegacyRewardManager",
@@ -30,7 +30,7 @@ def test_all_is_pinned() -> None:
 
 
 def test_importing_the_package_does_not_import_verl_or_torch() -> None:
-    code = "import json, sys; import openjudge, integrations.verl; print(json.dumps(sorted(sys.modules)))"
+    code = "import json, sys; import openjudge, openjudge.integrations.verl; print(json.dumps(sorted(sys.modules)))"
     loaded = {name.split(".")[0] for name in json.loads(run_python(code))}
     assert loaded.isdisjoint({"verl", "torch", "ray", "transformers", "numpy", "openai"})
 
@@ -38,7 +38,7 @@ def test_importing_the_package_does_not_import_verl_or_torch() -> None:
 def test_missing_verl_raises_an_import_error_naming_the_extra() -> None:
     code = (
         "import sys; sys.modules['verl'] = None\n"
-        "try:\n    from integrations.verl import OpenJudgeRewardManager\n"
+        "try:\n    from openjudge.integrations.verl import OpenJudgeRewardManager\n"
         "except ImportError as exc:\n    print(exc)\n"
     )
     message = run_python(code)
@@ -49,4 +49,4 @@ def test_missing_verl_raises_an_import_error_naming_the_extra() -> None:
 
 def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="NoSuchThing"):
-        integrations.verl.NoSuchThing  # noqa: B018
+        openjudge.integrations.verl.NoSuchThing  # noqa: B018

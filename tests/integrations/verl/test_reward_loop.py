@@ -10,9 +10,9 @@ from verl import DataProto
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 from verl.trainer.ppo.reward import load_reward_manager
 
-from integrations.verl import OpenJudgeRewardManager, RewardSample
-from integrations.verl.reward_loop import RewardLoopOutput
-from integrations.verl.settings import SettingsError
+from openjudge.integrations.verl import OpenJudgeRewardManager, RewardSample
+from openjudge.integrations.verl.reward_loop import RewardLoopOutput
+from openjudge.integrations.verl.settings import SettingsError
 from tests.integrations.verl.helpers import (
     FALLBACK,
     FALLBACK_OPTIONS,

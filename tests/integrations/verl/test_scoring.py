@@ -10,18 +10,18 @@ from pathlib import Path
 import anyio
 import pytest
 
-from integrations.verl.guard import SampleFailed
-from integrations.verl.scoring import SampleScorer, shared_scorer
-from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.config import ConfigError
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.verl.guard import SampleFailed
+from openjudge.integrations.verl.scoring import SampleScorer, shared_scorer
+from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.aggregators import MinAggregator, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 
 def judge_reply(request: ChatRequest) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from integrations.verl.settings import (
+from openjudge.integrations.verl.settings import (
     CONFIG_ENV,
     FailurePolicy,
     OpenJudgeVerlSettings,

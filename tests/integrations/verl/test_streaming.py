@@ -18,9 +18,9 @@ import pytest
 from verl import DataProto
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
-from integrations.verl.guard import SampleFailed
-from integrations.verl.reward_loop import OpenJudgeRewardManager
-from providers.testing.judge_server import JudgeServerProcess
+from openjudge.integrations.verl.guard import SampleFailed
+from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl import fake_tq
 from tests.integrations.verl.agent_rig import (
     LocalRewardHandle,

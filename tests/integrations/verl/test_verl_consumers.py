@@ -21,15 +21,15 @@ from omegaconf import OmegaConf
 from verl.trainer.ppo.core_algos import compute_gdpo_outcome_advantage
 from verl.trainer.ppo.metric_utils import process_validation_metrics
 
-from integrations.verl.scoring import SampleScorer, ScoredSample
-from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.verl.scoring import SampleScorer, ScoredSample
+from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 from tests.integrations.verl import fake_tq
 
 
@@ -140,7 +140,7 @@ def test_gdpo_advantages(scored: list[ScoredSample]) -> None:
 def test_failure_counts_reach_the_v1_training_metrics(
     transfer_queue: fake_tq.Store, scored: list[ScoredSample]
 ) -> None:
-    from integrations.verl.sampler import OpenJudgeReplayBuffer
+    from openjudge.integrations.verl.sampler import OpenJudgeReplayBuffer
 
     transfer_queue.put("train", "a", {"is_prompt": True, "status": "finished", "global_steps": 1}, None)
     transfer_queue.put("train", "b", {"is_prompt": True, "status": "failure", "global_steps": 1}, None)
@@ -167,7 +167,7 @@ def test_failure_counts_reach_the_v1_training_metrics(
 
 
 def test_group_judging_failures_are_counted_too(transfer_queue: fake_tq.Store) -> None:
-    from integrations.verl.sampler import failure_metrics
+    from openjudge.integrations.verl.sampler import failure_metrics
 
     neutral = {"openjudge/group/failed": 1.0, "openjudge/rank/error": 1.0, "openjudge/group/size": 4.0}
     judged = {"openjudge/group/failed": 0.0, "openjudge/rank/error": 0.0, "openjudge/group/size": 4.0}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from providers.transformers import TransformersChatModel
+from openjudge.providers.transformers import TransformersChatModel
 from tests.providers.transformers import tiny
 from tests.providers.transformers.helpers import ForwardHook
 

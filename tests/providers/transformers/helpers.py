@@ -16,7 +16,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
-from providers.transformers import TransformersChatModel
+from openjudge.providers.transformers import TransformersChatModel
 
 ForwardHook = Callable[[TransformersChatModel, Callable[[], None]], None]
 """The ``forward_hooks`` fixture: install a function to run before every forward pass."""

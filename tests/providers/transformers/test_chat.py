@@ -12,9 +12,9 @@ import anyio
 import pytest
 import torch
 
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from providers.transformers import TransformersChatModel
+from openjudge.providers.transformers import TransformersChatModel
+from openjudge.results import GraderError, GraderScore
 from tests.providers.transformers import tiny
 from tests.providers.transformers.helpers import (
     ForwardHook,
@@ -245,7 +245,7 @@ async def test_bad_constructor_arguments_are_refused(judge_path: Path) -> None:
 def test_importing_and_building_loads_neither_torch_nor_the_model(judge_path: Path) -> None:
     code = (
         "import sys\n"
-        "from providers.transformers import TransformersChatModel, TransformersRewardModel\n"
+        "from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel\n"
         f"TransformersChatModel({str(judge_path)!r}); TransformersRewardModel({str(judge_path)!r})\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'imported too early'\n"
     )

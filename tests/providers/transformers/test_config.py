@@ -14,8 +14,8 @@ from openjudge.config.build import build_job
 from openjudge.config.loader import parse_config
 from openjudge.graders.reward_model import RewardModelGrader
 from openjudge.jobs.results import read_results
-from providers.transformers import TransformersChatModel, TransformersRewardModel
-from providers.vllm_reward import RewardModelClient
+from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel
+from openjudge.providers.vllm_reward import RewardModelClient
 from tests.providers.transformers.helpers import direct_reward
 
 QUESTIONS = [

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from providers.transformers.errors import InferenceError
-from providers.transformers.generation import Generation, Generator
-from providers.transformers.loading import LoadedModel, load_model, resolve_device, resolve_dtype
-from providers.transformers.requests import GenerationRequest
-from providers.transformers.settings import TransformersSettings
+from openjudge.providers.transformers.errors import InferenceError
+from openjudge.providers.transformers.generation import Generation, Generator
+from openjudge.providers.transformers.loading import LoadedModel, load_model, resolve_device, resolve_dtype
+from openjudge.providers.transformers.requests import GenerationRequest
+from openjudge.providers.transformers.settings import TransformersSettings
 from tests.providers.transformers import tiny
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from integrations.trl import OpenJudgeRewards
-from integrations.verl import compute_score
-from integrations.verl.scoring import shared_scorer
-from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.graders.reward_model import RewardModelGrader
+from openjudge.integrations.trl import OpenJudgeRewards
+from openjudge.integrations.verl import compute_score
+from openjudge.integrations.verl.scoring import shared_scorer
+from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
 from tests.providers.transformers.helpers import direct_reward
 
 pytestmark = pytest.mark.anyio

@@ -10,10 +10,10 @@ import pytest
 
 from openjudge.graders.base_grader import InvalidInputError
 from openjudge.graders.reward_model import RewardModelGrader
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from providers.transformers import TransformersRewardModel
+from openjudge.providers.transformers import TransformersRewardModel
+from openjudge.results import GraderError, GraderScore
 from tests.providers.transformers import tiny
 from tests.providers.transformers.helpers import direct
 

@@ -14,12 +14,12 @@ import anyio
 import pytest
 import torch
 
-from openjudge.graders.schema import GraderError, GraderScore
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_model import ChatRequest, Sampling
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from providers.registry import resolve_model
-from providers.transformers import TransformersChatModel, TransformersRewardModel, loading
+from openjudge.providers.registry import resolve_model
+from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel, loading
+from openjudge.results import GraderError, GraderScore
 from tests.providers.transformers.helpers import (
     ForwardHook,
     count_generate_calls,

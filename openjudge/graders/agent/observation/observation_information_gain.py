@@ -23,7 +23,7 @@ from openjudge.graders.agent._checks import finite_number
 from openjudge.graders.agent._results import UNIT_RANGE, unit_score
 from openjudge.graders.agent.trajectory_parsing import Message, extract_action_observation_pairs
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.schema import GraderError, GraderScore
+from openjudge.results import GraderError, GraderScore
 
 __all__ = ["MIN_OBSERVATION_CHARS", "ObservationInformationGainGrader"]
 

@@ -22,7 +22,7 @@ from openjudge.graders.agent._results import UNIT_RANGE
 from openjudge.graders.agent.tool._tool_calls import ToolCallSpec, normalize_calls, predicted_calls
 from openjudge.graders.agent.trajectory_parsing import Message
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.schema import GraderError, GraderScore
+from openjudge.results import GraderError, GraderScore
 
 __all__ = ["ToolCallStepSequenceMatchGrader", "lcs_length"]
 

@@ -7,10 +7,10 @@ import re
 
 from pydantic import JsonValue
 
-from integrations.verl.functions import RewardSample
-from integrations.verl.group.members import Member
+from openjudge.integrations.verl.functions import RewardSample
+from openjudge.integrations.verl.group.members import Member
 from openjudge.models.chat_model import ChatRequest
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 
 _QUALITY = re.compile(r"q(\d+)")
 

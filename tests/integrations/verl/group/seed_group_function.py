@@ -6,7 +6,7 @@ reports the size of the group it received, so the test can see whole groups arri
 
 from __future__ import annotations
 
-from integrations.verl import BaseOpenJudgeRewardFunction, ExtraValue, RewardResult, RewardSample
+from openjudge.integrations.verl import BaseOpenJudgeRewardFunction, ExtraValue, RewardResult, RewardSample
 from tests.integrations.verl.group.scripted import quality
 
 

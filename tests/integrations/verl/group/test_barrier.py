@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from integrations.verl.group.barrier import GroupBarrier
+from openjudge.integrations.verl.group.barrier import GroupBarrier
 
 
 class Judge:

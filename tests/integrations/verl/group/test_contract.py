@@ -1,6 +1,6 @@
 """Contract tests: the private VERL 0.9 methods the group stage overrides or relies on.
 
-``integrations.verl.group`` is pinned to ``verl>=0.9,<0.10``. When a VERL release moves
+``openjudge.integrations.verl.group`` is pinned to ``verl>=0.9,<0.10``. When a VERL release moves
 one of these, a test here fails and names it, before a training run does.
 """
 
@@ -14,9 +14,9 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopManager, AgentLoopW
 from verl.trainer.ppo.v1 import agent_loop_tq
 from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopManagerTQ, AgentLoopWorkerTQ
 
-from integrations.verl.group._verl_v1 import check_version
-from integrations.verl.group.manager import OpenJudgeAgentLoopManager
-from integrations.verl.group.worker import OpenJudgeAgentLoopWorker
+from openjudge.integrations.verl.group._verl_v1 import check_version
+from openjudge.integrations.verl.group.manager import OpenJudgeAgentLoopManager
+from openjudge.integrations.verl.group.worker import OpenJudgeAgentLoopWorker
 
 WORKER_TQ = AgentLoopWorkerTQ.__ray_actor_class__  # type: ignore[attr-defined]  # set by @ray.remote
 

@@ -6,17 +6,17 @@ import asyncio
 
 import pytest
 
-from integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
-from integrations.verl.group import GroupSettings
-from integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge
-from integrations.verl.group.verdict import GroupVerdict, MemberDropped, MemberReward, neutralise
 from openjudge.config import ConfigError
 from openjudge.graders.common.relevance import RelevanceGrader
 from openjudge.graders.comparison import GroupTournamentGrader, ListwiseRankingGrader
 from openjudge.graders.provided_score import ProvidedScoreGrader
+from openjudge.integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
+from openjudge.integrations.verl.group import GroupSettings
+from openjudge.integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge
+from openjudge.integrations.verl.group.verdict import GroupVerdict, MemberDropped, MemberReward, neutralise
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 from tests.integrations.verl.group.scripted import listwise_judge, member
 
 MAPPER = {"query": "query", "responses": "responses"}

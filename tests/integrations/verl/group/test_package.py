@@ -3,7 +3,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import integrations.verl.group as group
+import openjudge.integrations.verl.group as group
 
 
 def test_public_names() -> None:
@@ -13,10 +13,12 @@ def test_public_names() -> None:
         "OpenJudgeAgentLoopWorker",
     ]
     assert group.OpenJudgeAgentLoopManager.__name__ == "OpenJudgeAgentLoopManager"
-    assert group.OpenJudgeAgentLoopWorker.__module__ == "integrations.verl.group.worker"
+    assert group.OpenJudgeAgentLoopWorker.__module__ == "openjudge.integrations.verl.group.worker"
 
 
 def test_importing_the_package_does_not_import_verl() -> None:
-    code = "import sys, integrations.verl.group; print('verl' in sys.modules, 'torch' in sys.modules)"
+    code = (
+        "import sys, openjudge.integrations.verl.group; print('verl' in sys.modules, 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

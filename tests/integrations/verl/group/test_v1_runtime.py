@@ -28,7 +28,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopManager
 from verl.experimental.reward_loop import RewardLoopManager
 from verl.utils import tensordict_utils as tu
 
-from integrations.verl.group import OpenJudgeAgentLoopManager
+from openjudge.integrations.verl.group import OpenJudgeAgentLoopManager
 from tests.integrations.verl.group.judge_http import ScriptedJudge
 from tests.integrations.verl.group.rollout import ScriptedRollout, model_dir, tokenizer
 from tests.integrations.verl.helpers import stop_actors, trainer_config
@@ -73,7 +73,7 @@ def config(model: Path, *overrides: str) -> DictConfig:
             "actor_rollout_ref.rollout.prompt_length=32",
             "actor_rollout_ref.rollout.response_length=8",
             "+actor_rollout_ref.rollout.agent.agent_loop_manager_class="
-            "integrations.verl.group.OpenJudgeAgentLoopManager",
+            "openjudge.integrations.verl.group.OpenJudgeAgentLoopManager",
             *overrides,
         ]
     )
@@ -265,7 +265,7 @@ def test_v0_trainer_falls_back_to_verls_manager(runtime: Runtime, caplog: pytest
         "actor_rollout_ref.rollout.agent.num_workers=0",  # nothing to start: only the class matters here
         f"+reward.openjudge_group.config={runtime.group}",
     )
-    with caplog.at_level(logging.WARNING, logger="integrations.verl.group.manager"):
+    with caplog.at_level(logging.WARNING, logger="openjudge.integrations.verl.group.manager"):
         manager = runtime.manager(cfg)
     assert type(manager) is AgentLoopManager
     assert "group judging needs VERL's V1 trainer (trainer.use_v1=true)" in caplog.text

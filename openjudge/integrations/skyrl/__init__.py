@@ -1,0 +1,43 @@
+"""SkyRL integration: a SkyRL-Gym environment rewarded by openjudge graders.
+
+Importing this package does not import ``skyrl_gym``; :class:`OpenJudgeEnv` and
+:func:`register_env` load it on first use (``pip install 'openjudge-graders[skyrl]'``).
+
+- :class:`OpenJudgeEnv`: a ``BaseTextEnv`` whose ``step`` grades the action through a
+  process-wide scorer (one persistent event loop, shared provider limits).
+- :func:`register_env`: register it with SkyRL-Gym under an ``env_class`` name.
+- :class:`EnvScorer`, :class:`StepScore`: the scorer and its result.
+- :class:`OpenJudgeSkyRLSettings`: the options.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openjudge._lazy import lazy_attribute
+from openjudge.integrations.skyrl.scorer import EnvScorer as EnvScorer
+from openjudge.integrations.skyrl.scorer import StepScore as StepScore
+from openjudge.integrations.skyrl.settings import OpenJudgeSkyRLSettings as OpenJudgeSkyRLSettings
+from openjudge.integrations.skyrl.settings import SettingsError as SettingsError
+
+if TYPE_CHECKING:
+    from openjudge.integrations.skyrl.env import OpenJudgeEnv as OpenJudgeEnv
+    from openjudge.integrations.skyrl.env import register_env as register_env
+
+__all__ = [
+    "EnvScorer",
+    "OpenJudgeEnv",
+    "OpenJudgeSkyRLSettings",
+    "SettingsError",
+    "StepScore",
+    "register_env",
+]
+
+_LAZY = {
+    "OpenJudgeEnv": "openjudge.integrations.skyrl.env",
+    "register_env": "openjudge.integrations.skyrl.env",
+}
+
+
+def __getattr__(name: str) -> object:
+    return lazy_attribute(globals(), _LAZY, name)

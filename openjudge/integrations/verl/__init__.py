@@ -1,0 +1,63 @@
+"""VERL integration: reward managers, an async ``compute_score``, and the seed guide's API.
+
+Importing this package does not import VERL or torch; the reward managers load them
+when first used (``from openjudge.integrations.verl import OpenJudgeRewardManager``).
+
+- :class:`OpenJudgeRewardManager`: the reward-loop manager of VERL 0.7.1+ (``run_single``),
+  also callable on a whole batch (``manager(data, return_dict=True)``), as in the seed guide.
+- :class:`OpenJudgeLegacyRewardManager`: the batch manager of VERL 0.4.1 to 0.7.0.
+- :func:`compute_score`: an async reward function for VERL's own ``naive`` manager.
+- :class:`RewardSample`, :class:`RewardResult`, :class:`BaseOpenJudgeRewardFunction`: the
+  seed guide's grouped reward-function API.
+- :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options, including the
+  failure policy (``on_failure``, breaker, ``max_failure_rate``; :mod:`openjudge.integrations.verl.guard`).
+
+Also: ``openjudge.integrations.verl.agent_loop`` (the ``openjudge_tool_agent`` loop that hands tool
+trajectories to the graders), ``openjudge.integrations.verl.hosted_judge`` (``kind: verl``
+providers: the judge VERL serves), ``openjudge.integrations.verl.samples`` (what graders see of a
+trajectory, on every path), ``openjudge.integrations.verl.keys`` (the ``reward_extra_info`` keys and
+the names they reserve), ``openjudge.integrations.verl.sampler`` (failure counts in V1 training
+metrics), ``openjudge.integrations.verl.lifecycle`` (closing at exit), ``openjudge.integrations.verl.gc_freeze``
+(keeping full garbage collections off the worker's event loop) and
+``openjudge.integrations.verl.group`` (group judging).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openjudge._lazy import lazy_attribute
+from openjudge.integrations.verl.functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
+from openjudge.integrations.verl.functions import ExtraValue as ExtraValue
+from openjudge.integrations.verl.functions import RewardResult as RewardResult
+from openjudge.integrations.verl.functions import RewardSample as RewardSample
+from openjudge.integrations.verl.score_function import compute_score as compute_score
+from openjudge.integrations.verl.settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings
+from openjudge.integrations.verl.settings import SettingsError as SettingsError
+
+if TYPE_CHECKING:
+    from openjudge.integrations.verl.legacy import (
+        OpenJudgeLegacyRewardManager as OpenJudgeLegacyRewardManager,
+    )
+    from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager as OpenJudgeRewardManager
+
+__all__ = [
+    "BaseOpenJudgeRewardFunction",
+    "ExtraValue",
+    "OpenJudgeLegacyRewardManager",
+    "OpenJudgeRewardManager",
+    "OpenJudgeVerlSettings",
+    "RewardResult",
+    "RewardSample",
+    "SettingsError",
+    "compute_score",
+]
+
+_LAZY = {
+    "OpenJudgeRewardManager": "openjudge.integrations.verl.reward_loop",
+    "OpenJudgeLegacyRewardManager": "openjudge.integrations.verl.legacy",
+}
+
+
+def __getattr__(name: str) -> object:
+    return lazy_attribute(globals(), _LAZY, name)

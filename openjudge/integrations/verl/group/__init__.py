@@ -1,0 +1,39 @@
+"""Group-aware judging in VERL 0.9's reward loop: listwise, pairwise and tournament rewards
+over whole GRPO groups.
+
+Enable it on the training command (VERL 0.9.x, V1 trainer)::
+
+    +actor_rollout_ref.rollout.agent.agent_loop_manager_class=openjudge.integrations.verl.group.OpenJudgeAgentLoopManager
+    +reward.openjudge_group.config=/abs/path/group.yaml
+
+- :class:`OpenJudgeAgentLoopManager`: the agent-loop manager to name in that override.
+- :class:`OpenJudgeAgentLoopWorker`: its worker, which meets each group's members.
+- :class:`GroupSettings`: the ``+reward.openjudge_group.*`` options.
+
+Importing this package does not import VERL; the two classes load it (and check
+``verl>=0.9,<0.10``) when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openjudge._lazy import lazy_attribute
+from openjudge.integrations.verl.group.settings import GroupSettings as GroupSettings
+
+if TYPE_CHECKING:
+    from openjudge.integrations.verl.group.manager import (
+        OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager,
+    )
+    from openjudge.integrations.verl.group.worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
+
+__all__ = ["GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
+
+_LAZY = {
+    "OpenJudgeAgentLoopManager": "openjudge.integrations.verl.group.manager",
+    "OpenJudgeAgentLoopWorker": "openjudge.integrations.verl.group.worker",
+}
+
+
+def __getattr__(name: str) -> object:
+    return lazy_attribute(globals(), _LAZY, name)

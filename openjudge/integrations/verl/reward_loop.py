@@ -1,0 +1,216 @@
+"""``OpenJudgeRewardManager``: VERL's reward-loop manager (0.7.1 to 0.9.x), and the seed's batch entry.
+
+VERL's ``RewardLoopWorker`` (a Ray actor, one per ``reward.num_workers``) builds one
+manager per process and awaits :meth:`OpenJudgeRewardManager.run_single` for every
+trajectory, concurrently, on the actor's event loop. Graders and their providers are
+built once per process (:func:`~openjudge.integrations.verl.scoring.shared_scorer`); clients and
+limiters are created inside whichever loop is running, never the loop captured by
+``RewardManagerBase.__init__``.
+
+The same class serves the seed guide's call shape,
+``OpenJudgeRewardManager(tokenizer=..., num_examine=..., compute_score=fn)(data, return_dict=True)``,
+where ``fn`` is a :class:`~openjudge.integrations.verl.BaseOpenJudgeRewardFunction`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypedDict
+
+from openjudge.integrations.verl._verl import INSTALL_HINT
+from openjudge.integrations.verl.batch import BatchCall, ScorerRewardFunction
+from openjudge.integrations.verl.functions import (
+    BaseOpenJudgeRewardFunction,
+    ExtraValue,
+    find_reward_function,
+)
+from openjudge.integrations.verl.hosted_judge import hosted_judge_from_verl
+from openjudge.integrations.verl.rows import sample_from_row
+from openjudge.integrations.verl.samples import Tokenizer
+from openjudge.integrations.verl.scoring import SampleScorer, shared_scorer
+from openjudge.integrations.verl.settings import (
+    OpenJudgeVerlSettings,
+    SettingsError,
+    config_value,
+    read_settings,
+)
+
+try:  # importing VERL runs its verl.plugins entry points (openjudge.integrations.verl.plugin)
+    from verl.experimental.reward_loop.reward_manager import register as register_reward_loop
+    from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
+except ImportError as exc:  # pragma: no cover - exercised only on old or missing verl
+    raise ImportError(
+        f"OpenJudgeRewardManager needs VERL's reward loop (VERL >= 0.7.1); on older VERL use "
+        f"openjudge.integrations.verl.OpenJudgeLegacyRewardManager.\n{INSTALL_HINT}\n(import failed: {exc})"
+    ) from exc
+
+if TYPE_CHECKING:
+    from verl import DataProto
+
+__all__ = ["REGISTERED_NAME", "OpenJudgeRewardManager", "RewardLoopOutput"]
+
+logger = logging.getLogger(__name__)
+
+REGISTERED_NAME = "openjudge"
+"""The name in VERL's reward-loop registry (``reward.reward_manager.name=openjudge``)."""
+
+
+class RewardLoopOutput(TypedDict):
+    """What ``run_single`` returns to VERL's ``RewardLoopWorker``."""
+
+    reward_score: float
+    reward_extra_info: dict[str, ExtraValue]
+
+
+_BASE_TAKES_COMPUTE_SCORE = "compute_score" in inspect.signature(RewardManagerBase.__init__).parameters
+
+
+def _reward_options(config: object) -> object:
+    """``config.reward.openjudge`` (0.7.1+) or ``config.reward_model.reward_kwargs.openjudge`` (0.7.0)."""
+    options = config_value(config, "reward", "openjudge")
+    if options is None:
+        options = config_value(config, "reward_model", "reward_kwargs", "openjudge")
+    return options
+
+
+def _check_not_bypassed(config: object) -> None:
+    """VERL never calls a manager when its reward model is on and no custom function is set."""
+    enabled = config_value(config, "reward", "reward_model", "enable")
+    custom = config_value(config, "reward", "custom_reward_function", "path")
+    if enabled is True and not custom:
+        raise SettingsError(
+            "reward.reward_model.enable=True without reward.custom_reward_function.path: VERL's "
+            "RewardLoopWorker then scores with the reward model as a classifier (compute_score_disrm) and "
+            "never calls OpenJudgeRewardManager. To judge with openjudge (the hosted model is then the "
+            "graders' 'kind: verl' provider), add reward.custom_reward_function.path=pkg://integrations.verl "
+            "reward.custom_reward_function.name=compute_score"
+        )
+
+
+class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
+    """Scores VERL trajectories with openjudge graders.
+
+    Configure either a graders YAML (``+reward.openjudge.config=...``, see
+    :class:`~openjudge.integrations.verl.settings.OpenJudgeVerlSettings`) or a
+    :class:`~openjudge.integrations.verl.BaseOpenJudgeRewardFunction` as ``compute_score``.
+
+    Args:
+        config: VERL's trainer config (options are read from ``config.reward.openjudge``).
+        tokenizer: The policy tokenizer.
+        compute_score: VERL's custom reward function; used when it is (or wraps) a
+            ``BaseOpenJudgeRewardFunction``, ignored otherwise.
+        reward_router_address: Passed by ``RewardLoopWorker`` when VERL hosts a reward
+            model: the graders YAML's ``kind: verl`` providers call it
+            (:mod:`openjudge.integrations.verl.hosted_judge`).
+        reward_model_tokenizer: Passed by ``RewardLoopWorker``; names the hosted model
+            when the config does not.
+        num_examine: Batch calls log this many decoded samples at INFO.
+        reward_fn_key: The non-tensor column holding the data source.
+        openjudge: Options given directly (overrides ``config.reward.openjudge``).
+        scorer: Graders built in Python (a :class:`~openjudge.integrations.verl.scoring.SampleScorer`),
+            used instead of a graders YAML; for subclasses and tests.
+        **kwargs: Accepted and ignored, for arguments later VERL versions add.
+
+    Raises:
+        SettingsError: Neither a graders config nor a reward function was given, or both;
+            or VERL's reward-model settings would bypass this manager.
+        ConfigError: The graders YAML is invalid.
+    """
+
+    _warned: frozenset[str] = frozenset()
+
+    def __init__(
+        self,
+        config: object = None,
+        tokenizer: Tokenizer | None = None,
+        compute_score: object = None,
+        reward_router_address: str | None = None,
+        reward_model_tokenizer: object = None,
+        *,
+        num_examine: int = 0,
+        reward_fn_key: str = "data_source",
+        openjudge: OpenJudgeVerlSettings | Mapping[str, object] | None = None,
+        scorer: SampleScorer | None = None,
+        **kwargs: object,
+    ) -> None:
+        if tokenizer is None:
+            raise TypeError("OpenJudgeRewardManager needs the policy tokenizer (tokenizer=...)")
+        # VERL annotates DictConfig / AutoTokenizer / a callable but stores them as they come.
+        base_init: Callable[..., None] = RewardManagerBase.__init__
+        if _BASE_TAKES_COMPUTE_SCORE:
+            base_init(self, config, tokenizer, compute_score)
+        else:  # VERL 0.7.0: RewardManagerBase(config, tokenizer)
+            base_init(self, config, tokenizer)
+        self.batch_tokenizer: Tokenizer = tokenizer
+        self.num_examine = num_examine
+        self.reward_fn_key = reward_fn_key
+        if kwargs:
+            logger.debug("OpenJudgeRewardManager ignores arguments %s", sorted(kwargs))
+        _check_not_bypassed(config)
+        options = openjudge if openjudge is not None else _reward_options(config)
+        function = find_reward_function(compute_score)
+        self._scorer: SampleScorer | None = scorer
+        if scorer is not None:
+            function = ScorerRewardFunction(scorer)
+        elif options is not None or function is None:
+            if function is not None:
+                raise SettingsError(
+                    "both reward.openjudge options and a BaseOpenJudgeRewardFunction compute_score were given; "
+                    "use one (the graders YAML, or your reward function)"
+                )
+            hosted = hosted_judge_from_verl(config, reward_router_address, reward_model_tokenizer)
+            self._scorer = shared_scorer(read_settings(options), hosted)
+            function = ScorerRewardFunction(self._scorer)
+        self.function: BaseOpenJudgeRewardFunction = function
+
+    @property
+    def scorer(self) -> SampleScorer | None:
+        """The YAML-configured scorer (``None`` when a reward function is used)."""
+        return self._scorer
+
+    async def run_single(self, data: DataProto) -> RewardLoopOutput:
+        """Score one trajectory (its last row, as VERL's built-ins do).
+
+        Returns:
+            ``{"reward_score": float, "reward_extra_info": {...}}``, with the same extra
+            keys for every sample.
+
+        Raises:
+            SampleFailed: The sample could not be scored and ``on_failure=drop``.
+            FailureRateExceeded: Too many recent samples failed (the message says which judge).
+        """
+        sample = await sample_from_row(
+            data, len(data) - 1, self.batch_tokenizer, reward_fn_key=self.reward_fn_key
+        )
+        if sample.ground_truth is None and sample.data_source is None:
+            self._warn_once(
+                "no_dataset_fields",
+                "openjudge: rows carry no reward_model/data_source/extra_info (VERL's V1 colocated "
+                "reward-model path sends only prompts, responses and raw_prompt); graders mapped to "
+                "ground_truth fail. Give the reward model its own pool (enable_resource_pool=True) to "
+                "score on the streaming path, which has every dataset column.",
+            )
+        if self._scorer is not None:
+            scored = await self._scorer.score(sample.grader_sample())
+            return {"reward_score": scored.reward, "reward_extra_info": scored.extra}
+        self._warn_once(
+            "groups_of_one",
+            f"openjudge: {type(self.function).__name__} (a BaseOpenJudgeRewardFunction) gets one sample per "
+            "call on VERL's reward loop: its prompt groups have one member, so listwise or relative scoring "
+            "inside it sees no siblings (group judging: openjudge.integrations.verl.group)",
+        )
+        results = await self.function.compute_batch_scores({sample.prompt: [sample]})
+        if len(results) != 1:
+            raise ValueError(f"compute_batch_scores returned {len(results)} results for one sample")
+        return {"reward_score": float(results[0].score), "reward_extra_info": dict(results[0].reward_info)}
+
+    @classmethod
+    def _warn_once(cls, key: str, message: str) -> None:
+        if key not in cls._warned:  # once per process: managers are rebuilt, the warning need not be
+            cls._warned = cls._warned | {key}
+            logger.warning(message)
+
+
+register_reward_loop(REGISTERED_NAME)(OpenJudgeRewardManager)

@@ -1,0 +1,52 @@
+"""Judge backends: each owns an authenticated client and declares its policy.
+
+``from openjudge.providers import OpenAIChatModel`` loads that backend only; the litellm,
+Azure and transformers backends import their SDKs when first used. A job config names a
+backend by ``kind`` (:mod:`openjudge.providers.registry`); ``resolve_model("vllm:qwen3-8b")``
+builds one from a model string.
+
+Imported by the application layer and integrations; never by the core (models, graders,
+runner), which knows only the protocols in :mod:`openjudge.models`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openjudge._lazy import lazy_attribute
+
+if TYPE_CHECKING:
+    from openjudge.providers.azure import AzureChatModel as AzureChatModel
+    from openjudge.providers.litellm import LiteLLMChatModel as LiteLLMChatModel
+    from openjudge.providers.openai import OpenAIChatModel as OpenAIChatModel
+    from openjudge.providers.registry import resolve_model as resolve_model
+    from openjudge.providers.transformers import TransformersChatModel as TransformersChatModel
+    from openjudge.providers.transformers import TransformersRewardModel as TransformersRewardModel
+    from openjudge.providers.vllm import VLLMChatModel as VLLMChatModel
+    from openjudge.providers.vllm_reward import RewardModelClient as RewardModelClient
+
+__all__ = [
+    "AzureChatModel",
+    "LiteLLMChatModel",
+    "OpenAIChatModel",
+    "RewardModelClient",
+    "TransformersChatModel",
+    "TransformersRewardModel",
+    "VLLMChatModel",
+    "resolve_model",
+]
+
+_LAZY = {
+    "AzureChatModel": "openjudge.providers.azure",
+    "LiteLLMChatModel": "openjudge.providers.litellm",
+    "OpenAIChatModel": "openjudge.providers.openai",
+    "RewardModelClient": "openjudge.providers.vllm_reward",
+    "TransformersChatModel": "openjudge.providers.transformers",
+    "TransformersRewardModel": "openjudge.providers.transformers",
+    "VLLMChatModel": "openjudge.providers.vllm",
+    "resolve_model": "openjudge.providers.registry",
+}
+
+
+def __getattr__(name: str) -> object:
+    return lazy_attribute(globals(), _LAZY, name)

@@ -1,1 +1,0 @@
-"""Test doubles: an in-process function model and a local OpenAI-compatible judge server."""
