@@ -45,13 +45,25 @@ async def grade(grader: MathAnswerEquivalenceGrader, response: str, reference: s
         (r"\boxed{3, 1}", "1, 3", 1.0, "elementwise"),
         (r"\boxed{\{0.5, 2\}}", r"\{2, \frac{1}{2}\}", 1.0, "elementwise"),
         (r"\boxed{(0.5, 1)}", r"(\frac{1}{2}, 1)", 1.0, "elementwise"),
-        ("no answer here", "3", 0.0, "none"),
         (r"\boxed{北京}", "北京", 1.0, "string"),
     ],
 )
 async def test_equivalence(response: str, reference: str, score: float, method: str) -> None:
     result = await grade(MathAnswerEquivalenceGrader(), response, reference)
     assert (result.score, result.metadata["method"]) == (score, method)
+
+
+async def test_a_response_with_no_answer_scores_the_bottom() -> None:
+    grader = MathAnswerEquivalenceGrader()
+    result = await grade(grader, "no answer here", "3")
+    assert result.score == 0.0
+    if "method" in result.metadata:  # without math-verify: no number, no answer
+        assert result.metadata["method"] == "none"
+    else:  # math-verify read the text and found no answer in it: the response's failure
+        assert (result.metadata["blame"], result.metadata["cause"]) == ("response", "unparseable")
+    strict = await grade(MathAnswerEquivalenceGrader(extraction="strict"), "no answer here", "3")
+    assert (strict.score, strict.metadata["method"]) == (0.0, "none")
+    grader.workers.close()
 
 
 async def test_numeric_reference_values() -> None:
