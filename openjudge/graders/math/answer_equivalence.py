@@ -12,7 +12,7 @@ from pydantic import JsonValue
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
 from openjudge.graders.blame import check_response_text
 from openjudge.graders.inputs import require_str
-from openjudge.graders.math.extract import extract_final_answer, extract_reference
+from openjudge.graders.math.extract import boxed_count, extract_final_answer, extract_reference
 from openjudge.graders.math.normalize import (
     normalize_answer,
     numbers_close,
@@ -278,7 +278,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
                 raise InvalidInputError("input 'reference' must be a finite number")
             reference = str(reference)
         reference = require_str("reference", reference)
-        single = reference.count("\\boxed") < 2 or "####" in reference
+        single = boxed_count(reference) < 2 or "####" in reference
         want = extract_reference(reference).strip() if single else reference.strip()
         if not normalize_answer(want):
             raise InvalidInputError("input 'reference' has no answer in it")
@@ -295,7 +295,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             return "", "none", None
         found = extract_final_answer(final, fallback_to_last_number=False)
         if found.source != "none":
-            return found.text.strip(), found.source, final if final.count("\\boxed") > 1 else None
+            return found.text.strip(), found.source, final if boxed_count(final) > 1 else None
         if self.extraction == "strict" or not final.strip():
             return "", "none", None
         if not math_verify_available() or not self.use_sympy:
