@@ -3,7 +3,7 @@
 OpenAI's graders run reports ``reward`` with typed ``errors``; in RL an error is not a
 penalty, so a failure the *response* caused must be a score at the bottom of the range
 (a policy never gains by breaking a grader), and only a *system* failure is a
-:class:`~openjudge.graders.schema.GraderError`:
+:class:`~openjudge.results.GraderError`:
 
 ===============================  =====================================================================
 OpenAI error                     here
@@ -40,7 +40,7 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from openjudge.graders.schema import GraderScore, ScoreRange
+from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["is_response_failure", "response_failure"]
 

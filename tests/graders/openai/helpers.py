@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore
 from pydantic import JsonValue
 
 from openjudge.graders.openai import OpenAIGrader
+from openjudge.results import GraderError, GraderResult, GraderScore
 
 DATA = Path(__file__).with_name("data")
 
