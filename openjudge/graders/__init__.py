@@ -55,11 +55,11 @@ if TYPE_CHECKING:
     from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
     from openjudge.graders.function_grader import FunctionGrader as FunctionGrader
     from openjudge.graders.llm_grader import LLMGrader as LLMGrader
-    from openjudge.graders.openai import OpenAIGrader as OpenAIGrader
-    from openjudge.graders.openai import from_openai_grader as from_openai_grader
     from openjudge.graders.math.answer_equivalence import (
         MathAnswerEquivalenceGrader as MathAnswerEquivalenceGrader,
     )
+    from openjudge.graders.openai import OpenAIGrader as OpenAIGrader
+    from openjudge.graders.openai import from_openai_grader as from_openai_grader
     from openjudge.graders.provided_score import ProvidedScoreGrader as ProvidedScoreGrader
     from openjudge.graders.reward_model import RewardModelGrader as RewardModelGrader
     from openjudge.graders.text.number_accuracy import NumberAccuracyGrader as NumberAccuracyGrader

@@ -50,10 +50,9 @@ from openjudge.graders.openai.spec import (
     parse_grader,
 )
 from openjudge.graders.openai.templates import Template, VariableError
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel
 from openjudge.models.loop_local import LoopLocal
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 

@@ -29,10 +29,9 @@ from pydantic import JsonValue
 from openjudge.graders.judge_output import extract_json_object
 from openjudge.graders.openai.spec import LabelModelSpec, MessageSpec, SamplingParams, ScoreModelSpec
 from openjudge.graders.openai.templates import Template
-from openjudge.graders.schema import GraderError, GraderScore, ScoreRange
 from openjudge.models.chat_model import ChatModel, OutputSpec, Sampling
 from openjudge.models.errors import ChatModelError
-from openjudge.models.usage import TokenUsage
+from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["ModelJudge"]
 

@@ -8,7 +8,7 @@ import anyio
 from pydantic import JsonValue
 
 from openjudge.graders.openai import OpenAIGrader
-from openjudge.graders.schema import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore
 
 DATA = Path(__file__).with_name("data")
 

@@ -11,7 +11,7 @@ from openjudge.graders.openai import OpenAIGrader, from_openai_grader
 from openjudge.models.chat_model import ChatRequest, ChatResponse
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, error_of, grade, score_of, scored
 
 

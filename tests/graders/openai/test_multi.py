@@ -11,7 +11,7 @@ from openjudge.graders.openai import from_openai_grader
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from providers.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel
 from tests.graders.openai.helpers import GUIDE_MULTI, blamed, error_of, grade, score_of
 
 

@@ -11,10 +11,10 @@ import anyio
 import pytest
 from verl.trainer.ppo.reward import load_reward_manager
 
-from integrations.verl import OpenJudgeRewardManager
-from integrations.verl.scoring import shared_scorer
-from integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.cli import main
+from openjudge.integrations.verl import OpenJudgeRewardManager
+from openjudge.integrations.verl.scoring import shared_scorer
+from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
 from tests.integrations.verl.helpers import (
     Prompt,
     importlib_overrides,
