@@ -17,6 +17,7 @@ from openjudge.config.locations import Located
 from openjudge.config.params import grader_arguments
 from openjudge.config.schema import PROVIDER_KINDS, AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
+from openjudge.graders.blame import set_response_failure_score
 from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
@@ -315,6 +316,12 @@ def build_job(
         except Exception as exc:  # whatever a constructor raises on bad params is a config problem
             problems.append(where.at(base, f"cannot build {gspec.type!r}: {exc}"))
             continue
+        if gspec.response_failure_score is not None:
+            try:
+                set_response_failure_score(grader, gspec.response_failure_score)
+            except ValueError as exc:
+                problems.append(where.at(("graders", name, "response_failure_score"), str(exc)))
+                continue
         mapper = gspec.mapper if gspec.mapper is not None else _same_named(grader, name)
         try:
             BoundGrader(name, GraderConfig(grader, mapper))  # checks the mapper's input names now

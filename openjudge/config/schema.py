@@ -204,12 +204,16 @@ class GraderSpec(_Spec):
         provider: The provider name, for LLM graders.
         params: Constructor arguments.
         mapper: ``{input_name: "dotted.path.in.sample"}``; default: same-named sample fields.
+        response_failure_score: The score of a response that made grading fail (deep
+            nesting, huge numbers, a lone surrogate, a judge's refusal ...); default: the
+            bottom of the grader's range. It must lie in the grader's range.
     """
 
     type: str
     provider: str | None = None
     params: dict[str, JsonValue] = Field(default_factory=dict)
     mapper: dict[str, str] | None = None
+    response_failure_score: FiniteFloat | None = None
 
 
 class AggregatorSpec(_Spec):

@@ -9,7 +9,9 @@ be attached to a ticket. It shows:
   declares a score range, else over the observed range), in an element with
   ``class="chart histogram" data-grader="<name>"``; likewise per aggregate
   (``data-aggregate="<name>"``); every y axis is fitted to its tallest bar;
-* errors per grader and kind, with the first message seen;
+* system errors per grader and kind, with the first message seen, and apart from them
+  the response failures per grader and cause (scores at the bottom of the range that the
+  response earned by breaking grading; ``class="failure-row"``), with the first reason;
 * a histogram of all judge latencies (``class="chart latency"``);
 * the ``lowest`` (default 10) lowest-scoring samples per grader by normalised score, with
   the inputs the grader saw when a :class:`SampleSource` is given (read back from the
@@ -44,6 +46,7 @@ from openjudge.jobs.summary import (
     format_number,
     grader_row,
     percentile,
+    response_failure_rows,
     total_row,
 )
 
@@ -270,6 +273,25 @@ def _errors_section(summary: RunSummary, examples: dict[tuple[str, str], str]) -
     return table(("grader", "kind", "count", "first message"), _ERROR_KINDS, rows, cls="errors")
 
 
+def _response_failures_section(summary: RunSummary) -> str:
+    """Scores given because the response broke grading (bottom of the range), by cause."""
+    rows = [
+        table_row(
+            row,
+            _ERROR_KINDS,
+            attrs=f' class="failure-row" data-grader="{escape(row[0])}" data-cause="{escape(row[1])}"',
+        )
+        for row in response_failure_rows(summary)
+    ]
+    if not rows:
+        return '<p class="empty">No response failures.</p>'
+    note = (
+        '<p class="note">Scored at the bottom of the grader\'s range (they are in the score '
+        "statistics above), not errors: the response, not the system, made grading fail.</p>"
+    )
+    return note + table(("grader", "cause", "count", "first reason"), _ERROR_KINDS, rows, cls="failures")
+
+
 def _latency_section(latencies: array[float]) -> str:
     if not latencies:
         return '<div class="card chart latency"><p class="empty">No judge latencies recorded.</p></div>'
@@ -326,6 +348,7 @@ def _page(title: str, source: str, summary: RunSummary, collector: _Collector) -
     body = f"""<section><h2>Summary</h2><div class="scroll">{_summary_section(summary)}</div></section>
 <section><h2>Score distributions</h2><div class="grid">{cards or '<p class="empty">No results.</p>'}</div></section>
 <section><h2>Errors</h2><div class="scroll">{_errors_section(summary, collector.error_examples)}</div></section>
+<section><h2>Response failures</h2><div class="scroll">{_response_failures_section(summary)}</div></section>
 <section><h2>Judge latency</h2>{_latency_section(collector.latencies)}</section>
 <section><h2>Lowest-scoring samples</h2>{_lowest_section(collector.graders)}</section>"""
     return page(title, meta, body, css=_CSS)

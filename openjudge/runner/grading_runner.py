@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import asyncio
-import math
+import dataclasses
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -23,7 +23,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import asynccontextmanager
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypedDict, TypeVar, Unpack
 
 import anyio
 
@@ -35,10 +35,11 @@ from openjudge.runner.grader_config import BoundGrader, GraderConfig
 from openjudge.runner.mapper import Mapper, MissingFieldError
 from openjudge.runner.progress import ProgressBar
 from openjudge.runner.results import RunnerResult, SampleResult
+from openjudge.runner.settings import RunSettings
 from openjudge.runner.sync import SyncPortal
 from openjudge.runner.watchdog import PairClock, Watchdog, watchdog_interval
 
-__all__ = ["GraderConfig", "GradingRunner", "RunnerResult", "SampleResult"]
+__all__ = ["GraderConfig", "GradingRunner", "RunSettings", "RunnerResult", "SampleResult"]
 
 K = TypeVar("K")
 Sample: TypeAlias = Mapping[str, Any]
@@ -67,6 +68,22 @@ def _checked(key: str, out: object) -> GraderResult:
     )
 
 
+class SettingsChanges(TypedDict, total=False):
+    """The :class:`RunSettings` fields :meth:`GradingRunner.replace` may change."""
+
+    max_concurrency: int
+    timeout: float | None
+    deadline: float | None
+    show_progress: bool
+
+
+class _Keep:
+    """The default of :meth:`GradingRunner.replace`'s ``aggregators``: keep the runner's own."""
+
+
+_KEEP = _Keep()
+
+
 class GradingRunner:
     """Runs graders over datasets concurrently.
 
@@ -91,20 +108,58 @@ class GradingRunner:
     ) -> None:
         if not grader_configs:
             raise ValueError("grader_configs is empty; give at least one grader")
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
-        for label, value in (("timeout", timeout), ("deadline", deadline)):
-            if value is not None and not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"{label} must be a positive number of seconds or None, got {value}")
+        self.settings = RunSettings(
+            max_concurrency=max_concurrency, timeout=timeout, deadline=deadline, show_progress=show_progress
+        )
         self.grader_configs = {key: GraderConfig.create(cfg) for key, cfg in grader_configs.items()}
         self._slots = [BoundGrader(key, cfg) for key, cfg in self.grader_configs.items()]
-        self.max_concurrency = max_concurrency
-        self.show_progress = show_progress
-        self.timeout = timeout
-        self.deadline = deadline
         self.aggregators = self._named_aggregators(aggregators)
         self._check_scales()
         self._portal: SyncPortal | None = None
+
+    @property
+    def max_concurrency(self) -> int:
+        return self.settings.max_concurrency
+
+    @property
+    def timeout(self) -> float | None:
+        return self.settings.timeout
+
+    @property
+    def deadline(self) -> float | None:
+        return self.settings.deadline
+
+    @property
+    def show_progress(self) -> bool:
+        return self.settings.show_progress
+
+    def replace(
+        self,
+        *,
+        grader_configs: Mapping[str, GraderConfig | BaseGrader | tuple[BaseGrader, Mapper | None]]
+        | None = None,
+        aggregators: AggregatorLike | Sequence[AggregatorLike] | _Keep | None = _KEEP,
+        settings: RunSettings | None = None,
+        **changes: Unpack[SettingsChanges],
+    ) -> GradingRunner:
+        """A runner like this one with some parts replaced; graders are shared, not copied.
+
+        Args:
+            grader_configs: New graders (default: these).
+            aggregators: New aggregators, or ``None`` for none (default: these).
+            settings: New settings (default: these, with ``changes`` applied).
+            **changes: :class:`RunSettings` fields to change, e.g. ``deadline=30.0``.
+        """
+        base = settings if settings is not None else self.settings
+        new = dataclasses.replace(base, **changes) if changes else base
+        return GradingRunner(
+            self.grader_configs if grader_configs is None else grader_configs,
+            max_concurrency=new.max_concurrency,
+            aggregators=list(self.aggregators.values()) if isinstance(aggregators, _Keep) else aggregators,
+            show_progress=new.show_progress,
+            timeout=new.timeout,
+            deadline=new.deadline,
+        )
 
     def _check_scales(self) -> None:
         """Refuse an aggregator that would mix raw scores of unknown range with others."""

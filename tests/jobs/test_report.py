@@ -270,3 +270,33 @@ def test_the_lowest_samples_show_the_inputs_each_grader_saw(tmp_path: Path) -> N
     assert shown["a"] == json.dumps({"response": _XSS, "reference": "b"})  # what the grader saw, no more
     assert shown["b"].startswith('{"response": "xxx') and len(shown["b"]) == 300 and shown["b"].endswith("…")
     assert "<script" not in html
+
+
+def test_response_failures_are_shown_apart_from_errors(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    unit = ScoreRange(low=0, high=1)
+    failure = GraderScore(
+        name="g",
+        score=0.0,
+        score_range=unit,
+        reason="nests too deep",
+        metadata={"blame": "response", "cause": "too_deep"},
+    )
+    with ResultsWriter(results) as writer:
+        writer.write(SampleOutcome(id="0", line=0, results={"g": failure}))
+        writer.write(
+            SampleOutcome(id="1", line=1, results={"g": GraderScore(name="g", score=1.0, score_range=unit)})
+        )
+        writer.write(
+            SampleOutcome(
+                id="2", line=2, results={"g": GraderError(name="g", kind="timeout", message="slow")}
+            )
+        )
+    report = tmp_path / "report.html"
+    write_report(results, report, title="t")
+    parsed = _Page()
+    parsed.feed(report.read_text(encoding="utf-8"))
+    assert [cells for _, cells in parsed.rows_with_class("failure-row")] == [
+        ["g", "too_deep", "1", "nests too deep"]
+    ]
+    assert [cells for _, cells in parsed.rows_with_class("error-row")] == [["g", "timeout", "1", "slow"]]
