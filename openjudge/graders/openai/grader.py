@@ -57,7 +57,8 @@ from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 
 _UNIT = ScoreRange(low=0.0, high=1.0)
-_THREAD_CHARS = 20_000  # metrics over longer texts run in a worker thread, off the event loop
+_THREAD_CHARS = 20_000
+_METRIC_CHARS = 50_000  # each text is cut to this before a similarity metric  # metrics over longer texts run in a worker thread, off the event loop
 _SPECIAL_INPUTS = frozenset({"response", "tool_calls", "item"})
 
 LeafSpec = StringCheckSpec | TextSimilaritySpec | PythonSpec | ScoreModelSpec | LabelModelSpec
@@ -330,6 +331,10 @@ class OpenAIGrader(BaseGrader):
             value = await cosine(self.embedder, hyp, ref)
         else:
             metric = self._metrics[id(leaf)]
+            if max(len(hyp), len(ref)) > _METRIC_CHARS:
+                # Bounds the work a long response can cause (METEOR's alignment is quadratic).
+                hyp, ref = hyp[:_METRIC_CHARS], ref[:_METRIC_CHARS]
+                metadata["truncated_to_chars"] = _METRIC_CHARS
             if len(hyp) + len(ref) > _THREAD_CHARS:
                 value, extra = await anyio.to_thread.run_sync(metric.score, hyp, ref)
             else:
