@@ -38,9 +38,15 @@ EPILOG = """exit codes:
   0    finished (grader errors are recorded as results)
   1    invalid config, dataset or results file (the message names file, line and field)
   2    bad command-line usage
-  3    grading failed: every grader call failed, or more than --max-error-rate of them
+  3    grading failed: every grader result in the results file is an error, or more than
+       --max-error-rate of them (a rerun re-attempts system failures first)
   130  interrupted; rerun the same command to resume where it stopped
 """
+
+
+_WITH_EXIT_CODES = frozenset({"run"})
+"""Subcommands whose ``--help`` repeats the exit codes: only ``run`` uses all of them (the
+others exit 0, 1 or 2, as ``openjudge --help`` lists)."""
 
 
 def _cmd_graders(args: argparse.Namespace) -> int:
@@ -149,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
         child = sub.add_parser(
             command.name,
             help=command.help,
-            epilog=EPILOG,
+            epilog=EPILOG if command.name in _WITH_EXIT_CODES else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         command.add_arguments(child)

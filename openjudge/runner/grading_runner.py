@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
+import logging
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -31,6 +33,7 @@ from openjudge.graders.base_grader import BaseGrader, InvalidInputError, error_f
 from openjudge.models.timeouts import timeout_scope
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, TokenUsage
 from openjudge.runner.aggregators import AggregatorLike, mixed_graders
+from openjudge.runner.concurrency import capped_providers, concurrency_warning
 from openjudge.runner.grader_config import BoundGrader, GraderConfig
 from openjudge.runner.mapper import Mapper, MissingFieldError
 from openjudge.runner.progress import ProgressBar
@@ -41,6 +44,7 @@ from openjudge.runner.watchdog import PairClock, Watchdog, watchdog_interval
 
 __all__ = ["GraderConfig", "GradingRunner", "RunSettings", "RunnerResult", "SampleResult"]
 
+logger = logging.getLogger(__name__)
 K = TypeVar("K")
 Sample: TypeAlias = Mapping[str, Any]
 
@@ -116,6 +120,12 @@ class GradingRunner:
         self.aggregators = self._named_aggregators(aggregators)
         self._check_scales()
         self._portal: SyncPortal | None = None
+        self._warn_capped()
+
+    def _warn_capped(self) -> None:
+        graders = [cfg.grader for cfg in self.grader_configs.values()]
+        for client in capped_providers(graders, self.max_concurrency):  # a silent cap is a surprise
+            logger.warning("%s", concurrency_warning(client, self.max_concurrency))
 
     @property
     def max_concurrency(self) -> int:
@@ -151,15 +161,20 @@ class GradingRunner:
             **changes: :class:`RunSettings` fields to change, e.g. ``deadline=30.0``.
         """
         base = settings if settings is not None else self.settings
-        new = dataclasses.replace(base, **changes) if changes else base
-        return GradingRunner(
-            self.grader_configs if grader_configs is None else grader_configs,
-            max_concurrency=new.max_concurrency,
-            aggregators=list(self.aggregators.values()) if isinstance(aggregators, _Keep) else aggregators,
-            show_progress=new.show_progress,
-            timeout=new.timeout,
-            deadline=new.deadline,
-        )
+        new = copy.copy(self)
+        new.settings = dataclasses.replace(base, **changes) if changes else base
+        if grader_configs is not None:
+            if not grader_configs:
+                raise ValueError("grader_configs is empty; give at least one grader")
+            new.grader_configs = {key: GraderConfig.create(cfg) for key, cfg in grader_configs.items()}
+            new._slots = [BoundGrader(key, cfg) for key, cfg in new.grader_configs.items()]
+        if not isinstance(aggregators, _Keep):
+            new.aggregators = new._named_aggregators(aggregators)
+        new._check_scales()
+        new._portal = None
+        if grader_configs is not None or new.max_concurrency > self.max_concurrency:
+            new._warn_capped()
+        return new
 
     def _check_scales(self) -> None:
         """Refuse an aggregator that would mix raw scores of unknown range with others."""

@@ -44,7 +44,11 @@ def test_the_configured_score_is_given_to_response_failures(tmp_path: Path) -> N
 
     result = anyio.run(run)
     assert isinstance(result, GraderScore), result
-    assert (result.score, result.metadata["blame"], result.metadata["cause"]) == (0.25, "response", "too_deep")
+    assert (result.score, result.metadata["blame"], result.metadata["cause"]) == (
+        0.25,
+        "response",
+        "too_deep",
+    )
 
 
 @pytest.mark.parametrize("score", [2.0, -0.5])
