@@ -103,6 +103,8 @@ class OpenAIGrader(BaseGrader):
         site_packages: Let ``python`` graders import installed packages (numpy,
             rapidfuzz, ...), read-only. Default: on only when a source imports a module
             outside the standard library (the least the grader needs).
+        allow_subprocess: Let ``python`` graders start processes (killed with the run), e.g.
+            to run a sample's code in a process of its own rather than ``exec`` it.
         python_score_range: The range a ``python`` grader's float must lie in.
         max_processes: Sandboxes running at once for this grader in one event loop.
         score_range: Override the declared range of the whole grader (e.g. of a multi formula).
@@ -132,6 +134,7 @@ class OpenAIGrader(BaseGrader):
         python_timeout_s: float = 30.0,
         python_memory_mb: int | None = 2048,
         site_packages: bool | None = None,
+        allow_subprocess: bool = False,
         python_score_range: tuple[float, float] | Sequence[float] | ScoreRange = (0.0, 1.0),
         max_processes: int | None = None,
         score_range: ScoreRange | tuple[float, float] | Sequence[float] | None = None,
@@ -186,7 +189,10 @@ class OpenAIGrader(BaseGrader):
         if site_packages is None:
             site_packages = any(third_party_imports(s.source) for s in self._sources.values())
         self.limits = SandboxLimits(
-            timeout_s=python_timeout_s, memory_mb=python_memory_mb, site_packages=site_packages
+            timeout_s=python_timeout_s,
+            memory_mb=python_memory_mb,
+            site_packages=site_packages,
+            allow_subprocess=allow_subprocess,
         )
         self.sandbox: SandboxBackend | None = None
         if self._sources:
