@@ -12,6 +12,15 @@ The path of one evaluation:
 4. An invalid reply gets one bounded re-ask quoting the validation error; if that
    fails too the result is ``GraderError(kind="parse_error")``. A missing,
    non-numeric or out-of-range score never becomes a number.
+
+Blame (docs/graders.md, "Who is to blame"): a judge's unusable reply is the system's
+(``parse_error``): candidate text cannot steer the judge out of its data block, so the
+reply is the judge's own. A judge that *refuses* (a content filter, a model refusal) is
+the response's failure (cause ``judge_refused``, scored at the bottom of the range): the
+response is the untrusted text in the prompt, and a policy must not learn to trip the
+filter to escape a low score. A lone surrogate in one of :attr:`LLMGrader.response_inputs`
+is the response's failure (cause ``lone_surrogate``); in any other input it is a bad
+dataset field (``invalid_input``).
 """
 
 from __future__ import annotations
@@ -24,7 +33,8 @@ from typing import Any, ClassVar, Literal, TypeAlias
 import anyio
 from pydantic import BaseModel, JsonValue, ValidationError
 
-from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exception
+from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exception, response_failure_result
+from openjudge.graders.blame import check_response_text
 from openjudge.graders.judge_output import JudgeVerdict, extract_json_object
 from openjudge.graders.scoring import expected_score, vote_decided, vote_winner
 from openjudge.models.chat_client import ChatClient
@@ -32,7 +42,15 @@ from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatRespons
 from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import (
+    GraderError,
+    GraderMode,
+    GraderResult,
+    GraderScore,
+    ResponseFailure,
+    ScoreRange,
+    TokenUsage,
+)
 
 __all__ = ["JudgeVerdict", "LLMGrader"]
 
@@ -73,6 +91,17 @@ class LLMGrader(BaseGrader):
 
     version: ClassVar[str] = "1"
     """Bump when a change to the grader should invalidate its cached judge replies."""
+
+    response_inputs: ClassVar[frozenset[str]] = frozenset(
+        {"response", "answer", "completion", "output", "prediction", "solution", "final_answer"}
+    )
+    """Inputs the graded response wrote: their faults (a lone surrogate) are the response's.
+    Any other input is a dataset field, whose faults are the system's."""
+
+    blame_refusals: ClassVar[bool] = True
+    """A judge's refusal scores the response at the bottom (cause ``judge_refused``). Graders
+    that judge several responses in one call cannot pin a refusal on one and set this False
+    (the refusal is then ``GraderError(kind="refused")``)."""
 
     def __init__(
         self,
@@ -203,6 +232,13 @@ class LLMGrader(BaseGrader):
             return error_from_exception(self.name, exc, "invalid_input")
 
     async def aevaluate(self, **inputs: object) -> GraderResult:
+        for field in self.response_inputs.intersection(inputs):
+            value = inputs[field]
+            if isinstance(value, str):
+                try:
+                    check_response_text(f"input {field!r}", value)
+                except ResponseFailure as failure:
+                    return response_failure_result(self, failure)
         prepared = self.prepare(inputs)
         if isinstance(prepared, GraderError):
             return prepared
@@ -270,6 +306,10 @@ class LLMGrader(BaseGrader):
                 )
             except ChatModelError as exc:
                 spent = TokenUsage(0, 0, exc.requests)
+                if exc.kind == "refused" and self.blame_refusals:
+                    return self._refused(
+                        exc.message, spent if usage is None else usage + spent, latency or None
+                    )
                 return GraderError(
                     name=self.name,
                     kind=exc.kind,
@@ -284,12 +324,11 @@ class LLMGrader(BaseGrader):
             if response.finish_reason == "content_filter":
                 if response.cache_key is not None:
                     await self._settle(response, usable=False)
+                message = "the judge's reply was blocked by the provider's content filter"
+                if self.blame_refusals:
+                    return self._refused(message, usage, latency)
                 return GraderError(
-                    name=self.name,
-                    kind="refused",
-                    message="the judge's reply was blocked by the provider's content filter",
-                    usage=usage,
-                    latency_s=latency,
+                    name=self.name, kind="refused", message=message, usage=usage, latency_s=latency
                 )
             try:
                 verdict = self._parse(response.content)
@@ -317,6 +356,11 @@ class LLMGrader(BaseGrader):
                 return self._weighted(result, response)
             return result
         raise AssertionError("unreachable: the loop always returns")
+
+    def _refused(self, message: str, usage: TokenUsage | None, latency: float | None) -> GraderScore:
+        failure = ResponseFailure("judge_refused", f"the judge refused to grade the response: {message}")
+        result = response_failure_result(self, failure)
+        return result.model_copy(update={"usage": usage, "latency_s": latency})
 
     async def _settle(self, response: ChatResponse, *, usable: bool) -> None:
         if self._caching is not None:

@@ -1,6 +1,8 @@
 """Summary statistics of a run, accumulated one results line at a time.
 
-Per grader: results seen, scores, ranks, errors by kind (with the first message of each),
+Per grader: results seen, scores, ranks, system errors by kind (with the first message of
+each), response failures by cause (scores given because the response broke grading; they
+count as scores, apart from errors),
 the mean, **population** standard deviation (divide by n: it describes the scores
 observed, and is 0 for one score), min and max of the *raw* score, the mean normalised
 score, p50/p95 of the judge's latency and of the time queued for the provider's limits,
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from openjudge.jobs.records import ErrorEntry, OutcomeLine, RankEntry, ResultEntry, ScoreEntry
 from openjudge.jobs.results import SampleOutcome
+from openjudge.results import RESPONSE_BLAME
 
 __all__ = [
     "GRADER_COLUMNS",
@@ -36,6 +39,7 @@ __all__ = [
     "grader_row",
     "percentile",
     "render_table",
+    "response_failure_rows",
     "total_row",
 ]
 
@@ -68,6 +72,10 @@ class GraderSummary(_Model):
         queue_p50_s: Median time those results queued for the provider's limits; likewise
             ``queue_p95_s``.
         error_examples: The first message seen per error kind.
+        response_failures: Scores given because the *response* made grading fail
+            (``metadata["blame"] == "response"``), counted per cause; they are also in
+            ``scored`` and the score statistics (they are scores), never in ``errors``.
+        response_failure_examples: The first reason seen per cause.
         prompt_tokens: Prompt tokens over all results; likewise the completion tokens and
             requests.
         cost: Token cost from the price table, or ``None`` if the grader has no price.
@@ -88,6 +96,8 @@ class GraderSummary(_Model):
     queue_p50_s: float | None = None
     queue_p95_s: float | None = None
     error_examples: dict[str, str] = Field(default_factory=dict)
+    response_failures: dict[str, int] = Field(default_factory=dict)
+    response_failure_examples: dict[str, str] = Field(default_factory=dict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     requests: int = 0
@@ -96,6 +106,10 @@ class GraderSummary(_Model):
     @property
     def error_count(self) -> int:
         return sum(self.errors.values())
+
+    @property
+    def response_failure_count(self) -> int:
+        return sum(self.response_failures.values())
 
     @property
     def total_tokens(self) -> int:
@@ -147,6 +161,8 @@ class _GraderStats:
         self.high = -math.inf
         self.errors: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
+        self.failures: Counter[str] = Counter()
+        self.failure_examples: dict[str, str] = {}
         self.latencies = array("d")
         self.queued = array("d")
         self.prompt_tokens = self.completion_tokens = self.requests = 0
@@ -163,6 +179,10 @@ class _GraderStats:
             if entry.score > self.high:
                 self.high = entry.score
             self.normalized_sum += entry.normalized_score
+            if entry.metadata.get("blame") == RESPONSE_BLAME:
+                cause = str(entry.metadata.get("cause", "unknown"))
+                self.failures[cause] += 1
+                self.failure_examples.setdefault(cause, entry.reason)
         elif isinstance(entry, RankEntry):
             self.ranked += 1
         elif isinstance(entry, ErrorEntry):
@@ -203,6 +223,8 @@ class _GraderStats:
             queue_p50_s=percentile(queued, 50),
             queue_p95_s=percentile(queued, 95),
             error_examples={kind: self.examples[kind] for kind in sorted(self.examples)},
+            response_failures=dict(sorted(self.failures.items())),
+            response_failure_examples={c: self.failure_examples[c] for c in sorted(self.failure_examples)},
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
             requests=self.requests,
@@ -356,12 +378,22 @@ def _table(
     return [fmt(header), "  ".join("-" * w for w in widths), *(fmt(row) for row in rows)]
 
 
+def response_failure_rows(summary: RunSummary) -> list[tuple[str, str, str, str]]:
+    """(grader, cause, count, first reason) per cause of a response failure, graders in order."""
+    return [
+        (g.name, cause, format_number(n), _cut(g.response_failure_examples.get(cause, ""), 100))
+        for g in summary.graders
+        for cause, n in g.response_failures.items()
+    ]
+
+
 def render_table(summary: RunSummary) -> str:
     """A plain-text table of the summary for a terminal, columns aligned.
 
     One row per grader (score statistics over raw scores; the judge's latency and the time
     queued for the provider's limits in seconds; ``-`` where there is nothing to show), then
-    errors by kind with the first message of each, and aggregates if any.
+    system errors by kind with the first message of each, response failures (scored at the
+    bottom of the range) by cause with the first reason of each, and aggregates if any.
     """
     lines = [f"{format_number(summary.samples)} samples"]
     rows = [grader_row(g) for g in summary.graders]
@@ -375,6 +407,10 @@ def render_table(summary: RunSummary) -> str:
     if errors:
         header = ("grader", "error kind", "count", "first message")
         lines += ["", *_table(header, errors, left=2, text_last=True)]
+    failures = response_failure_rows(summary)
+    if failures:
+        header = ("grader", "response failure", "count", "first reason")
+        lines += ["", *_table(header, failures, left=2, text_last=True)]
     if summary.aggregates:
         aggregates = [
             (a.name, format_number(a.count), format_number(a.missing), format_number(a.mean))

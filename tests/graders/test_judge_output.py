@@ -81,6 +81,14 @@ async def test_lone_surrogates_cost_no_request() -> None:
 
     grader = LLMGrader(FunctionChatModel(judge), template="Rate: {response}", score_range=(1, 5))
     result = await grader.aevaluate(response="broken \udcff text")
-    assert isinstance(result, GraderError) and result.kind == "invalid_input"
-    assert "input 'response' contains a lone surrogate U+DCFF at character 7" in result.message
+    # The response wrote it: its failure, scored at the bottom (docs/graders.md, blame).
+    assert isinstance(result, GraderScore) and result.score == 1.0
+    assert result.metadata == {"blame": "response", "cause": "lone_surrogate"}
+    assert "input 'response' contains a lone surrogate U+DCFF at character 7" in result.reason
     assert calls == [] and (result.usage is None or result.usage.requests == 0)
+    # In a dataset field it is a bad input, the system's.
+    custom = LLMGrader(FunctionChatModel(judge), template="Rate {answer} for {query}", score_range=(1, 5))
+    bad = await custom.aevaluate(answer="fine", query="broken \udcff text")
+    assert isinstance(bad, GraderError) and bad.kind == "invalid_input"
+    assert "input 'query' contains a lone surrogate U+DCFF at character 7" in bad.message
+    assert calls == []

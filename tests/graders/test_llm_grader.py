@@ -120,7 +120,6 @@ def failing(exc: ChatModelError) -> Callable[[ChatRequest], str]:
     [
         (ChatModelError("HTTP 401: bad key", status_code=401), "provider_error"),
         (ChatModelError("slow", kind="timeout", retryable=True), "timeout"),
-        (ChatModelError("refused", kind="refused"), "refused"),
     ],
 )
 async def test_provider_failures_become_typed_errors(exc: ChatModelError, kind: str) -> None:
@@ -128,6 +127,15 @@ async def test_provider_failures_become_typed_errors(exc: ChatModelError, kind: 
     model = FunctionChatModel(failing(exc), policy=policy)
     result = await grader(model).aevaluate(query="q", response="r")
     assert isinstance(result, GraderError) and result.kind == kind and result.message == exc.message
+
+
+async def test_a_refusal_is_the_responses_failure() -> None:
+    """The response is the untrusted text the judge refused: it scores the bottom, never an error."""
+    model = FunctionChatModel(failing(ChatModelError("refused", kind="refused")))
+    result = await grader(model).aevaluate(query="q", response="r")
+    assert isinstance(result, GraderScore) and result.score == 1.0
+    assert result.metadata == {"blame": "response", "cause": "judge_refused"}
+    assert result.reason == "the judge refused to grade the response: refused"
 
 
 async def test_missing_input_names_the_field() -> None:

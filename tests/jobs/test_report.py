@@ -153,6 +153,23 @@ def test_error_rows(page: tuple[str, _Page]) -> None:
     assert rows[0][1][3] == f"timed out {_XSS}"
 
 
+def test_error_rows_link_every_failing_sample_to_its_row(page: tuple[str, _Page]) -> None:
+    html, parsed = page
+    failed = parsed.rows_with_class("failed-row")
+    by_kind: dict[tuple[str, str], list[str]] = {}
+    for attrs, cells in failed:
+        by_kind.setdefault((attrs["data-grader"], attrs["data-kind"]), []).append(cells[0])
+        assert f'href="#{attrs["id"]}"' in html  # linked from the errors table
+    assert {k: len(v) for k, v in by_kind.items()} == {
+        ("quality", "timeout"): 4,
+        ("safety", "parse_error"): 3,
+        ("safety", "refused"): 1,
+    }
+    assert by_kind[("quality", "timeout")] == ["s03", "s10", "s17", "s24"]
+    errors = parsed.rows_with_class("error-row")
+    assert errors[0][1][4] == "s03, s10, s17, s24"  # the linked ids, in the row of their kind
+
+
 def test_lowest_rows(page: tuple[str, _Page]) -> None:
     _, parsed = page
     by_grader: dict[str, list[list[str]]] = {}
@@ -195,7 +212,9 @@ def test_self_contained(page: tuple[str, _Page]) -> None:
     html, parsed = page
     tags = {tag for tag, _ in parsed.tags}
     assert not tags & {"script", "link", "img", "iframe", "object", "embed"}
-    assert not [a for _, a in parsed.tags if {"src", "href"} & set(a)]
+    assert not [
+        a for _, a in parsed.tags if "src" in a or not a.get("href", "#").startswith("#")
+    ]  # in-page links only
     assert "@import" not in html
     assert "url(" not in html
     # The only URL is the SVG namespace, which is a name and is never fetched.
@@ -270,3 +289,33 @@ def test_the_lowest_samples_show_the_inputs_each_grader_saw(tmp_path: Path) -> N
     assert shown["a"] == json.dumps({"response": _XSS, "reference": "b"})  # what the grader saw, no more
     assert shown["b"].startswith('{"response": "xxx') and len(shown["b"]) == 300 and shown["b"].endswith("…")
     assert "<script" not in html
+
+
+def test_response_failures_are_shown_apart_from_errors(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    unit = ScoreRange(low=0, high=1)
+    failure = GraderScore(
+        name="g",
+        score=0.0,
+        score_range=unit,
+        reason="nests too deep",
+        metadata={"blame": "response", "cause": "too_deep"},
+    )
+    with ResultsWriter(results) as writer:
+        writer.write(SampleOutcome(id="0", line=0, results={"g": failure}))
+        writer.write(
+            SampleOutcome(id="1", line=1, results={"g": GraderScore(name="g", score=1.0, score_range=unit)})
+        )
+        writer.write(
+            SampleOutcome(
+                id="2", line=2, results={"g": GraderError(name="g", kind="timeout", message="slow")}
+            )
+        )
+    report = tmp_path / "report.html"
+    write_report(results, report, title="t")
+    parsed = _Page()
+    parsed.feed(report.read_text(encoding="utf-8"))
+    assert [cells for _, cells in parsed.rows_with_class("failure-row")] == [
+        ["g", "too_deep", "1", "nests too deep"]
+    ]
+    assert [cells for _, cells in parsed.rows_with_class("error-row")] == [["g", "timeout", "1", "slow"]]

@@ -85,6 +85,7 @@ def test_grader_statistics_are_exact(from_json: bool) -> None:
         "requests": 7,
     }
     assert data.pop("error_examples") == {"parse_error": "bad", "timeout": "slow"}
+    assert (data.pop("response_failures"), data.pop("response_failure_examples")) == ({}, {})
     assert (data.pop("queue_p50_s"), data.pop("queue_p95_s")) == (0.0, 0.0)  # no result waited
     assert data == pytest.approx(
         {
@@ -221,3 +222,37 @@ def test_percentile(values: list[float], q: float, expected: float | None) -> No
 )
 def test_format_number(value: float | None, text: str) -> None:
     assert format_number(value) == text
+
+
+def test_response_failures_are_scores_counted_by_cause_apart_from_errors() -> None:
+    unit = ScoreRange(low=0, high=1)
+
+    def failed(cause: str, reason: str) -> GraderScore:
+        return GraderScore(
+            name="g",
+            score=0.0,
+            score_range=unit,
+            reason=reason,
+            metadata={"blame": "response", "cause": cause},
+        )
+
+    rows: list[GraderResult] = [
+        failed("too_deep", "nests deeper than 100 levels"),
+        failed("too_deep", "again"),
+        failed("lone_surrogate", "U+D800"),
+        GraderScore(name="g", score=1.0, score_range=unit),
+        GraderError(name="g", kind="provider_error", message="down"),
+    ]
+    builder = SummaryBuilder()
+    for i, result in enumerate(rows):
+        builder.add(SampleOutcome(id=str(i), line=i, results={"g": result}))
+    (g,) = builder.build().graders
+    assert (g.scored, g.errors, g.mean) == (4, {"provider_error": 1}, 0.25)
+    assert g.response_failures == {"lone_surrogate": 1, "too_deep": 2}
+    assert g.response_failure_count == 3
+    assert g.response_failure_examples == {
+        "lone_surrogate": "U+D800",
+        "too_deep": "nests deeper than 100 levels",
+    }
+    text = render_table(builder.build())
+    assert "response failure" in text and "too_deep" in text and "provider_error" in text

@@ -1,10 +1,27 @@
-"""Input checks shared by the comparison graders."""
+"""Input checks shared by the comparison graders.
+
+A response with a lone surrogate (text with no UTF-8 form, which no judge can be sent) is
+the response's fault, but in a comparison no single score can carry the blame: the
+character is replaced by U+FFFD and the judge compares what it can see, so the damaged
+response is judged as damaged rather than skipped (see "Who is to blame" in docs/graders.md).
+"""
 
 from __future__ import annotations
 
+import re
+
 from openjudge.results import InvalidInputError
 
-__all__ = ["check_responses", "check_text"]
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+__all__ = ["check_responses", "check_text", "sendable_response"]
+
+
+def sendable_response(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (other text unchanged)."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def check_text(field: str, value: object) -> str:
@@ -24,4 +41,4 @@ def check_responses(responses: object, *, minimum: int = 2) -> list[str]:
         raise InvalidInputError(
             f"responses: need at least {minimum} responses to compare, got {len(responses)}"
         )
-    return [str(r) for r in responses]
+    return [sendable_response(str(r)) for r in responses]

@@ -22,7 +22,7 @@ import anyio
 
 from openjudge.graders.base_grader import grader_boundary
 from openjudge.graders.comparison._calls import compare_into, failure_of, total_usage
-from openjudge.graders.comparison._inputs import check_responses, check_text
+from openjudge.graders.comparison._inputs import check_responses, check_text, sendable_response
 from openjudge.graders.comparison._judged import PairwiseJudgedGrader
 from openjudge.graders.comparison.group import MemberError, finish_group, format_scores
 from openjudge.graders.comparison.orders import FIRST_WINS, combine_orders
@@ -92,7 +92,7 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
         reference: str | None = None,
     ) -> GraderRank | GraderError:
         judge, base = self.judge_for(query, reference)
-        anchor_text = check_text("anchor", anchor)
+        anchor_text = sendable_response(check_text("anchor", anchor))
         texts = check_responses(responses, minimum=1)
         n = len(texts)
         per_member = 2 if self.both_orders else 1

@@ -1,7 +1,8 @@
 """ListwiseRankingGrader: one judge call ranks 2..N responses to the same query.
 
-Candidates are labelled ``R1``..``Rn`` in input order and each is wrapped in
-``<candidate id="Ri">`` tags (closing tags inside a response are escaped). The judge
+Candidates are labelled ``R1``..``Rn`` in input order and each is a data block
+``<candidate id="Ri">`` (no response can open or close a block: see
+:mod:`~openjudge.models.schema.data_blocks`). The judge
 replies with the ids best first; a reply that is not a permutation of the ids is
 re-asked once with the problem named, then becomes ``GraderError(kind="parse_error")``.
 The result is a :class:`GraderRank`: ``rank[i]`` is the rank of ``responses[i]`` (1 best),
@@ -12,7 +13,6 @@ call judges the whole group, so a failed call fails every member.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -40,13 +40,13 @@ from openjudge.graders.comparison.ratings import (
 from openjudge.graders.comparison.verdicts import ListwiseVerdict
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
+from openjudge.models.schema.data_blocks import Block
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.results import GraderError, GraderMode, GraderResult, TokenUsage
 
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 
 _INPUTS = frozenset({"query", "candidates", "candidate_ids"})
-_CLOSING = re.compile(r"</(candidate)", re.IGNORECASE)
 
 # The ids of the call being judged, read by ``to_result`` to validate the reply. A context
 # variable keeps the grader stateless: each concurrent evaluation runs in its own task.
@@ -74,17 +74,8 @@ def ranking_problem(ranking: Sequence[str], ids: Sequence[str]) -> str | None:
     return f"ranking must list each of {', '.join(ids)} exactly once ({'; '.join(parts)})"
 
 
-def _escape(text: str) -> str:
-    """Neutralise closing candidate tags inside a response, so it cannot end its block."""
-    return _CLOSING.sub(r"<\\/\1", text)
-
-
-def _candidates_text(ids: Sequence[str], responses: Sequence[str]) -> str:
-    blocks = (
-        f'<candidate id="{cid}">\n{_escape(text)}\n</candidate>'
-        for cid, text in zip(ids, responses, strict=True)
-    )
-    return "\n\n".join(blocks)
+def _candidate_blocks(ids: Sequence[str], responses: Sequence[str]) -> list[Block]:
+    return [Block("candidate", text, {"id": cid}) for cid, text in zip(ids, responses, strict=True)]
 
 
 @contextmanager
@@ -117,6 +108,7 @@ class ListwiseRankingGrader(LLMGrader):
     """
 
     default_name = "listwise_ranking"
+    blame_refusals = False  # the whole group in one call: a refusal cannot be pinned on one
 
     def __init__(
         self,
@@ -164,7 +156,7 @@ class ListwiseRankingGrader(LLMGrader):
         ids = candidate_ids(len(responses))
         values = {
             "query": query,
-            "candidates": _candidates_text(ids, responses),
+            "candidates": _candidate_blocks(ids, responses),
             "candidate_ids": ", ".join(ids),
         }
         return self.build_messages(values)

@@ -26,7 +26,7 @@ import anyio
 
 from openjudge.graders.base_grader import grader_boundary
 from openjudge.graders.comparison._calls import compare_into, first_failure, total_usage
-from openjudge.graders.comparison._inputs import check_text
+from openjudge.graders.comparison._inputs import check_text, sendable_response
 from openjudge.graders.comparison._judged import PairwiseJudgedGrader
 from openjudge.graders.comparison.orders import combine_orders
 from openjudge.graders.comparison.pairwise_judge import OrderVerdict
@@ -94,7 +94,8 @@ class PairwisePreferenceGrader(PairwiseJudgedGrader):
         reference: str | None = None,
     ) -> GraderScore | GraderError:
         judge, base = self.judge_for(query, reference)
-        a, b = check_text("response_a", response_a), check_text("response_b", response_b)
+        a = sendable_response(check_text("response_a", response_a))
+        b = sendable_response(check_text("response_b", response_b))
         verdicts: list[OrderVerdict | GraderError | None] = [None, None]
         started = time.monotonic()
         async with anyio.create_task_group() as tg:

@@ -68,6 +68,7 @@ class PairwiseJudge(LLMGrader):
     """
 
     default_name = "pairwise_judge"
+    blame_refusals = False  # two responses in one call: a refusal cannot be pinned on one
 
     def __init__(
         self,

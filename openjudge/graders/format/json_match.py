@@ -10,11 +10,14 @@ from typing import ClassVar
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
+from openjudge.graders.blame import MAX_RESPONSE_DEPTH, check_depth, nesting_depth, response_blame
 from openjudge.graders.format._json_text import canonical_json, json_type_name, parse_json
 from openjudge.graders.inputs import require_str
 from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["JsonMatchGrader", "check_json_value"]
+
+_MAX_REFERENCE_DEPTH = 200
 
 
 def check_json_value(field: str, value: object, path: str = "$") -> None:
@@ -57,7 +60,9 @@ class JsonMatchGrader(BaseGrader):
             JSON string ``"abc"``, pass the JSON text ``'"abc"'``.
 
     Score: 0.0 or 1.0 in [0, 1]; higher is better. An unparsable response scores 0.0;
-    an unparsable or non-JSON reference is an ``invalid_input`` error.
+    an unparsable or non-JSON reference is an ``invalid_input`` error. A response whose JSON
+    nests deeper than the reference and than 100 levels is the response's failure (cause
+    ``too_deep``, scored at the bottom); a reference deeper than 200 levels is ``invalid_input``.
 
     Args:
         strict_order: Arrays must be in the same order. Without it arrays are compared
@@ -151,8 +156,10 @@ class JsonMatchGrader(BaseGrader):
                 raise InvalidInputError(f"input 'reference' is not valid JSON: {parsed_ref.error}")
             want: object = parsed_ref.value
         else:
+            check_depth(reference, what="input 'reference'", response=False, limit=_MAX_REFERENCE_DEPTH)
             check_json_value("reference", reference)
             want = reference
+        check_depth(want, what="input 'reference'", response=False, limit=_MAX_REFERENCE_DEPTH)
         parsed = parse_json(response, strip_fence=self.strip_code_fence)
         metadata: dict[str, JsonValue] = {
             "strict_order": self.strict_order,
@@ -168,7 +175,11 @@ class JsonMatchGrader(BaseGrader):
                 metadata=metadata,
                 score_range=self.score_range,
             )
-        mismatch = self._diff(parsed.value, want, "$")
+        # The comparison recurses once per level: bound the response's nesting first.
+        limit = max(MAX_RESPONSE_DEPTH, nesting_depth(want, _MAX_REFERENCE_DEPTH))
+        check_depth(parsed.value, what="the response's JSON", response=True, limit=limit)
+        with response_blame("comparing the response's JSON"):
+            mismatch = self._diff(parsed.value, want, "$")
         metadata["matched"] = mismatch is None
         if mismatch is not None:
             metadata["mismatch"] = mismatch

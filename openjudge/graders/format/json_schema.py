@@ -13,7 +13,7 @@ from openjudge.graders.format._json_text import parse_json
 from openjudge.graders.format.schema_validator import JsonSchema, SchemaError
 from openjudge.graders.inputs import require_str
 from openjudge.graders.workers import WorkerPool, WorkTimeout
-from openjudge.results import GraderError, GraderScore, ScoreRange
+from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange
 
 __all__ = ["JsonSchemaGrader"]
 
@@ -28,8 +28,8 @@ class JsonSchemaGrader(BaseGrader):
 
     ``pattern`` and ``patternProperties`` match with RE2, in time linear in the text. A
     schema with a pattern RE2 cannot run (look-around, back-references) is validated in
-    a worker process that is killed after ``timeout_s``, giving
-    ``GraderError(kind="timeout")``.
+    a worker process that is killed after ``timeout_s``: the response's failure (cause
+    ``timeout``, scored at the bottom).
 
     The schema is given once to the constructor, or per sample as the ``schema`` input
     (which then takes precedence).
@@ -123,12 +123,11 @@ class JsonSchemaGrader(BaseGrader):
             except SchemaError as exc:
                 raise InvalidInputError(f"input 'schema' is not a usable JSON Schema: {exc}") from exc
             except WorkTimeout:
-                return GraderError(
-                    name=self.name,
-                    kind="timeout",
-                    message=f"validation with a backtracking pattern did not finish within {self.timeout_s:g} s",
-                    error_type="WorkTimeout",
-                )
+                # The schema is fixed; what made its pattern backtrack without end is the response.
+                raise ResponseFailure(
+                    "timeout",
+                    f"validation with a backtracking pattern did not finish on the response within {self.timeout_s:g} s",
+                ) from None
             valid = not errors
             metadata["errors"] = list(errors)
             reason = "response JSON satisfies the schema" if valid else f"schema violation: {errors[0]}"

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import math
-import unicodedata
 from typing import ClassVar, Literal, TypeAlias
 
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.inputs import require_str
+from openjudge.graders.text.tokens import normalize_for_counting
 from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["LengthPenaltyGrader", "LengthUnit"]
+
+# A character drawn as a blank that is not whitespace to str.split (the braille blank).
+_BLANKS = str.maketrans({"\u2800": " "})
 
 LengthUnit: TypeAlias = Literal["chars", "tokens"]
 
@@ -67,10 +70,16 @@ class LengthPenaltyGrader(BaseGrader):
         self.penalty_rate = float(penalty_rate)
 
     def measure(self, text: str) -> int:
-        """The length of ``text`` in this grader's unit."""
+        """The length of ``text`` in this grader's unit, counted as a reader sees it.
+
+        Invisible characters are dropped first (:func:`~openjudge.graders.text.tokens.normalize_for_counting`),
+        so zero-width padding cannot lift a short response over ``min_length``, and blank
+        look-alikes such as U+2800 separate words, so they cannot hide words from ``max_length``.
+        """
+        text = normalize_for_counting(text)
         if self.unit == "tokens":
-            return len(text.split())
-        return len(unicodedata.normalize("NFC", text))
+            return len(text.translate(_BLANKS).split())
+        return len(text)
 
     @grader_boundary
     async def aevaluate(self, *, response: str) -> GraderScore:

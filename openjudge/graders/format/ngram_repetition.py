@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from typing import ClassVar, Literal, TypeAlias
 
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.blame import shown
 from openjudge.graders.inputs import require_str
 from openjudge.graders.text.tokens import tokenize
 from openjudge.results import GraderScore, ScoreRange
@@ -19,23 +21,22 @@ RepetitionScope: TypeAlias = Literal["full", "think"]
 
 
 def _tag_contents(text: str, tag: str) -> list[str]:
-    opening, closing = f"<{tag}>", f"</{tag}>"
-    parts: list[str] = []
-    start = text.find(opening)
-    while start != -1:
-        end = text.find(closing, start + len(opening))
-        if end == -1:
-            break
-        parts.append(text[start + len(opening) : end])
-        start = text.find(opening, end + len(closing))
-    return parts
+    """The contents of every ``<tag>...</tag>`` block, in any case and tag spacing
+    (``<THINK>`` must not hide a loop from ``scope="think"``)."""
+    name = re.escape(tag)
+    pattern = re.compile(rf"<\s*{name}\s*>(.*?)<\s*/\s*{name}\s*>", re.IGNORECASE | re.DOTALL)
+    return pattern.findall(text)
 
 
 class NgramRepetitionPenaltyGrader(BaseGrader):
     """A penalty in [-1, 0] that grows with the share of repeated n-grams; higher is better.
 
     The text is split with :func:`~openjudge.graders.text.tokens.tokenize` (words,
-    single CJK characters, punctuation marks; case-folded unless ``case_sensitive``).
+    single CJK characters, punctuation marks; case-folded unless ``case_sensitive``)
+    after normalising what a reader cannot see: NFKC, invisible characters dropped,
+    look-alike letters folded and diacritics on Latin, Greek and Cyrillic letters removed
+    (:func:`~openjudge.graders.text.tokens.normalize_for_counting`). So appending an
+    invisible U+034F or an accent to each word does not make a loop look new.
     With ``T`` n-grams of which ``U`` are distinct, ``repetition_rate = 1 - U / T``
     (0 when nothing repeats, approaching 1 for a loop), and
     ``score = -min(1, penalty_rate * max(0, repetition_rate - threshold))``.
@@ -91,7 +92,7 @@ class NgramRepetitionPenaltyGrader(BaseGrader):
         self.case_sensitive = case_sensitive
 
     def _score(self, text: str) -> tuple[float, dict[str, JsonValue]]:
-        tokens = tokenize(text, lowercase=not self.case_sensitive)
+        tokens = tokenize(text, lowercase=not self.case_sensitive, strip_diacritics=True)
         total = len(tokens) - self.n + 1
         if total <= 0:
             return 0.0, {"tokens": len(tokens), "total_ngrams": 0, "unique_ngrams": 0, "repetition_rate": 0.0}
@@ -99,7 +100,9 @@ class NgramRepetitionPenaltyGrader(BaseGrader):
         rate = 1.0 - len(counts) / total
         penalty = min(1.0, self.penalty_rate * max(0.0, rate - self.threshold))
         top: list[JsonValue] = [
-            {"ngram": " ".join(gram), "count": count} for gram, count in counts.most_common(3) if count > 1
+            {"ngram": shown(" ".join(gram)), "count": count}
+            for gram, count in counts.most_common(3)
+            if count > 1
         ]
         return -penalty if penalty else 0.0, {
             "tokens": len(tokens),

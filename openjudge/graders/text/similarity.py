@@ -14,7 +14,7 @@ from openjudge.graders.inputs import require_str
 from openjudge.graders.text.metrics import levenshtein_distance, rouge_l, sentence_bleu
 from openjudge.graders.text.tokens import tokenize
 from openjudge.graders.workers import WorkerPool, WorkTimeout
-from openjudge.results import GraderError, GraderScore, ScoreRange
+from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange
 
 __all__ = ["SimilarityGrader", "SimilarityMetric", "compute_in_worker"]
 
@@ -71,7 +71,8 @@ class SimilarityGrader(BaseGrader):
     response against a 2k-char reference takes milliseconds, two unrelated 100k-char
     texts take seconds. Large comparisons (and BLEU over more than 200,000 tokens) run in
     a worker process that is killed after
-    ``timeout_s`` (the result is then ``GraderError(kind="timeout")``). ``max_length``
+    ``timeout_s`` (the response's failure, cause ``timeout``, scored at the bottom: the
+    response is what grew unbounded). ``max_length``
     caps the cost by truncating both sides (reported as ``truncated`` in the metadata).
 
     Args:
@@ -137,13 +138,12 @@ class SimilarityGrader(BaseGrader):
                 ]
                 reply = await self.workers.call(_IN_WORKER, args, timeout_s=self.timeout_s)
             except WorkTimeout:
-                return GraderError(
-                    name=self.name,
-                    kind="timeout",
-                    message=f"{self.metric} of {len(hyp)} by {len(ref)} units did not finish within "
+                # An unbounded response is the response's failure (set max_length to bound it).
+                raise ResponseFailure(
+                    "timeout",
+                    f"{self.metric} of {len(hyp)} by {len(ref)} units did not finish within "
                     f"{self.timeout_s:g} s (set max_length to bound it)",
-                    error_type="WorkTimeout",
-                )
+                ) from None
             if not (
                 isinstance(reply, list) and isinstance(reply[0], int | float) and isinstance(reply[1], dict)
             ):

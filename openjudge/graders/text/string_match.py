@@ -13,7 +13,7 @@ from openjudge.graders.inputs import require_str
 from openjudge.graders.safe_regex import SafeRegex
 from openjudge.graders.text.tokens import normalize_for_match
 from openjudge.graders.workers import WorkerPool, WorkTimeout
-from openjudge.results import GraderError, GraderScore, ScoreRange
+from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange
 
 __all__ = ["MatchMode", "StringMatchGrader"]
 
@@ -52,7 +52,8 @@ class StringMatchGrader(BaseGrader):
         response, in linear time with RE2 (see :mod:`openjudge.graders.safe_regex` for
         its few differences from ``re``). A pattern RE2 cannot run (look-around,
         back-references) runs on ``re`` in a worker process that is killed after
-        ``regex_timeout_s``, giving ``GraderError(kind="timeout")``. A pattern that does
+        ``regex_timeout_s``: the response's failure (cause ``timeout``, scored at the
+        bottom; the text made the fixed pattern backtrack). A pattern that does
         not compile is an ``invalid_input`` error.
 
     Args:
@@ -135,13 +136,12 @@ class StringMatchGrader(BaseGrader):
                     timeout_s=self.regex_timeout_s,
                 )
             except WorkTimeout:
-                return GraderError(
-                    name=self.name,
-                    kind="timeout",
-                    message=f"the pattern needs backtracking (RE2 cannot run it) and did not finish "
-                    f"within {self.regex_timeout_s:g} s",
-                    error_type="WorkTimeout",
-                )
+                # The pattern is fixed; what makes it backtrack without end is the response's text.
+                raise ResponseFailure(
+                    "timeout",
+                    f"the pattern needs backtracking (RE2 cannot run it) and did not finish on the "
+                    f"response within {self.regex_timeout_s:g} s",
+                ) from None
         else:
             matched = self._matches(response, reference)
         metadata: dict[str, JsonValue] = {"match_mode": self.match_mode, "matched": matched}

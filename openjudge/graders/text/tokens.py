@@ -1,8 +1,24 @@
 """Language-neutral text normalisation and tokenisation for the rule graders.
 
+Graders that *count* (tokens, n-grams, overlaps) count what a reader sees, so text a
+policy can make look different to a counter but not to a reader is normalised first
+(:func:`normalize_for_counting`):
+
+* NFKC: full-width forms, ligatures, mathematical alphanumerics and superscripts become
+  their plain forms (``ｗｏｒｄ``, ``𝐰𝐨𝐫𝐝`` and ``word`` are one token);
+* invisible characters are dropped: format controls (zero-width space and joiners, bidi
+  marks, soft hyphen, tag characters), the combining grapheme joiner U+034F, variation
+  selectors and the Hangul fillers; a zero-width joiner is kept only between two emoji;
+* Cyrillic and Greek letters that look like Latin ones are folded to Latin (``Раris`` with a
+  Cyrillic ``Р`` is ``Paris``); within one language this folding is consistent, so it
+  only merges words that a reader could not tell apart;
+* with ``strip_diacritics`` (the repetition penalty), combining marks on Latin, Greek and
+  Cyrillic letters are dropped too, so ``the`` with an appended accent is still ``the``;
+  marks of other scripts (Devanagari, Thai, kana) carry meaning and are kept.
+
 The tokeniser needs no model files and no optional dependency:
 
-* text is NFC-normalised first, so a precomposed ``é`` and ``e`` + combining acute
+* text is normalised first (above), so a precomposed ``é`` and ``e`` + combining acute
   give the same tokens;
 * runs of letters, digits and ``_`` form one token (``"don't"`` is ``don`` ``'`` ``t``);
 * each CJK ideograph, hiragana and katakana character is its own token, since those
@@ -18,7 +34,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["is_cjk", "normalize_for_match", "tokenize"]
+__all__ = ["counted", "is_cjk", "normalize_for_counting", "normalize_for_match", "tokenize"]
 
 _ASCII_TOKEN = re.compile(r"[A-Za-z0-9_]+|[^A-Za-z0-9_]")
 _ZWJ = "\u200d"
@@ -38,6 +54,84 @@ def is_cjk(char: str) -> bool:
     """Whether ``char`` is a CJK ideograph or kana (a character that is a word on its own)."""
     cp = ord(char)
     return any(low <= cp <= high for low, high in _CJK_RANGES)
+
+
+# Default-ignorable characters that are not format controls (Cf): combining grapheme joiner,
+# Hangul fillers, Mongolian free variation selectors and vowel separator, variation selectors.
+_IGNORABLE = frozenset(
+    "\u034f\u115f\u1160\u3164\uffa0\u180b\u180c\u180d\u180e\u180f"
+    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+    + "".join(chr(c) for c in range(0xE0100, 0xE01F0))
+)
+
+# Letters of other scripts that are drawn like a Latin letter (Unicode's confusables, the
+# unambiguous cross-script ones). Applied before case folding, so both cases are listed.
+_LOOKALIKES = str.maketrans(
+    {
+        **dict(zip("АВЕКМНОРСТХУЅІЈԀԌԚԜҺӀ", "ABEKMHOPCTXYSIJDGQWHI", strict=True)),
+        **dict(zip("аеорсухѕіјԁԛԝһӏ", "aeopcyxsijdqwhl", strict=True)),
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
+        **dict(zip("οραικνυχ", "opaikvux", strict=True)),
+        "ı": "i",
+        "ɡ": "g",
+    }
+)
+_DIACRITIC_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
+
+
+def _pictographic(char: str) -> bool:
+    return unicodedata.category(char) == "So" or 0x1F000 <= ord(char) <= 0x1FAFF
+
+
+def _drop_invisible(text: str) -> str:
+    out: list[str] = []
+    n = len(text)
+    for i, char in enumerate(text):
+        if char == _ZWJ:
+            if out and i + 1 < n and _pictographic(out[-1]) and _pictographic(text[i + 1]):
+                out.append(char)
+            continue
+        if char in _IGNORABLE or unicodedata.category(char) == "Cf":
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+def _strip_marks(text: str) -> str:
+    out: list[str] = []
+    keep_marks = True
+    for char in unicodedata.normalize("NFKD", text):
+        if unicodedata.category(char) in ("Mn", "Me"):
+            if keep_marks:
+                out.append(char)
+            continue
+        keep_marks = not (char.isascii() or unicodedata.name(char, "").startswith(_DIACRITIC_SCRIPTS))
+        out.append(char)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def normalize_for_counting(text: str, *, strip_diacritics: bool = False) -> str:
+    """The text as counting graders see it (see the module docstring).
+
+    Example:
+        >>> normalize_for_counting("ｗｏｒｄ wo\u200brd w\u043erd")
+        'word word word'
+        >>> normalize_for_counting("the\u034f thé", strip_diacritics=True)
+        'the the'
+    """
+    if text.isascii():
+        return text
+    text = _drop_invisible(unicodedata.normalize("NFKC", text)).translate(_LOOKALIKES)
+    # Dropping an invisible character can leave a letter and its mark apart: compose again.
+    return _strip_marks(text) if strip_diacritics else unicodedata.normalize("NFC", text)
+
+
+def counted(text: str) -> str:
+    """Lower-cased text as the agent graders compare signatures: identical to ``text.lower()``
+    on ASCII (so OpenJudge's scores are reproduced), normalised for counting otherwise."""
+    if text.isascii():
+        return text.lower()
+    return normalize_for_counting(text, strip_diacritics=True).lower()
 
 
 def _is_joining(char: str, category: str) -> bool:
@@ -77,12 +171,13 @@ def _tokenize_chunk(chunk: str, out: list[str]) -> None:
         out.append("".join(word))
 
 
-def tokenize(text: str, *, lowercase: bool = False) -> list[str]:
+def tokenize(text: str, *, lowercase: bool = False, strip_diacritics: bool = False) -> list[str]:
     """Split ``text`` into word, CJK-character and symbol tokens (see the module docstring).
 
     Args:
-        text: Any text.
+        text: Any text; normalised with :func:`normalize_for_counting` first.
         lowercase: Case-fold before splitting (Unicode ``casefold``, so ``"Straße"`` -> ``"strasse"``).
+        strip_diacritics: Also drop combining marks on Latin, Greek and Cyrillic letters.
 
     Returns:
         The tokens in order; whitespace is never part of a token.
@@ -91,7 +186,7 @@ def tokenize(text: str, *, lowercase: bool = False) -> list[str]:
         >>> tokenize("Hello, 世界! 👍🏽")
         ['Hello', ',', '世', '界', '!', '👍🏽']
     """
-    text = unicodedata.normalize("NFC", text)
+    text = normalize_for_counting(text, strip_diacritics=strip_diacritics)
     if lowercase:
         text = text.casefold()
     tokens: list[str] = []

@@ -5,6 +5,11 @@ OpenJudge. The template is parsed once; values are then inserted verbatim, so a 
 that contains ``{``, ``}`` or ``{score}`` can neither break nor alter the prompt. A value
 that cannot be sent at all (a lone surrogate has no UTF-8 encoding) is refused when
 rendering, before any request is made.
+
+With ``delimit=True`` each value is a data block ``<name>...</name>`` and no value can open
+or close a block of the prompt, in any case, spacing or look-alike form
+(:mod:`openjudge.models.schema.data_blocks`). A value may also be a :class:`Block` or a
+list of them (nested data such as trajectory messages), rendered with the same escaping.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from openjudge.models.schema.data_blocks import Block, block_names, escape_tags, render_blocks
 from openjudge.models.schema.oai.message import ChatMessage, Role
 
-__all__ = ["CompiledPrompt", "LanguageEnum", "PromptTemplate", "check_sendable", "render_value"]
+__all__ = ["Block", "CompiledPrompt", "LanguageEnum", "PromptTemplate", "check_sendable", "render_value"]
 
 
 class LanguageEnum(StrEnum):
@@ -63,10 +69,21 @@ def _compile(content: str, where: str) -> tuple[_Segment, ...]:
     return tuple(segments)
 
 
+def _blocks(value: object) -> Sequence[Block] | None:
+    if isinstance(value, Block):
+        return (value,)
+    if isinstance(value, list | tuple) and value and all(isinstance(v, Block) for v in value):
+        return value
+    return None
+
+
 def render_value(value: object) -> str:
-    """Text for one template value: strings verbatim, everything else as JSON."""
+    """Text for one template value: strings verbatim, blocks as markup, everything else as JSON."""
     if isinstance(value, str):
         return value
+    blocks = _blocks(value)
+    if blocks is not None:
+        return render_blocks(blocks)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     return json.dumps(value, ensure_ascii=False, default=str)
@@ -113,14 +130,21 @@ class CompiledPrompt:
         """Fill the template. Values are inserted verbatim and never re-parsed.
 
         Args:
-            values: Placeholder values; non-strings are rendered as JSON.
+            values: Placeholder values; non-strings are rendered as JSON, :class:`Block`
+                values as nested data blocks.
             delimit: Wrap each value in ``<name>...</name>`` tags so the judge can tell
-                untrusted input from instructions (closing tags inside the value are escaped).
+                untrusted input from instructions; tags of every block in the prompt are
+                escaped inside every value (see :func:`~openjudge.models.schema.data_blocks.escape_tags`).
 
         Raises:
             KeyError: A placeholder has no value (the message names it).
             ValueError: A value has a lone surrogate (the message names the field).
         """
+        names: frozenset[str] = frozenset()
+        if delimit:
+            names = self.placeholders.union(
+                *(block_names(b) for b in map(_blocks, values.values()) if b is not None)
+            )
         out: list[dict[str, Any]] = []
         for msg in self.messages:
             parts: list[str] = []
@@ -130,13 +154,17 @@ class CompiledPrompt:
                     continue
                 if seg.field not in values:
                     raise KeyError(f"template placeholder {{{seg.field}}} has no value")
-                text = render_value(values[seg.field])
+                value = values[seg.field]
+                blocks = _blocks(value) if delimit else None
+                if blocks is not None:
+                    text = render_blocks(blocks, names)
+                else:
+                    text = render_value(value)
+                    if delimit:
+                        text = escape_tags(text, names)
                 check_sendable(seg.field, text)
                 if delimit:
-                    closing = f"</{seg.field}>"
-                    if closing in text:
-                        text = text.replace(closing, "<\\/" + seg.field + ">")
-                    text = f"<{seg.field}>\n{text}\n{closing}"
+                    text = f"<{seg.field}>\n{text}\n</{seg.field}>"
                 parts.append(text)
             out.append({"role": msg.role, "content": "".join(parts)})
         return out

@@ -118,7 +118,7 @@ async def test_hostile_candidates_stay_in_their_own_block() -> None:
     assert blocks["R2"] == "honest"
     assert blocks["R1"] == hostile.replace("</candidate>", "<\\/candidate>").replace(
         "</CANDIDATE>", "<\\/CANDIDATE>"
-    )
+    ).replace('<candidate id="R2">', '<\\candidate id="R2">')  # opening tags are escaped too
     assert field(request, "query") == "{responses}"
 
 

@@ -135,7 +135,11 @@ async def test_hostile_inputs_stay_delimited_in_the_user_message() -> None:
     assert (
         system["role"] == "system" and hostile not in system["content"] and "Ignore" not in system["content"]
     )
-    escaped = hostile.replace("</response_a>", "<\\/response_a>")
+    escaped = (
+        hostile.replace("</response_a>", "<\\/response_a>")
+        .replace("<response_b>", "<\\response_b>")
+        .replace("</response_b>", "<\\/response_b>")
+    )  # every block's tags, opening and closing, are escaped in every value
     assert field(forward, "response_a") == escaped
     assert user["content"].count("</response_a>") == 1
     assert "<query>\nCapital of France?\n</query>" in user["content"]  # {query} in the value was not filled

@@ -92,3 +92,15 @@ def test_bad_configuration() -> None:
         LengthPenaltyGrader(penalty_rate=0)
     with pytest.raises(ValueError, match="unit"):
         LengthPenaltyGrader(unit="words")  # type: ignore[arg-type]  # deliberately wrong
+
+
+async def test_invisible_padding_does_not_reach_min_length() -> None:
+    chars = LengthPenaltyGrader(min_length=10, unit="chars")
+    tokens = LengthPenaltyGrader(min_length=10, unit="tokens")
+    assert await score(chars, "short" + "\u200b" * 50) == await score(chars, "short")
+    assert await score(tokens, "short" + " \u200b \u034f" * 20) == await score(tokens, "short")
+
+
+async def test_blank_lookalikes_do_not_hide_words_from_max_length() -> None:
+    grader = LengthPenaltyGrader(min_length=0, max_length=3, unit="tokens")
+    assert await score(grader, "\u2800".join(["word"] * 6)) == await score(grader, " ".join(["word"] * 6))

@@ -81,6 +81,35 @@ async def test_think_scope() -> None:
     assert (await grade(custom, "<reason>x y</reason> x x x")).score == 0.0
 
 
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        lambda w, k: w + "\u034f",  # the red-team case: a combining grapheme joiner per word
+        lambda w, k: w + "\u034f" * (k % 7),  # a different count of them per copy
+        lambda w, k: w + "\u200b" * (k % 5),  # zero-width spaces
+        lambda w, k: w + "\ufe0f" * (k % 3),  # variation selectors
+        lambda w, k: w + "\u0301" * (k % 2),  # a visible accent on every other copy
+        lambda w, k: w.replace("o", "\u043e") if k % 2 else w,  # Cyrillic о on every other copy
+        lambda w, k: "".join(chr(ord(c) + 0xFEE0) for c in w) if k % 3 == 0 else w,  # full-width forms
+    ],
+    ids=["cgj", "cgj_counts", "zwsp", "vs16", "accent", "cyrillic_o", "fullwidth"],
+)
+async def test_invisible_marks_and_lookalikes_do_not_evade_the_penalty(disguise: object) -> None:
+    grader = NgramRepetitionPenaltyGrader()
+    words = ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog"]
+    plain = " ".join(" ".join(words) for _ in range(40))
+    disguised = " ".join(" ".join(disguise(w, k + i) for i, w in enumerate(words)) for k in range(40))  # type: ignore[operator]
+    assert disguised != plain
+    expected = (await grade(grader, plain)).score
+    assert expected < -0.9
+    assert (await grade(grader, disguised)).score == pytest.approx(expected)
+
+
+async def test_think_scope_reads_tags_in_any_case() -> None:
+    grader = NgramRepetitionPenaltyGrader(n=1, scope="think")
+    assert (await grade(grader, "<THINK>a a</ think >")).score == pytest.approx(-0.5)
+
+
 async def test_long_input_is_fast() -> None:
     start = time.perf_counter()
     result = await grade(NgramRepetitionPenaltyGrader(), "lorem ipsum dolor sit amet " * 4000)

@@ -53,7 +53,18 @@ def test_combining_marks_are_normalised_and_attached() -> None:
 def test_emoji_sequences_are_single_tokens() -> None:
     assert tokenize("ok 👍🏽!") == ["ok", "👍🏽", "!"]
     assert tokenize("👨\u200d👩\u200d👧 family") == ["👨\u200d👩\u200d👧", "family"]
-    assert tokenize("❤️") == ["❤️"]
+    assert tokenize("❤️") == ["❤"]  # a variation selector only picks a glyph style
+
+
+def test_invisible_characters_and_lookalikes_do_not_make_new_tokens() -> None:
+    plain = tokenize("the cat sat", lowercase=True)
+    assert tokenize("the\u034f cat\u200b sat\ufe0f", lowercase=True) == plain
+    assert tokenize("ｔｈｅ 𝐜𝐚𝐭 s\u0430t", lowercase=True) == plain  # full-width, math bold, Cyrillic а
+    assert tokenize("\u2060the\u00ad c\u200dat sat\U000e0041", lowercase=True) == plain
+    # Diacritics are meaning in general; the repetition penalty strips them on Latin letters.
+    assert tokenize("thé") == ["thé"]
+    assert tokenize("the\u0301 ca\u0335t", strip_diacritics=True) == ["the", "cat"]
+    assert tokenize("नमस्ते", strip_diacritics=True) == ["नमस्ते"]
 
 
 def test_empty_and_whitespace_only() -> None:

@@ -22,6 +22,8 @@ from openjudge.graders.agent.trajectory_parsing import (
     extract_action_observation_pairs,
 )
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.blame import shown
+from openjudge.graders.text.tokens import counted
 from openjudge.results import GraderError, GraderScore
 
 __all__ = ["MAX_LISTED_PAIRS", "ActionLoopDetectionGrader"]
@@ -204,7 +206,8 @@ class ActionLoopDetectionGrader(BaseGrader):
             listed: list[_Pair] = []
             score = 1.0
         else:
-            sets = [frozenset(signature.lower().split()) for signature in signatures]
+            # Counted as a reader sees them: invisible marks or look-alikes must not hide a loop.
+            sets = [frozenset(counted(signature).split()) for signature in signatures]
             similar, listed = _similar_pairs(sets, threshold, MAX_LISTED_PAIRS)
             total = n * (n - 1) // 2
             score = 1.0 - similar / total
@@ -212,11 +215,11 @@ class ActionLoopDetectionGrader(BaseGrader):
             "action_count": n,
             "similar_pair_count": similar,
             "total_pair_count": total,
-            "similar_pairs": [[signatures[i], signatures[j], s] for i, j, s in listed],
+            "similar_pairs": [[shown(signatures[i]), shown(signatures[j]), s] for i, j, s in listed],
             "similar_pair_indices": [[i, j] for i, j, _ in listed],
             "similar_pairs_truncated": len(listed) < similar,
             "similarity_threshold": threshold,
-            "signatures": cast("list[JsonValue]", signatures),
+            "signatures": cast("list[JsonValue]", [shown(s) for s in signatures]),
             "unanswered_call_count": trajectory.unanswered_call_count,
             "orphan_observation_count": trajectory.orphan_observation_count,
         }

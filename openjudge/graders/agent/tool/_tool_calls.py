@@ -11,6 +11,11 @@ Arguments may be a JSON string or an already parsed value. A dict is read as the
 serialises to, so ``{"q": "x"}`` and ``'{"q": "x"}'`` compare equal. Missing, ``None`` or
 ``""`` arguments mean ``{}``. A string that is not JSON is kept as that string (OpenJudge
 turns it into ``{}``, which would make broken arguments match a call with no arguments).
+
+Arguments nesting deeper than 100 levels are refused before they are compared or reported
+(deeper values exhaust recursion when serialised or validated): in a predicted call that
+is the response's failure (cause ``too_deep``, scored at the bottom), in a reference call
+an ``invalid_input`` error. Arguments are cut to 2,000 characters in result metadata.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import TypeAlias
 from pydantic import JsonValue
 
 from openjudge.graders.agent.trajectory_parsing import Message, arguments_text, extract_tool_calls
+from openjudge.graders.blame import check_depth, shown
 from openjudge.results import InvalidInputError
 
 __all__ = ["NormalizedCall", "ToolCallSpec", "normalize_calls", "predicted_calls"]
@@ -54,10 +60,20 @@ class NormalizedCall:
         )
 
     def to_json(self) -> dict[str, JsonValue]:
-        return {"name": self.name, "arguments": self.arguments}
+        """The call for result metadata: arguments longer than 2,000 characters as cut JSON text."""
+        text = json.dumps(self.arguments, ensure_ascii=False)
+        name = shown(self.name, _METADATA_CHARS)
+        if len(text) <= _METADATA_CHARS and shown(text, _METADATA_CHARS) == text:
+            return {"name": name, "arguments": self.arguments}
+        return {"name": name, "arguments": shown(text, _METADATA_CHARS)}
 
 
-def _parse_arguments(raw: object, where: str) -> JsonValue:
+_METADATA_CHARS = 2000
+
+
+def _parse_arguments(raw: object, where: str, response: bool) -> JsonValue:
+    if not isinstance(raw, str):
+        check_depth(raw, what=f"{where}.arguments", response=response)
     try:
         text = arguments_text(raw)
     except InvalidInputError as exc:
@@ -68,14 +84,21 @@ def _parse_arguments(raw: object, where: str) -> JsonValue:
         value: JsonValue = json.loads(text)
     except (ValueError, RecursionError):
         return text  # not JSON: compared as written
+    check_depth(value, what=f"{where}.arguments", response=response)
     return value
 
 
-def normalize_call(call: object, where: str) -> NormalizedCall:
+def normalize_call(call: object, where: str, *, response: bool = False) -> NormalizedCall:
     """Reduce one tool call (see the module docstring) to its name and parsed arguments.
+
+    Args:
+        call: The call.
+        where: Where it is, for messages.
+        response: The response made the call (arguments nesting too deep are its failure).
 
     Raises:
         InvalidInputError: the call, its name or its arguments have an unusable type.
+        ResponseFailure: ``response`` and the arguments nest deeper than 100 levels.
     """
     if isinstance(call, str):
         return NormalizedCall(call, {})
@@ -93,16 +116,19 @@ def normalize_call(call: object, where: str) -> NormalizedCall:
         name = ""
     elif not isinstance(name, str):
         raise InvalidInputError(f"{where}.name: expected a string, got {type(name).__name__}")
-    return NormalizedCall(name, _parse_arguments(function.get("arguments"), where))
+    return NormalizedCall(name, _parse_arguments(function.get("arguments"), where, response))
 
 
-def normalize_calls(calls: object, field: str, *, allow_steps: bool = False) -> list[NormalizedCall]:
+def normalize_calls(
+    calls: object, field: str, *, allow_steps: bool = False, response: bool = False
+) -> list[NormalizedCall]:
     """Normalise a list of tool calls, in order.
 
     Args:
         calls: The list.
         field: Its input name, for error messages.
         allow_steps: Also accept nested lists (steps of parallel calls), flattened in order.
+        response: The calls are the response's (see :func:`normalize_call`).
 
     Raises:
         InvalidInputError: ``calls`` is not a list, or one of its entries is unusable.
@@ -112,9 +138,11 @@ def normalize_calls(calls: object, field: str, *, allow_steps: bool = False) -> 
     out: list[NormalizedCall] = []
     for i, call in enumerate(calls):
         if allow_steps and isinstance(call, list | tuple):
-            out.extend(normalize_call(inner, f"{field}[{i}][{k}]") for k, inner in enumerate(call))
+            out.extend(
+                normalize_call(inner, f"{field}[{i}][{k}]", response=response) for k, inner in enumerate(call)
+            )
         else:
-            out.append(normalize_call(call, f"{field}[{i}]"))
+            out.append(normalize_call(call, f"{field}[{i}]", response=response))
     return out
 
 
@@ -131,8 +159,8 @@ def predicted_calls(
             "give exactly one of 'tool_calls' (a list of calls) or 'messages' (an OpenAI-format trajectory)"
         )
     if tool_calls is not None:
-        return normalize_calls(tool_calls, "tool_calls")
+        return normalize_calls(tool_calls, "tool_calls", response=True)
     return [
-        normalize_call(call, f"messages: tool call #{k}")
+        normalize_call(call, f"messages: tool call #{k}", response=True)
         for k, call in enumerate(extract_tool_calls(messages))
     ]

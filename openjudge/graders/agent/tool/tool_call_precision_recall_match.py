@@ -15,7 +15,7 @@ read from a trajectory (``messages``).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import JsonValue
@@ -24,11 +24,17 @@ from openjudge.graders.agent._results import UNIT_RANGE
 from openjudge.graders.agent.tool._tool_calls import ToolCallSpec, normalize_calls, predicted_calls
 from openjudge.graders.agent.trajectory_parsing import Message
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
+from openjudge.graders.blame import shown
 from openjudge.results import GraderError, GraderScore
 
 __all__ = ["MetricType", "ToolCallPrecisionRecallMatchGrader"]
 
 MetricType = Literal["precision", "recall"]
+
+
+def _cut(keys: Iterable[str]) -> list[JsonValue]:
+    """Keys for metadata, each cut to 2,000 characters (a key holds the call's arguments)."""
+    return [shown(key, 2000) for key in keys]
 
 
 def _ratio(hits: int, total: int, other_total: int) -> float:
@@ -106,9 +112,9 @@ class ToolCallPrecisionRecallMatchGrader(BaseGrader):
             "true_positives": true_positives,
             "total_predicted": len(predicted),
             "total_reference": len(reference),
-            "matched_keys": list(common),
-            "missing_keys": list((reference_counts - predicted_counts).elements()),
-            "unexpected_keys": list((predicted_counts - reference_counts).elements()),
+            "matched_keys": _cut(common),
+            "missing_keys": _cut((reference_counts - predicted_counts).elements()),
+            "unexpected_keys": _cut((predicted_counts - reference_counts).elements()),
             "predicted_tools": [call.to_json() for call in predicted],
             "reference_tools": [call.to_json() for call in reference],
         }

@@ -36,6 +36,8 @@ from openjudge.graders.agent.trajectory_parsing import (
     jaccard,
 )
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
+from openjudge.graders.blame import shown
+from openjudge.graders.text.tokens import counted
 from openjudge.results import GraderError, GraderScore
 
 __all__ = ["MAX_LISTED_STEPS", "TrajectoryStepEfficiencyGrader"]
@@ -133,7 +135,7 @@ class TrajectoryStepEfficiencyGrader(BaseGrader):
         redundant = 0
         details: list[JsonValue] = []
         for i, (signature, observation) in enumerate(zip(signatures, trajectory.observations, strict=True)):
-            action_tokens = frozenset(signature.lower().split())
+            action_tokens = frozenset(counted(signature).split())
             observation_tokens = frozenset(observation.lower().split())
             same_as = first_seen.get((action_tokens, observation_tokens))
             if same_as is None:
@@ -151,7 +153,7 @@ class TrajectoryStepEfficiencyGrader(BaseGrader):
             if same_as is not None:
                 redundant += 1
                 if len(details) < MAX_LISTED_STEPS:
-                    details.append({"step": i, "same_as": same_as, "signature": signature})
+                    details.append({"step": i, "same_as": same_as, "signature": shown(signature)})
         productive = n - redundant
         ratio = productive / n
         reference_efficiency = None if reference is None else min(1.0, reference / n)

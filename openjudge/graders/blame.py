@@ -1,0 +1,145 @@
+"""Who pays when grading fails: helpers that turn what a hostile response can do into blame.
+
+The rule (docs/graders.md, "Who is to blame"): a failure the *response* caused is the
+response's, a :class:`~openjudge.results.ResponseFailure` that the grader boundary scores at
+the bottom of the range; a failure of the system (a judge or sandbox down, our own timeout,
+a bug, a bad dataset field) is a :class:`~openjudge.results.GraderError`.
+
+What a response can throw at a grader, and what these helpers make of it:
+
+* nesting deep enough to exhaust the interpreter's recursion (``[[[[...]]]]``): bounded up
+  front by :func:`check_depth` (cause ``too_deep``), never a ``RecursionError``;
+* numbers too large to print or compare (``OverflowError``, ``int`` digit limits): cause
+  ``overflow``;
+* text that has no UTF-8 form (a lone surrogate): cause ``lone_surrogate``.
+
+:func:`response_blame` is the safety net around work on the response's values alone: it
+turns ``RecursionError``, ``OverflowError`` and ``UnicodeError`` raised there into the
+response's failure. Never wrap work that also reads the reference or dataset fields: their
+faults are the system's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from openjudge.results import InvalidInputError, ResponseFailure, ScoreRange
+
+__all__ = [
+    "MAX_RESPONSE_DEPTH",
+    "check_depth",
+    "check_response_text",
+    "nesting_depth",
+    "response_blame",
+    "set_response_failure_score",
+    "shown",
+]
+
+MAX_RESPONSE_DEPTH = 100
+"""Deepest JSON nesting a response may use (real answers and tool arguments stay far below;
+deeper values exhaust recursion in comparison, canonical forms and result validation)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown(text: str, limit: int = 500) -> str:
+    """Response text as result metadata may carry it: cut to ``limit`` characters, lone
+    surrogates (which no JSON writer accepts) replaced by U+FFFD."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def set_response_failure_score(grader: object, score: float) -> None:
+    """Give ``grader``'s response failures ``score`` instead of the bottom of its range.
+
+    Raises:
+        ValueError: ``score`` is not finite or lies outside the grader's declared range.
+    """
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise ValueError(f"response_failure_score must be a finite number, got {score!r}")
+    score_range = getattr(grader, "score_range", None)
+    if isinstance(score_range, ScoreRange) and not score_range.contains(float(score)):
+        raise ValueError(
+            f"response_failure_score {score:g} is outside the grader's range "
+            f"[{score_range.low:g}, {score_range.high:g}]"
+        )
+    grader.response_failure_score = float(score)  # type: ignore[attr-defined]  # any grader object
+
+
+def nesting_depth(value: object, limit: int) -> int:
+    """How deeply ``value``'s lists, tuples and mappings nest (a scalar is 0), counted up to ``limit + 1``.
+
+    Iterative, so it is safe on values far deeper than the recursion limit.
+    """
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: list[object] = list(item.values())
+        elif isinstance(item, list | tuple):
+            children = list(item)
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+def check_depth(value: object, *, what: str, response: bool, limit: int = MAX_RESPONSE_DEPTH) -> None:
+    """Raise if ``value`` nests deeper than ``limit``.
+
+    Args:
+        value: A parsed JSON value (or any nest of lists and mappings).
+        what: What the value is, for the message (``"the response's JSON"``).
+        response: The response wrote it (``ResponseFailure``, cause ``too_deep``); else it
+            is a dataset field (``InvalidInputError``).
+        limit: The deepest nesting allowed.
+    """
+    if nesting_depth(value, limit) > limit:
+        message = f"{what} nests deeper than {limit} levels"
+        if response:
+            raise ResponseFailure("too_deep", message)
+        raise InvalidInputError(message)
+
+
+def check_response_text(field: str, text: str) -> None:
+    """Raise ``ResponseFailure`` (cause ``lone_surrogate``) if the response's ``text`` has no UTF-8 form."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ResponseFailure(
+            "lone_surrogate",
+            f"{field} contains a lone surrogate U+{ord(text[exc.start]):04X} at character {exc.start} "
+            "(text with no UTF-8 form)",
+        ) from None
+
+
+@contextmanager
+def response_blame(what: str) -> Iterator[None]:
+    """Blame the response for recursion, overflow and encoding failures raised in the block.
+
+    Args:
+        what: What the block works on, for the message (``"comparing the response's JSON"``).
+    """
+    try:
+        yield
+    except RecursionError:
+        raise ResponseFailure("too_deep", f"{what}: the response nests too deeply") from None
+    except OverflowError as exc:
+        raise ResponseFailure("overflow", f"{what}: a number in the response is too large ({exc})") from None
+    except UnicodeError as exc:
+        raise ResponseFailure(
+            "bad_unicode", f"{what}: the response's text cannot be encoded ({exc})"
+        ) from None
