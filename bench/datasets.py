@@ -1,7 +1,7 @@
 """Graders measured on data others wrote: code suites (``code_*``) and math suites (``math_*``).
 
-Run: ``python bench/datasets.py [--only code,math] [--backends unshare,bwrap,process] [--mbpp FILE] [-v]``
-from the repository root.
+Run: ``python bench/datasets.py [--only code,math] [--backends unshare,bwrap,process] [--mbpp FILE]
+[--suites humaneval,mbpp] [-v]`` from the repository root.
 
 Math (``math_*`` functions): every labelled suite under ``tests/graders/math/suites/``
 (math-verify's own tests, and other projects' tests of their math graders, each file with a
@@ -326,7 +326,7 @@ def code_mbpp_items(
     return canonical, hacks, bare
 
 
-async def code_main(backends: Sequence[str], mbpp: Path | None) -> None:
+async def code_main(backends: Sequence[str], mbpp: Path | None, suites: Sequence[str]) -> None:
     from openjudge.graders.code import sandbox_backend
     from openjudge.graders.code.backends import works
 
@@ -335,11 +335,13 @@ async def code_main(backends: Sequence[str], mbpp: Path | None) -> None:
         if problem is not None:
             print(f"{backend}: does not work here: {problem}")
             continue
-        canonical, hacks, bare = code_humaneval_items()
-        await code_suite("HumanEval", canonical, hacks, bare, backend)
-        path = mbpp or MBPP_EXCERPT
-        canonical, hacks, bare = code_mbpp_items(path)
-        await code_suite(f"MBPP ({path.name})", canonical, hacks, bare, backend)
+        if "humaneval" in suites:
+            canonical, hacks, bare = code_humaneval_items()
+            await code_suite("HumanEval", canonical, hacks, bare, backend)
+        if "mbpp" in suites:
+            path = mbpp or MBPP_EXCERPT
+            canonical, hacks, bare = code_mbpp_items(path)
+            await code_suite(f"MBPP ({path.name})", canonical, hacks, bare, backend)
 
 
 # --- math ---------------------------------------------------------------------
@@ -476,11 +478,12 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="math: print every disagreement")
     parser.add_argument("--backends", default="unshare,bwrap,process", help="code sandbox backends")
     parser.add_argument("--mbpp", type=Path, default=None, help="MBPP JSON-lines file (mbpp.jsonl)")
+    parser.add_argument("--suites", default="humaneval,mbpp", help="code suites to grade")
     options = parser.parse_args()
     sections = set(options.only.split(","))
     ok = True
     if "code" in sections:
-        asyncio.run(code_main(options.backends.split(","), options.mbpp))
+        asyncio.run(code_main(options.backends.split(","), options.mbpp, options.suites.split(",")))
     if "math" in sections:
         ok = asyncio.run(math_bench(options.verbose)) and ok
     raise SystemExit(0 if ok else 1)
