@@ -102,7 +102,10 @@ async def test_tool_calls_with_400_deep_arguments_are_the_responses_failure(shap
     grader = ToolCallPrecisionRecallMatchGrader(match_arguments=True)
     reference = [{"name": "search", "arguments": {"q": "x"}}]
     if shape == "messages":
-        messages = [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [call]}]
+        messages: list[dict[str, object]] = [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "tool_calls": [call]},
+        ]
         result = await grader.aevaluate(reference_tool_calls=reference, messages=messages)
     else:
         result = await grader.aevaluate(reference_tool_calls=reference, tool_calls=[call])
@@ -162,7 +165,7 @@ async def test_a_lone_surrogate_in_a_dataset_field_stays_invalid_input() -> None
 
 async def test_a_lone_surrogate_in_an_assistant_message_is_the_responses_failure() -> None:
     seen: list[ChatRequest] = []
-    messages = [
+    messages: list[dict[str, object]] = [
         {"role": "user", "content": "q"},
         {
             "role": "assistant",

@@ -3,8 +3,6 @@ reward, not the environment's ``fallback_score`` and not flagged as failed."""
 
 from __future__ import annotations
 
-import pytest
-
 from openjudge.graders.format import JsonMatchGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.skyrl import EnvScorer, OpenJudgeEnv
@@ -29,9 +27,16 @@ def judge(request: ChatRequest) -> str:
 def test_a_response_failure_is_the_reward_and_a_judge_outage_the_fallback() -> None:
     runner = GradingRunner(
         {
-            "json": GraderConfig(JsonMatchGrader(strict_order=False), {"response": "response", "reference": "ground_truth"}),
+            "json": GraderConfig(
+                JsonMatchGrader(strict_order=False), {"response": "response", "reference": "ground_truth"}
+            ),
             "judge": GraderConfig(
-                LLMGrader(FunctionChatModel(judge), name="judge", template="Gold {gold} Predicted {predicted}", score_range=(1, 5)),
+                LLMGrader(
+                    FunctionChatModel(judge),
+                    name="judge",
+                    template="Gold {gold} Predicted {predicted}",
+                    score_range=(1, 5),
+                ),
                 {"gold": "ground_truth", "predicted": "response"},
             ),
         },

@@ -31,7 +31,9 @@ def judge(request: ChatRequest) -> str | ChatResponse:
 def runner() -> GradingRunner:
     return GradingRunner(
         {
-            "json": GraderConfig(JsonMatchGrader(strict_order=False), {"response": "response", "reference": "answer"}),
+            "json": GraderConfig(
+                JsonMatchGrader(strict_order=False), {"response": "response", "reference": "answer"}
+            ),
             "judge": GraderConfig(
                 LLMGrader(FunctionChatModel(judge), name="judge", template="A: {answer}", score_range=(1, 5)),
                 {"answer": "response"},
@@ -44,12 +46,18 @@ def runner() -> GradingRunner:
 async def call(func: OpenJudgeReward, completions: list[str]) -> list[float | None]:
     n = len(completions)
     return await func(
-        prompts=["list?"] * n, completions=completions, completion_ids=[[1]] * n, answer=["[1]"] * n, trainer_state=None
+        prompts=["list?"] * n,
+        completions=completions,
+        completion_ids=[[1]] * n,
+        answer=["[1]"] * n,
+        trainer_state=None,
     )
 
 
 @pytest.mark.parametrize("fallback", [None, -1.0])
-async def test_response_failures_are_the_bottom_score_never_none_nor_the_fallback(fallback: float | None) -> None:
+async def test_response_failures_are_the_bottom_score_never_none_nor_the_fallback(
+    fallback: float | None,
+) -> None:
     json_reward, judge_reward = OpenJudgeRewards(runner(), fallback_score=fallback).per_grader()
     assert await call(json_reward, ["[1]", DEEP, "[2]"]) == [1.0, 0.0, 0.0]
     # A refused judge call is the response's (bottom, normalised 0.0); a judge outage is the system's.
