@@ -212,7 +212,7 @@ class _State:
         self.completions = 0
         self.in_flight = 0
         self._content_cache: dict[
-            tuple[str, float, bool, str | None, bool], tuple[str, tuple[int, int] | None]
+            tuple[str, float, bool, str | None, bool, int | None], tuple[str, tuple[int, int] | None]
         ] = {}
         self.reset()
 
