@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import openjudge
+from openjudge.cli import import_openai
 from openjudge.cli._codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SIGPIPE
 from openjudge.cli.run import add_run_arguments, cmd_run
 from openjudge.cli.validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
@@ -37,9 +38,15 @@ EPILOG = """exit codes:
   0    finished (grader errors are recorded as results)
   1    invalid config, dataset or results file (the message names file, line and field)
   2    bad command-line usage
-  3    grading failed: every grader call failed, or more than --max-error-rate of them
+  3    grading failed: every grader result in the results file is an error, or more than
+       --max-error-rate of them (a rerun re-attempts system failures first)
   130  interrupted; rerun the same command to resume where it stopped
 """
+
+
+_WITH_EXIT_CODES = frozenset({"run"})
+"""Subcommands whose ``--help`` repeats the exit codes: only ``run`` uses all of them (the
+others exit 0, 1 or 2, as ``openjudge --help`` lists)."""
 
 
 def _cmd_graders(args: argparse.Namespace) -> int:
@@ -121,6 +128,9 @@ COMMANDS: list[Command] = [
         "schema", "print the JSON Schema of job config files (for editors)", lambda parser: None, _cmd_schema
     ),
     Command("meta-eval", metaeval_cli.HELP, metaeval_cli.add_arguments, metaeval_cli.run_command),
+    Command(
+        "import-openai-graders", import_openai.HELP, import_openai.add_arguments, import_openai.run_command
+    ),
 ]
 """The subcommands, in the order ``--help`` lists them."""
 
@@ -145,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
         child = sub.add_parser(
             command.name,
             help=command.help,
-            epilog=EPILOG,
+            epilog=EPILOG if command.name in _WITH_EXIT_CODES else None,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         command.add_arguments(child)

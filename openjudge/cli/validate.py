@@ -8,7 +8,7 @@ from pathlib import Path
 
 from openjudge.cli._codes import EXIT_INVALID, EXIT_OK
 from openjudge.cli.estimate import estimate_job, render_estimate
-from openjudge.cli.run import data_path
+from openjudge.cli.run import data_path, plural
 from openjudge.config.build import build_job
 from openjudge.config.loader import load_config
 from openjudge.jobs.preflight import check_data
@@ -33,7 +33,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     source = str(args.config)
     job = build_job(config, source=source, base_dir=args.config.parent, use_cache=False)
-    summary = f"{len(config.graders)} graders, {len(config.providers)} providers"
+    summary = f"{plural(len(config.graders), 'grader')}, {plural(len(config.providers), 'provider')}"
     data: Path | None = args.data
     if data is None and config.data.path is not None:
         candidate = data_path(config, args.config, None)
@@ -46,7 +46,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for problem in check.problems:
             print(f"error: {problem}", file=sys.stderr)
         return EXIT_INVALID
-    print(f"{args.config}: ok ({summary}; the first {check.records} records of {data} fit every grader)")
+    first = "the first record" if check.records == 1 else f"the first {check.records} records"
+    print(f"{args.config}: ok ({summary}; {first} of {data} fit every grader)")
     return EXIT_OK
 
 

@@ -7,18 +7,19 @@ aggregator needs, a provider that cannot be constructed) are reported all at onc
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openjudge.config.custom import grader_class, is_import_path, load_class
 from openjudge.config.loader import ConfigError
 from openjudge.config.locations import Located
 from openjudge.config.params import grader_arguments
 from openjudge.config.schema import PROVIDER_KINDS, AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.blame import set_response_failure_score
-from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
@@ -26,7 +27,7 @@ from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.models.reward_model import RewardModel
 from openjudge.providers.registry import load_factory
-from openjudge.results import GraderMode
+from openjudge.results import GraderMode, GraderResult, ScoreRange
 from openjudge.runner.aggregators import (
     Aggregator,
     GateAggregator,
@@ -53,12 +54,19 @@ class BuiltJob:
 
 
 def build_provider(
-    name: str, spec: ProviderSpec, *, limits: ConnectionLimits | None = None, cache: JudgeCache | None = None
+    name: str,
+    spec: ProviderSpec,
+    *,
+    limits: ConnectionLimits | None = None,
+    cache: JudgeCache | None = None,
+    runner_concurrency: int | None = None,
 ) -> ChatClient:
     """Instantiate one provider from its spec (kind-specific fields per :data:`PROVIDER_KINDS`).
 
     ``limits`` is shared by the providers of one job: two that reach the same endpoint with
-    the same model and key share one budget. ``cache`` is used only at temperature 0.
+    the same model and key share one budget. ``cache`` is used only at temperature 0. A
+    provider whose ``limits.max_concurrency`` is not set follows ``runner_concurrency``
+    when that is higher: the runner's setting is what the config asked for.
     """
     if spec.kind == "verl" or spec.model is None:
         raise ValueError(
@@ -71,10 +79,17 @@ def build_provider(
         value = getattr(spec, field)
         if value is not None:
             extra[field] = value
+    provider_limits = spec.limits
+    if (
+        runner_concurrency is not None
+        and "max_concurrency" not in provider_limits.model_fields_set
+        and runner_concurrency > provider_limits.max_concurrency
+    ):
+        provider_limits = provider_limits.model_copy(update={"max_concurrency": runner_concurrency})
     policy = ProviderPolicy(
         timeout_s=spec.timeout_s,
         retry=RetryPolicy(max_attempts=spec.max_retries + 1),
-        limits=spec.limits,
+        limits=provider_limits,
     )
     sampling = Sampling(
         temperature=spec.sampling.temperature,
@@ -164,6 +179,48 @@ def _reward_model(
     )
 
 
+def _openai_grader_params(
+    params: dict[str, Any],
+    provider: str | None,
+    providers: Mapping[str, ChatClient],
+    grader_providers: dict[str, str],
+    name: str,
+    base_dir: Path | None,
+) -> None:
+    """An ``openai_grader``: its judge (if a provider is named) and its JSON file relative to the config."""
+    if provider is not None and provider in providers:
+        params["model"] = providers[provider]
+        grader_providers[name] = provider
+    grader = params.get("grader")
+    if isinstance(grader, str) and not grader.lstrip().startswith("{") and base_dir is not None:
+        params["grader"] = str(base_dir / grader)  # an absolute path stays as it is
+    params.setdefault("name", name)
+
+
+class _NamedAggregator:
+    """A user's aggregator under the config's name for it (whatever ``name`` it sets itself)."""
+
+    def __init__(self, name: str, inner: Callable[[Mapping[str, GraderResult]], GraderResult]) -> None:
+        self.name = name
+        self.inner = inner
+
+    def __call__(self, results: Mapping[str, GraderResult]) -> GraderResult:
+        return self.inner(results)
+
+
+def _custom_aggregator(spec: AggregatorSpec, i: int, where: Located, base_dir: Path | None) -> Aggregator:
+    cls = load_class(spec.type, base_dir, what="aggregator")
+    params, found = grader_arguments(
+        cls, spec.params, where, ("aggregators", i, "params"), injected=frozenset({"name"})
+    )
+    if found:
+        raise ConfigError(found)
+    name = spec.result_name
+    if "name" in inspect.signature(cls).parameters:
+        params["name"] = name
+    return _NamedAggregator(name, cls(**params))
+
+
 def _aggregator(spec: AggregatorSpec) -> Aggregator:
     if spec.type == "weighted_mean":
         return WeightedMeanAggregator(spec.name or "weighted_mean", spec.weights, on_error=spec.on_error)
@@ -180,6 +237,7 @@ def _scale_problems(
     where: Located,
     *,
     members_scored: bool,
+    unbuilt: Mapping[str, tuple[GraderMode, ScoreRange | None]] | None = None,
 ) -> list[str]:
     """Aggregators may only mix graders whose scores can be put on one 0-1 scale.
 
@@ -196,14 +254,18 @@ def _scale_problems(
             continue  # one grader: nothing to put on a common scale (a gate still reads its gates' scale)
         for name in mixed:
             grader = graders.get(name)
-            if grader is None:
-                continue  # not built; already reported
+            if grader is not None:
+                mode, score_range = grader.mode, grader.score_range
+            elif unbuilt is not None and name in unbuilt:  # failed to build: judge by what it declares
+                mode, score_range = unbuilt[name]
+            else:
+                continue  # its type is unknown; already reported
             at = (
                 ("aggregators", i, "weights", name)
                 if agg.weights and name in agg.weights
                 else ("aggregators", i)
             )
-            if grader.mode is GraderMode.LISTWISE:
+            if mode is GraderMode.LISTWISE:
                 if members_scored:
                     continue
                 problems.append(
@@ -212,7 +274,7 @@ def _scale_problems(
                         f"{label} cannot use grader {name!r}: it returns ranks, not scores{instead}",
                     )
                 )
-            elif grader.score_range is None:
+            elif score_range is None:
                 problems.append(
                     where.at(
                         at,
@@ -222,6 +284,17 @@ def _scale_problems(
                     )
                 )
     return problems
+
+
+def _declared_range(
+    params: Mapping[str, object], cls: type[BaseGrader]
+) -> tuple[GraderMode, ScoreRange | None]:
+    """An ``llm`` grader's mode and score range as its config declares them, without building it."""
+    try:
+        declared = ScoreRange.coerce(params.get("score_range"))  # ValueError if malformed
+    except ValueError:
+        declared = None  # malformed: reported by the parameter check
+    return GraderMode.POINTWISE, declared if declared is not None else cls.default_score_range
 
 
 def _cache(config: JobConfig, base_dir: Path | None) -> JudgeCache | None:
@@ -259,22 +332,32 @@ def build_job(
     limits = ConnectionLimits()
     for name, spec in config.providers.items():
         try:
-            providers[name] = build_provider(name, spec, limits=limits, cache=cache)
+            providers[name] = build_provider(
+                name, spec, limits=limits, cache=cache, runner_concurrency=config.runner.max_concurrency
+            )
         except Exception as exc:  # bad settings, or an ImportError naming the extra to install
             problems.append(where.at(("providers", name), _provider_problem(name, exc)))
     configs: dict[str, GraderConfig] = {}
     grader_providers: dict[str, str] = {}
     reward_models: dict[str, RewardModel] = {}  # one per provider, shared by its graders
+    imports_from = base_dir if base_dir is not None else config.base_dir
+    classes: dict[str, type[BaseGrader]] = {}
     for name, gspec in config.graders.items():
-        entry = BUILTIN_GRADERS[gspec.type]
-        if entry.kind == "llm" and (gspec.provider is None or gspec.provider not in providers):
+        try:
+            cls, kind = grader_class(gspec.type, imports_from)
+        except ValueError as exc:  # checked at load; a module changed since, or another base_dir
+            problems.append(where.at(("graders", name, "type"), str(exc)))
+            continue
+        classes[name] = cls
+        if kind == "llm" and (gspec.provider is None or gspec.provider not in providers):
             continue  # its provider failed to build; already reported
         base = ("graders", name, "params")
-        cls = entry.load()
         params, found = grader_arguments(cls, gspec.params, where, base)
         if found:
             problems += found
             continue
+        if is_import_path(gspec.type) and "name" in inspect.signature(cls).parameters:
+            params.setdefault("name", name)  # results are named after the config's key
         if gspec.type == "reward_model" and gspec.provider is not None:
             if gspec.provider not in reward_models:
                 try:
@@ -286,7 +369,9 @@ def build_job(
                     continue
             params["client"] = reward_models[gspec.provider]
             grader_providers[name] = gspec.provider
-        elif entry.kind == "llm" and gspec.provider is not None:
+        elif gspec.type == "openai_grader":
+            _openai_grader_params(params, gspec.provider, providers, grader_providers, name, base_dir)
+        elif kind == "llm" and gspec.provider is not None:
             params["model"] = providers[gspec.provider]
             grader_providers[name] = gspec.provider
             if gspec.type == "llm":
@@ -308,10 +393,30 @@ def build_job(
             configs[name] = GraderConfig(grader, mapper)
         except (TypeError, ValueError) as exc:
             problems.append(where.at(("graders", name, "mapper"), str(exc)))
-    aggregators = [_aggregator(a) for a in config.aggregators]
-    problems += _scale_problems(
-        config, aggregators, {k: c.grader for k, c in configs.items()}, where, members_scored=members_scored
-    )
+    aggregators: list[Aggregator] = []
+    for i, aspec in enumerate(config.aggregators):
+        if not is_import_path(aspec.type):
+            aggregators.append(_aggregator(aspec))
+            continue
+        try:
+            aggregators.append(_custom_aggregator(aspec, i, where, imports_from))
+        except ConfigError as exc:
+            problems += exc.problems
+        except Exception as exc:  # whatever its constructor raises on bad params
+            problems.append(where.at(("aggregators", i), f"cannot build {aspec.type!r}: {exc}"))
+    if len(aggregators) == len(config.aggregators):
+        problems += _scale_problems(
+            config,
+            aggregators,
+            {k: c.grader for k, c in configs.items()},
+            where,
+            members_scored=members_scored,
+            unbuilt={  # an 'llm' grader whose template failed still declares its range, or not
+                k: _declared_range(config.graders[k].params, cls)
+                for k, cls in classes.items()
+                if config.graders[k].type == "llm"
+            },
+        )
     if problems:
         raise ConfigError(problems)
     runner = GradingRunner(

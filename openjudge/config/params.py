@@ -17,7 +17,6 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from openjudge.config.loader import did_you_mean, error_message, problems_from
 from openjudge.config.locations import FieldPath, Located
-from openjudge.graders.base_grader import BaseGrader
 from openjudge.models.chat_model import Sampling
 from openjudge.results import ScoreRange
 
@@ -30,7 +29,7 @@ judges, ``client`` for the reward model of ``reward_model`` graders)."""
 _SKIPPED = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
-def _adapter(cls: type[BaseGrader], name: str) -> TypeAdapter[Any] | None:
+def _adapter(cls: type, name: str) -> TypeAdapter[Any] | None:
     """A validator for one constructor parameter, or ``None`` if its type cannot be checked."""
     annotation = inspect.signature(cls).parameters[name].annotation
     if annotation is inspect.Parameter.empty:
@@ -58,31 +57,34 @@ def _suggest(name: str, choices: list[str]) -> str:
 
 
 def grader_arguments(
-    cls: type[BaseGrader], params: Mapping[str, JsonValue], where: Located, path: FieldPath
+    cls: type,
+    params: Mapping[str, JsonValue],
+    where: Located,
+    path: FieldPath,
+    *,
+    injected: frozenset[str] = INJECTED_PARAMS,
 ) -> tuple[dict[str, Any], list[str]]:
     """The constructor arguments for ``params``, and the problems found (file:line messages).
 
     Args:
-        cls: The grader class.
+        cls: The grader class (or an aggregator class of the user's).
         params: The ``params`` mapping from the config.
         where: The config's locations.
         path: The field path of ``params`` (``("graders", name, "params")``).
+        injected: Parameters the config sets itself, refused in ``params``.
     """
     signature = inspect.signature(cls)
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
     accepted = {
-        name: p
-        for name, p in signature.parameters.items()
-        if p.kind not in _SKIPPED and name not in INJECTED_PARAMS
+        name: p for name, p in signature.parameters.items() if p.kind not in _SKIPPED and name not in injected
     }
     arguments: dict[str, Any] = {}
     problems: list[str] = []
     for name, value in params.items():
         at = (*path, name)
-        if name in INJECTED_PARAMS:
-            problems.append(
-                where.at(at, f"{name!r} is set by the grader's 'provider'; remove it from params")
-            )
+        if name in injected:
+            who = "the grader's 'provider'" if name in INJECTED_PARAMS else f"the config's {name!r}"
+            problems.append(where.at(at, f"{name!r} is set by {who}; remove it from params"))
             continue
         if name not in accepted and not takes_any:
             problems.append(where.at(at, _suggest(name, list(accepted))))

@@ -7,6 +7,7 @@ import difflib
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -28,6 +29,7 @@ from openjudge.models.policy import ProviderLimits
 from openjudge.models.secrets import safe_url
 
 __all__ = [
+    "AGGREGATOR_TYPES",
     "PROVIDER_KINDS",
     "AggregatorSpec",
     "CacheSpec",
@@ -196,11 +198,16 @@ class ProviderSpec(_Spec):
         return value
 
 
+_IMPORT_PATH = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+
+
 class GraderSpec(_Spec):
     """One grader.
 
     Attributes:
-        type: A built-in grader name (``openjudge graders`` lists them).
+        type: A built-in grader name (``openjudge graders`` lists them), or a grader class
+            of your own as ``module:ClassName``, imported with the config's folder on the
+            Python path (:mod:`openjudge.config.custom`).
         provider: The provider name, for LLM graders.
         params: Constructor arguments.
         mapper: ``{input_name: "dotted.path.in.sample"}``; default: same-named sample fields.
@@ -209,19 +216,25 @@ class GraderSpec(_Spec):
             bottom of the grader's range. It must lie in the grader's range.
     """
 
-    type: str
+    type: str = Field(min_length=1)
     provider: str | None = None
     params: dict[str, JsonValue] = Field(default_factory=dict)
     mapper: dict[str, str] | None = None
     response_failure_score: FiniteFloat | None = None
 
 
+AGGREGATOR_TYPES = ("weighted_mean", "min", "gate")
+"""The built-in aggregator types (any other ``type`` is a class of your own, ``module:Class``)."""
+
+
 class AggregatorSpec(_Spec):
     """Combine each sample's grader results.
 
     Attributes:
-        type: ``weighted_mean``, ``min`` or ``gate``.
-        name: Result name (defaults to the type).
+        type: ``weighted_mean``, ``min`` or ``gate``, or an aggregator class of your own as
+            ``module:ClassName`` (called with each sample's results, grader name -> result).
+        name: Result name (defaults to the type; for a class, the class's name).
+        params: Constructor arguments of an aggregator class of your own.
         weights: For ``weighted_mean`` (and the inner mean of ``gate``): grader -> weight
             (0 or more). Every grader it mixes must declare a score range.
         on_error: ``error`` (a failed input fails the aggregate) or ``skip``.
@@ -229,12 +242,34 @@ class AggregatorSpec(_Spec):
         fail_score: For ``gate``: the score when a gate fails.
     """
 
-    type: Literal["weighted_mean", "min", "gate"]
+    type: str = Field(
+        json_schema_extra={"anyOf": [{"enum": list(AGGREGATOR_TYPES)}, {"pattern": _IMPORT_PATH}]}
+    )
     name: str | None = Field(default=None, min_length=1)
+    params: dict[str, JsonValue] = Field(default_factory=dict)
     weights: dict[str, Weight] | None = None
     on_error: Literal["error", "skip"] = "error"
     gates: dict[str, Minimum] | None = None
     fail_score: FiniteFloat = 0.0
+
+    @property
+    def result_name(self) -> str:
+        """The name its results go under: ``name``, else the type (a class's own name for ``module:Class``)."""
+        if self.name:
+            return self.name
+        return self.type.rpartition(":")[2].rpartition(".")[2] if ":" in self.type else self.type
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value in AGGREGATOR_TYPES or ":" in value:
+            return value
+        close = difflib.get_close_matches(value, AGGREGATOR_TYPES, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"unknown aggregator type {value!r}{hint} (types: {', '.join(AGGREGATOR_TYPES)}; "
+            "or a class of your own as 'module:ClassName')"
+        )
 
 
 class RunnerSpec(_Spec):
@@ -279,6 +314,13 @@ class JobConfig(_Spec):
     cache: CacheSpec = CacheSpec()
 
     _located: Located | None = PrivateAttr(default=None)
+    _base_dir: Path | None = PrivateAttr(default=None)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The folder of the file this config was loaded from: relative paths and
+        ``module:Class`` types resolve there (``None`` for a config parsed from text)."""
+        return self._base_dir
 
     def located(self, source: str = "<config>") -> Located:
         """Where each field is in the file this config was loaded from (for messages)."""

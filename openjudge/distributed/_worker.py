@@ -78,14 +78,7 @@ class BatchGrader:
         if self._deadline_at is None:
             return runner
         remaining = max(self._deadline_at - time.time(), _TINY_DEADLINE_S)
-        return GradingRunner(
-            runner.grader_configs,
-            max_concurrency=runner.max_concurrency,
-            aggregators=list(runner.aggregators.values()),
-            show_progress=False,
-            timeout=runner.timeout,
-            deadline=remaining,
-        )
+        return runner.replace(show_progress=False, deadline=remaining)
 
     async def _grade(self, ids: list[str], lines: list[int | None], texts: list[str]) -> list[str]:
         samples = [json.loads(text) for text in texts]

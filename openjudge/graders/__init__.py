@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from openjudge.graders.math.answer_equivalence import (
         MathAnswerEquivalenceGrader as MathAnswerEquivalenceGrader,
     )
+    from openjudge.graders.openai import OpenAIGrader as OpenAIGrader
+    from openjudge.graders.openai import from_openai_grader as from_openai_grader
     from openjudge.graders.provided_score import ProvidedScoreGrader as ProvidedScoreGrader
     from openjudge.graders.reward_model import RewardModelGrader as RewardModelGrader
     from openjudge.graders.text.number_accuracy import NumberAccuracyGrader as NumberAccuracyGrader
@@ -86,6 +88,7 @@ __all__ = [
     "NgramRepetitionPenaltyGrader",
     "NumberAccuracyGrader",
     "ObservationInformationGainGrader",
+    "OpenAIGrader",
     "PairwisePreferenceGrader",
     "ProvidedScoreGrader",
     "ReasoningFormatGrader",
@@ -97,6 +100,7 @@ __all__ = [
     "ToolCallStepSequenceMatchGrader",
     "TrajectoryComprehensiveGrader",
     "TrajectoryStepEfficiencyGrader",
+    "from_openai_grader",
     "grader_boundary",
 ]
 
@@ -122,6 +126,7 @@ _LAZY = {
     "NgramRepetitionPenaltyGrader": "openjudge.graders.format.ngram_repetition",
     "NumberAccuracyGrader": "openjudge.graders.text.number_accuracy",
     "ObservationInformationGainGrader": "openjudge.graders.agent.observation.observation_information_gain",
+    "OpenAIGrader": "openjudge.graders.openai",
     "PairwisePreferenceGrader": "openjudge.graders.comparison.pairwise",
     "ProvidedScoreGrader": "openjudge.graders.provided_score",
     "ReasoningFormatGrader": "openjudge.graders.format.reasoning_format",
@@ -133,6 +138,7 @@ _LAZY = {
     "ToolCallStepSequenceMatchGrader": "openjudge.graders.agent.tool.tool_call_step_sequence_match",
     "TrajectoryComprehensiveGrader": "openjudge.graders.agent.trajectory.trajectory_comprehensive",
     "TrajectoryStepEfficiencyGrader": "openjudge.graders.agent.trajectory.trajectory_step_efficiency",
+    "from_openai_grader": "openjudge.graders.openai",
     "grader_boundary": "openjudge.graders.base_grader",
 }
 

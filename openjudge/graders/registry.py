@@ -225,6 +225,12 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "Single-elimination bracket over a group, N - 1 calls; rounds survived or Bradley-Terry",
     ),
     (
+        "openai_grader",
+        f"{_G}.openai.grader:OpenAIGrader",
+        "rule",
+        "An OpenAI grader JSON (RFT or Evals, multi included) run unchanged; a provider for model graders",
+    ),
+    (
         "anchor_comparison",
         f"{_G}.comparison.anchor:AnchorComparisonGrader",
         "llm",
@@ -254,6 +260,8 @@ def describe(entry: GraderEntry) -> GraderInfo:
         spec = InputSpec(template.compile().placeholders, frozenset(), accepts_any=False)
     elif entry.kind == "llm" and entry.name == "llm":
         spec = InputSpec(frozenset(), frozenset(), accepts_any=True)
+    elif entry.name == "openai_grader":  # the sample's other fields form OpenAI's item
+        spec = InputSpec(frozenset({"response"}), frozenset({"item", "tool_calls"}), accepts_any=True)
     else:
         spec = InputSpec.from_callable(cls.aevaluate, skip_first=True)
     return GraderInfo(

@@ -105,6 +105,8 @@ class RunStats:
         graded: Samples graded and written by this run.
         regraded: Of those, samples that were already in the file under a job that lacked
             or (with ``regrade``) changed some graders: only those graders were graded.
+        retried: Of those, samples already in the file whose results had failed for system
+            reasons: only the failed graders were graded again.
         skipped_done: Samples skipped because their results were already complete.
         bad_records: Malformed records written as invalid-input results.
         with_errors: Graded samples with at least one grader error.
@@ -121,6 +123,7 @@ class RunStats:
 
     graded: int = 0
     regraded: int = 0
+    retried: int = 0
     skipped_done: int = 0
     bad_records: int = 0
     with_errors: int = 0
@@ -167,18 +170,32 @@ async def _unwrap_data_errors() -> AsyncIterator[None]:
         raise
 
 
+@dataclass(frozen=True, slots=True)
+class _Again:
+    """A sample of the results file graded again: which graders, and why."""
+
+    to_grade: frozenset[str]
+    changed: bool
+    retried: bool
+
+
 class _Counter:
     """Counts outcomes as they are delivered."""
 
     def __init__(self, stats: RunStats, progress: ProgressBar | None) -> None:
         self.stats = stats
         self.progress = progress
-        self.graded_for_real: dict[str, frozenset[str]] = {}
+        self.graded_for_real: dict[str, _Again] = {}
+        """Samples from the results file being graded again, by id (counted once delivered)."""
 
     def outcome(self, outcome: SampleOutcome | OutcomeLine) -> None:
         stats = self.stats
         stats.graded += 1
-        real = self.graded_for_real.pop(outcome.id, None)
+        again = self.graded_for_real.pop(outcome.id, None)
+        real = None if again is None else again.to_grade
+        if again is not None:
+            stats.regraded += again.changed
+            stats.retried += again.retried
         failed = False
         results: Mapping[str, GraderResult | ResultEntry] = outcome.results
         for name, result in results.items():
@@ -210,6 +227,7 @@ async def run_job(
     out_path: Path,
     backend: GradingBackend | None = None,
     regrade: bool = False,
+    retry_failed: bool = True,
     progress_stream: TextIO | None = None,
     handle_signals: bool = True,
 ) -> RunStats:
@@ -222,6 +240,8 @@ async def run_job(
         out_path: The results file; resumed if it exists (see :mod:`openjudge.jobs.resume`).
         backend: Who grades; default :class:`LocalBackend` over ``job.runner``.
         regrade: Accept a results file written under changed graders: re-grade only them.
+        retry_failed: Re-attempt the file's results that failed for system reasons (the
+            judge unavailable, a timeout, a bug); the rest is kept.
         progress_stream: Draw a progress line here (e.g. ``sys.stderr``); ``None``: none.
         handle_signals: Stop cleanly on SIGINT and SIGTERM (main thread only).
 
@@ -240,14 +260,20 @@ async def run_job(
     grader = backend if backend is not None else LocalBackend(job.runner)
     stats = RunStats(workers=grader.workers)
     data = config.data
-    with BoundResults(out_path, job_fingerprint(config, job), regrade=regrade) as results:
+    fingerprint = job_fingerprint(config, job)
+    with BoundResults(out_path, fingerprint, regrade=regrade, retry_failed=retry_failed) as results:
         stats.changes = results.changes
         total = count_records(data_path, data.format)
+        if total is not None:
+            if results.migrating and results.changes is None:  # a retry: complete samples are copied
+                total = max(0, total - results.previous_samples) + results.failed_samples
+            else:
+                total = max(0, total - len(results))
         progress = (
             None
             if progress_stream is None
             else ProgressBar(
-                None if total is None else max(0, total - len(results)),
+                total,
                 label="samples",
                 stream=progress_stream,
             )
@@ -267,9 +293,14 @@ async def run_job(
                     stats.skipped_done += 1
                     continue
                 pending = results.prepare(record)
+                if pending.copy is not None:  # complete: carried over to the new file as it is
+                    results.write(pending.copy)
+                    stats.skipped_done += 1
+                    continue
                 if pending.to_grade is not None:
-                    stats.regraded += 1
-                    counter.graded_for_real[record.id] = pending.to_grade
+                    counter.graded_for_real[record.id] = _Again(
+                        pending.to_grade, changed=results.changes is not None, retried=pending.retried
+                    )
                 yield pending.record
 
         def deliver(outcome: SampleOutcome | OutcomeLine) -> None:

@@ -234,6 +234,7 @@ def job_fingerprint(config: JobConfig, job: BuiltJob) -> JobFingerprint:
         )
     aggregators: dict[str, dict[str, JsonValue]] = {}
     for agg in config.aggregators:
-        settings = agg.model_dump(mode="json", exclude={"name"})
-        aggregators[agg.name or agg.type] = settings
+        # 'params' (for aggregator classes of the user's) only when set: files written before it existed still match
+        settings = agg.model_dump(mode="json", exclude={"name"} if agg.params else {"name", "params"})
+        aggregators[agg.result_name] = settings
     return JobFingerprint(graders=graders, aggregators=aggregators, id_field=config.data.id_field)

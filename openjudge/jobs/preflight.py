@@ -41,10 +41,14 @@ class DataCheck:
         records: Records read (at most the number asked for).
         problems: One ``file:line: field: problem`` line per grader that cannot read some
             of them, and one for the malformed records.
+        unreadable: See below.
     """
 
     records: int
     problems: tuple[str, ...]
+    unreadable: tuple[str, ...] = ()
+    """Of ``problems``, the graders that could read *none* of the records: a run refuses
+    to start on them (every sample would be an ``invalid_input`` error)."""
 
 
 def check_data(
@@ -97,9 +101,19 @@ def check_data(
         for miss in misses.values()
         if miss.count
     ]
+    good = seen - len(bad)
+    unreadable = [
+        where.at(
+            miss.path,
+            f"cannot read any of the first {good} records of {data_path} "
+            f"(first at line {miss.first_line}: {miss.message})",
+        )
+        for miss in misses.values()
+        if good and miss.count == good
+    ]
     if bad:
         problems.append(
             f"{data_path}:{bad[0].line}: {len(bad)} of the first {seen} records are malformed "
             f"(first: {bad[0].message}); they are recorded as invalid_input results"
         )
-    return DataCheck(seen, tuple(problems))
+    return DataCheck(seen, tuple(problems), tuple(unreadable))

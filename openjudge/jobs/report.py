@@ -9,9 +9,12 @@ be attached to a ticket. It shows:
   declares a score range, else over the observed range), in an element with
   ``class="chart histogram" data-grader="<name>"``; likewise per aggregate
   (``data-aggregate="<name>"``); every y axis is fitted to its tallest bar;
-* system errors per grader and kind, with the first message seen, and apart from them
-  the response failures per grader and cause (scores at the bottom of the range that the
-  response earned by breaking grading; ``class="failure-row"``), with the first reason;
+* system errors per grader and kind, with the first message seen and the ids of the failing
+  samples (the first 100 per kind), each linked to its row in a table of failed samples
+  (``class="failed-row"``, ``id="failed-<n>"``) that gives the sample's message;
+* apart from them, the response failures per grader and cause (scores at the bottom of the
+  range that the response earned by breaking grading; ``class="failure-row"``), with the
+  first reason;
 * a histogram of all judge latencies (``class="chart latency"``);
 * the ``lowest`` (default 10) lowest-scoring samples per grader by normalised score, with
   the inputs the grader saw when a :class:`SampleSource` is given (read back from the
@@ -58,6 +61,8 @@ _REASON_CHARS = 300
 
 
 _INPUT_CHARS = 300
+_FAILED_IDS = 100
+"""Failing sample ids listed (and linked) per grader and error kind."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,8 @@ class _Collector:
     latencies: array[float] = field(default_factory=lambda: array("d"))
     aggregates: dict[str, array[float]] = field(default_factory=dict)
     error_examples: dict[tuple[str, str], str] = field(default_factory=dict)
+    failed: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
+    """(grader, kind) -> the first failing samples' (id, message)."""
     seq: int = 0
 
     def add(self, line: OutcomeLine) -> None:
@@ -111,6 +118,9 @@ class _Collector:
                 self.latencies.append(entry.latency_s)
             if isinstance(entry, ErrorEntry):
                 self.error_examples.setdefault((name, entry.kind), entry.message)
+                failed = self.failed.setdefault((name, entry.kind), [])
+                if len(failed) < _FAILED_IDS:
+                    failed.append((line.id, _cut(entry.message)))
             if not isinstance(entry, ScoreEntry):
                 continue
             norm = entry.normalized_score
@@ -258,19 +268,48 @@ def _aggregate_card(name: str, values: array[float]) -> str:
     )
 
 
-def _errors_section(summary: RunSummary, examples: dict[tuple[str, str], str]) -> str:
-    rows = [
-        table_row(
-            (g.name, kind, format_number(n), _cut(examples.get((g.name, kind), ""))),
-            _ERROR_KINDS,
-            attrs=f' class="error-row" data-grader="{escape(g.name)}" data-kind="{escape(kind)}"',
-        )
-        for g in summary.graders
-        for kind, n in g.errors.items()
-    ]
+def _errors_section(
+    summary: RunSummary,
+    examples: dict[tuple[str, str], str],
+    failed: dict[tuple[str, str], list[tuple[str, str]]],
+) -> str:
+    """Errors per grader and kind, with links to the failing samples' rows below the table."""
+    rows: list[str] = []
+    failed_rows: list[str] = []
+    for g in summary.graders:
+        for kind, n in g.errors.items():
+            links = []
+            for sample_id, message in failed.get((g.name, kind), []):
+                anchor = f"failed-{len(failed_rows)}"
+                links.append(f'<a href="#{anchor}">{escape(sample_id)}</a>')
+                failed_rows.append(
+                    f'<tr class="failed-row" id="{anchor}" data-grader="{escape(g.name)}" '
+                    f'data-kind="{escape(kind)}"><td class="id">{escape(sample_id)}</td>'
+                    f'<td>{escape(g.name)}</td><td class="kind">{escape(kind)}</td>'
+                    f'<td class="message">{escape(message)}</td></tr>'
+                )
+            more = n - len(links)
+            if more > 0:
+                links.append(f"and {format_number(more)} more")
+            cells = (
+                table_row(
+                    (g.name, kind, format_number(n), _cut(examples.get((g.name, kind), ""))), _ERROR_KINDS
+                )
+                .removeprefix("<tr>")
+                .removesuffix("</tr>")
+            )
+            rows.append(
+                f'<tr class="error-row" data-grader="{escape(g.name)}" data-kind="{escape(kind)}">'
+                f'{cells}<td class="samples">{", ".join(links)}</td></tr>'
+            )
     if not rows:
         return '<p class="empty">No errors.</p>'
-    return table(("grader", "kind", "count", "first message"), _ERROR_KINDS, rows, cls="errors")
+    header = ("grader", "kind", "count", "first message", "failing samples")
+    html = table(header, (*_ERROR_KINDS, "samples"), rows, cls="errors")
+    html += "<h3>Failed samples</h3>" + table(
+        ("sample id", "grader", "kind", "message"), ("id", "", "kind", "message"), failed_rows, cls="failed"
+    )
+    return html
 
 
 def _response_failures_section(summary: RunSummary) -> str:
@@ -347,7 +386,7 @@ def _page(title: str, source: str, summary: RunSummary, collector: _Collector) -
     meta = f"{format_number(summary.samples)} samples · {len(summary.graders)} graders · {source}"
     body = f"""<section><h2>Summary</h2><div class="scroll">{_summary_section(summary)}</div></section>
 <section><h2>Score distributions</h2><div class="grid">{cards or '<p class="empty">No results.</p>'}</div></section>
-<section><h2>Errors</h2><div class="scroll">{_errors_section(summary, collector.error_examples)}</div></section>
+<section><h2>Errors</h2><div class="scroll">{_errors_section(summary, collector.error_examples, collector.failed)}</div></section>
 <section><h2>Response failures</h2><div class="scroll">{_response_failures_section(summary)}</div></section>
 <section><h2>Judge latency</h2>{_latency_section(collector.latencies)}</section>
 <section><h2>Lowest-scoring samples</h2>{_lowest_section(collector.graders)}</section>"""
@@ -381,7 +420,9 @@ tr.total td { font-weight: 600; border-top: 2px solid var(--line); }
 .message { max-width: 640px; overflow-wrap: anywhere; color: #323f4b; }
 .inputs { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
 td.kind { color: var(--bad); font-weight: 600; white-space: nowrap; }
-table.errors, table.lowest { width: 100%; }
+table.errors, table.lowest, table.failed { width: 100%; }
+td.samples { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
+tr.failed-row:target { background: #fff4d6; }
 th.message { width: 60%; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(340px, 1fr)); gap: 16px; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px;

@@ -64,6 +64,7 @@ if sys.platform != "win32":
     import fcntl
 
 __all__ = [
+    "SYSTEM_ERROR_KINDS",
     "ResultsFileError",
     "ResultsWriter",
     "SampleOutcome",
@@ -76,6 +77,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+SYSTEM_ERROR_KINDS = frozenset({"provider_error", "timeout", "internal", "budget_exceeded"})
+"""Error kinds the system caused (a judge unavailable, our own timeout, a bug): a rerun
+re-attempts them, because the next attempt may succeed. The others (``parse_error``,
+``invalid_input``, ``refused``) would come out the same and are kept."""
 
 
 class ResultsFileError(ValueError):
@@ -161,6 +168,7 @@ class ResultsWriter:
         self._fd: int | None = None
         self._size = 0
         self._done: set[str] = set()
+        self._failed: frozenset[str] = frozenset()
         self._header: ResultsHeader | None = None
         self._unsynced = 0
         self._last_sync = 0.0
@@ -205,6 +213,7 @@ class ResultsWriter:
         self._fd = fd
         self._size = scan.good_size
         self._done = scan.ids
+        self._failed = frozenset(scan.failed)
         self._header = scan.header
         self._last_sync = time.monotonic()
 
@@ -234,6 +243,12 @@ class ResultsWriter:
         """Ids already in the file, including those written since it was opened."""
         self._require_open()
         return set(self._done)
+
+    @property
+    def failed_ids(self) -> frozenset[str]:
+        """Ids whose line (when the file was opened) holds a result of a :data:`SYSTEM_ERROR_KINDS` kind."""
+        self._require_open()
+        return self._failed
 
     def __contains__(self, sample_id: object) -> bool:
         return sample_id in self._done
@@ -322,8 +337,11 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _parse_line(raw: bytes) -> str | ResultsHeader | None:
-    """A line's sample id, or the header, or ``None`` if it is neither."""
+def _parse_line(raw: bytes, failed: set[str] | None = None) -> str | ResultsHeader | None:
+    """A line's sample id, or the header, or ``None`` if it is neither.
+
+    With ``failed``, the id is added to it when the line holds a system-failed result.
+    """
     try:
         value = json.loads(raw)
     except ValueError:
@@ -331,6 +349,8 @@ def _parse_line(raw: bytes) -> str | ResultsHeader | None:
     if not isinstance(value, dict):
         return None
     if isinstance(value.get("id"), str):
+        if failed is not None and _has_system_error(value.get("results")):
+            failed.add(value["id"])
         return cast(str, value["id"])
     if "openjudge" in value:
         try:
@@ -340,10 +360,20 @@ def _parse_line(raw: bytes) -> str | ResultsHeader | None:
     return None
 
 
+def _has_system_error(results: object) -> bool:
+    if not isinstance(results, dict):
+        return False
+    return any(
+        isinstance(entry, dict) and entry.get("type") == "error" and entry.get("kind") in SYSTEM_ERROR_KINDS
+        for entry in results.values()
+    )
+
+
 @dataclass(slots=True)
 class _Scan:
     header: ResultsHeader | None = None
     ids: set[str] = field(default_factory=set)
+    failed: set[str] = field(default_factory=set)
     offsets: dict[str, tuple[int, int]] = field(default_factory=dict)
     good_size: int = 0
     total_size: int = 0
@@ -362,7 +392,7 @@ def _scan(path: Path, *, offsets: bool = False) -> _Scan:
         for number, raw in enumerate(f, start=1):
             start = offset
             offset += len(raw)
-            parsed = _parse_line(raw) if raw.endswith(b"\n") else None
+            parsed = _parse_line(raw, scan.failed) if raw.endswith(b"\n") else None
             if isinstance(parsed, ResultsHeader) and number > 1:
                 parsed = None  # a header belongs on the first line only
             if parsed is None:

@@ -4,7 +4,11 @@
 header with the current job's (:mod:`.fingerprint`):
 
 * a new or empty file gets the current header; a file written by the same job is resumed
-  (its samples are skipped);
+  (its samples are skipped), except that results which failed for system reasons
+  (:data:`~openjudge.jobs.results.SYSTEM_ERROR_KINDS`: the judge was unavailable, our own
+  timeout, a bug) are *re-attempted*: those samples are graded again with their other
+  results replayed, so a rerun after an outage finishes the job (``retry_failed=False``
+  keeps them as they are);
 * a file written by a job that lacks some graders (or has other aggregators) is
   *migrated*: every sample already in it is graded again with its stored results replayed
   (:mod:`.replay`), so only the added graders call a judge. With ``regrade=True`` the same
@@ -31,9 +35,15 @@ from pydantic import JsonValue
 import openjudge
 from openjudge.jobs.datasets import BadRecord, SampleRecord
 from openjudge.jobs.fingerprint import JobChanges, JobFingerprint, compare
-from openjudge.jobs.records import OutcomeLine, ResultsHeader
+from openjudge.jobs.records import ErrorEntry, OutcomeLine, ResultsHeader
 from openjudge.jobs.replay import with_stored
-from openjudge.jobs.results import ResultsFileError, ResultsWriter, SampleOutcome, index_results
+from openjudge.jobs.results import (
+    SYSTEM_ERROR_KINDS,
+    ResultsFileError,
+    ResultsWriter,
+    SampleOutcome,
+    index_results,
+)
 from openjudge.results import GraderError
 
 __all__ = ["DISTRIBUTION", "BoundResults", "JobMismatchError", "Pending", "writer_name"]
@@ -71,10 +81,14 @@ class Pending:
     Attributes:
         record: The sample (carrying its stored results when some are replayed).
         to_grade: Graders graded for real; ``None``: all of them.
+        retried: Some of ``to_grade`` failed for system reasons in the stored line.
+        copy: The stored line, complete and unchanged: write it as it is, grade nothing.
     """
 
     record: SampleRecord
     to_grade: frozenset[str] | None = None
+    retried: bool = False
+    copy: OutcomeLine | None = None
 
 
 def _mismatch(path: Path, changes: JobChanges | None, samples: int) -> JobMismatchError:
@@ -113,16 +127,20 @@ class BoundResults:
         fingerprint: The current job's fingerprint.
         regrade: Accept changed and removed graders: re-grade the changed ones on the
             samples already in the file, drop the removed ones' results.
+        retry_failed: Re-attempt stored results that failed for system reasons.
 
     Raises (on ``__enter__``):
         JobMismatchError: The file belongs to another job and ``regrade`` is off.
         ResultsFileError: The file is damaged or in use by another run.
     """
 
-    def __init__(self, path: Path, fingerprint: JobFingerprint, *, regrade: bool = False) -> None:
+    def __init__(
+        self, path: Path, fingerprint: JobFingerprint, *, regrade: bool = False, retry_failed: bool = True
+    ) -> None:
         self.path = path
         self.header = ResultsHeader(writer=writer_name(), job=fingerprint)
         self._regrade = regrade
+        self._retry_failed = retry_failed
         self._target: ResultsWriter | None = None
         self._previous: ResultsWriter | None = None
         self._offsets: dict[str, tuple[int, int]] = {}
@@ -131,6 +149,9 @@ class BoundResults:
         """What the file's job lacked (``None`` when the file is new or from the same job)."""
         self.previous_samples = 0
         """Samples in the file when it was opened."""
+        self.failed_samples = 0
+        """Samples in the file, when it was opened, with results that failed for system
+        reasons (re-attempted by this run unless ``retry_failed`` is off)."""
 
     @property
     def migrating(self) -> bool:
@@ -164,15 +185,18 @@ class BoundResults:
             return
         header = current.header
         changes = compare(header.job, self.header.job) if header is not None else None
+        self.failed_samples = len(current.failed_ids)
         if changes is not None and changes.empty:
-            self._target = current
-            return
-        if changes is None or (changes.needs_consent and not self._regrade):
+            if not (self._retry_failed and current.failed_ids):
+                self._target = current
+                return
+            changes = None  # the same job: only its failed results are graded again
+        elif changes is None or (changes.needs_consent and not self._regrade):
             if not self._regrade:
                 raise _mismatch(self.path, changes, len(current))
             changes = JobChanges(added=tuple(self.header.job.graders))  # no header: grade everything
         self.changes = changes
-        self._keep = frozenset(self.header.job.graders) - changes.to_grade
+        self._keep = frozenset(self.header.job.graders) - (changes.to_grade if changes else frozenset())
         self._offsets = index_results(self.path)  # only now: it costs memory per sample
         self._previous = current
         self._target = self._open_staging()
@@ -212,12 +236,23 @@ class BoundResults:
         if previous is None or where is None:
             return Pending(record)
         line = previous.read_line(*where)
-        stored: dict[str, JsonValue] = {
-            name: entry.model_dump(mode="json") for name, entry in line.results.items() if name in self._keep
-        }
-        to_grade = frozenset(self.header.job.graders) - stored.keys()
+        kept = {name: entry for name, entry in line.results.items() if name in self._keep}
+        retried = False
+        if self._retry_failed:
+            failed = {
+                name
+                for name, entry in kept.items()
+                if isinstance(entry, ErrorEntry) and entry.kind in SYSTEM_ERROR_KINDS
+            }
+            retried = bool(failed)
+            for name in failed:
+                del kept[name]
+        to_grade = frozenset(self.header.job.graders) - kept.keys()
+        if not to_grade and self.changes is None:  # a retry run, and nothing failed here
+            return Pending(record, frozenset(), copy=line.model_copy(update={"line": record.line}))
+        stored: dict[str, JsonValue] = {name: entry.model_dump(mode="json") for name, entry in kept.items()}
         replayed = SampleRecord(record.line, with_stored(record.data, stored), record.id)
-        return Pending(replayed, to_grade)
+        return Pending(replayed, to_grade, retried=retried)
 
     def write(self, outcome: SampleOutcome | OutcomeLine) -> None:
         self._writer().write(outcome)

@@ -11,6 +11,10 @@
 * :mod:`.runs`: run the graders (:func:`collect`; :func:`collect_config` for a config file).
 * :mod:`.metrics` and :mod:`.stats`: the metrics, with bootstrap 95 % intervals over items.
 * :mod:`.compare`: two configs on the same items, paired-bootstrap differences.
+* :mod:`.rescore`: judgements already made, scored without a judge: benchmarks' stored
+  outputs (:mod:`.recorded`, with their own headline rules from :mod:`.headline`), a
+  meta-eval's ``--judgements`` file (:mod:`.judgements`), a run's results file.
+* :mod:`.readings`, :mod:`.scales`: each figure in plain words; scores on the labels' scale.
 * :mod:`.console`, :mod:`.html`: the text table and the HTML report.
 
 Needs numpy (``pip install 'openjudge-graders[metaeval]'``). Names are imported on first use, so
@@ -34,11 +38,16 @@ if TYPE_CHECKING:
     from openjudge.metaeval.items import PairwiseSet as PairwiseSet
     from openjudge.metaeval.items import PointItem as PointItem
     from openjudge.metaeval.items import PointwiseSet as PointwiseSet
+    from openjudge.metaeval.judgements import read_judgements as read_judgements
+    from openjudge.metaeval.judgements import write_judgements as write_judgements
     from openjudge.metaeval.loaders import LabelledDataError as LabelledDataError
     from openjudge.metaeval.loaders import load_labelled as load_labelled
     from openjudge.metaeval.metrics import summarize as summarize
+    from openjudge.metaeval.report import BenchmarkFigure as BenchmarkFigure
     from openjudge.metaeval.report import Estimate as Estimate
     from openjudge.metaeval.report import MetaEvalReport as MetaEvalReport
+    from openjudge.metaeval.rescore import load_recorded as load_recorded
+    from openjudge.metaeval.rescore import merge_runs as merge_runs
     from openjudge.metaeval.runs import GraderRun as GraderRun
     from openjudge.metaeval.runs import MetaEvalRun as MetaEvalRun
     from openjudge.metaeval.runs import collect as collect
@@ -61,6 +70,11 @@ _EXPORTS = {
     "LabelledDataError": "loaders",
     "load_labelled": "loaders",
     "summarize": "metrics",
+    "read_judgements": "judgements",
+    "write_judgements": "judgements",
+    "load_recorded": "rescore",
+    "merge_runs": "rescore",
+    "BenchmarkFigure": "report",
     "Estimate": "report",
     "MetaEvalReport": "report",
 }

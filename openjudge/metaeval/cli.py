@@ -21,7 +21,13 @@ the labels (pairwise accuracy; Spearman, Kendall, exact and within-1 agreement f
 position bias (flip rate when the order is swapped, first-position win rate), length bias,
 self-consistency over --repeats, failures, tokens, cost and time per 1,000 judgements.
 Every figure comes with a bootstrap 95% interval over the labelled items. With --compare,
-a second config judges the same data and the differences get paired-bootstrap intervals."""
+a second config judges the same data and the differences get paired-bootstrap intervals.
+
+With --recorded FILE instead of a config, judgements already made are scored and no judge
+is called: a benchmark's stored judge outputs (--format judgebench or llmbar; the report
+adds the benchmark's own headline figures), an earlier meta-eval's --judgements file, or
+an 'openjudge run' results file together with the labelled file it graded (--data).
+Repeat --recorded to put several judges of the same items side by side."""
 
 
 def needs_numpy(exc: ImportError) -> str:
@@ -36,16 +42,29 @@ HELP = "measure a judge config against labelled data (agreement, biases, consist
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the ``meta-eval`` subcommand's arguments on its parser."""
-    from openjudge.metaeval.loaders import FORMATS
+    from openjudge.metaeval.loaders import FORMATS, RECORDED_FORMATS
 
     parser.description = DESCRIPTION
-    parser.add_argument("config", type=Path, help="judge config (YAML), as for 'openjudge run'")
-    parser.add_argument("--data", type=Path, required=True, help="labelled data (JSONL, JSON array or CSV)")
+    parser.add_argument(
+        "config",
+        type=Path,
+        nargs="?",
+        help="judge config (YAML), as for 'openjudge run'; not with --recorded",
+    )
+    parser.add_argument("--data", type=Path, help="labelled data (JSONL, JSON array or CSV)")
+    parser.add_argument(
+        "--recorded",
+        type=Path,
+        action="append",
+        metavar="FILE",
+        help="score judgements already made instead of running a config (repeatable; see --format)",
+    )
     parser.add_argument(
         "--format",
-        choices=FORMATS,
+        choices=sorted(set(FORMATS) | set(RECORDED_FORMATS), key=lambda f: (f != "auto", f)),
         default="auto",
-        help="labelled data format (default: told from the first record; see docs/meta-eval.md)",
+        help="format of --data, or with --recorded of the recorded files: judgebench, llmbar, "
+        "judgements, results (default: told from the first record; see docs/meta-eval.md)",
     )
     parser.add_argument("--compare", type=Path, metavar="CONFIG", help="a second config to compare against")
     parser.add_argument(
@@ -61,7 +80,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--skip-bad", action="store_true", help="leave out unusable records instead of failing"
     )
+    parser.add_argument(
+        "--label-scale",
+        type=float,
+        nargs=2,
+        metavar=("LOW", "HIGH"),
+        help="scored responses: the labels' scale (default: the lowest and highest label)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the report (and comparison) as JSON")
+    parser.add_argument(
+        "--judgements",
+        type=Path,
+        metavar="FILE",
+        help="write every judgement (JSON Lines) to re-score later with --recorded FILE "
+        "(with --compare, the first config's)",
+    )
     parser.add_argument("--report", type=Path, metavar="FILE", help="write a self-contained HTML report")
     parser.add_argument(
         "--cache",
@@ -72,12 +105,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _usage_error(args: argparse.Namespace) -> str | None:
+    from openjudge.metaeval.loaders import RECORDED_FORMATS
+
     for flag, value, low in (("--repeats", args.repeats, 1), ("--bootstrap", args.bootstrap, 1)):
         if value < low:
             return f"{flag} must be at least {low}, got {value}"
     if args.limit is not None and args.limit < 1:
         return f"--limit must be at least 1, got {args.limit}"
+    if args.label_scale is not None and not args.label_scale[0] < args.label_scale[1]:
+        return f"--label-scale needs LOW < HIGH, got {args.label_scale[0]:g} {args.label_scale[1]:g}"
+    if args.recorded:
+        if args.config is not None:
+            return "give a config or --recorded FILE, not both (recorded judgements need no judge)"
+        for flag, used in (("--compare", args.compare), ("--grader", args.grader), ("--cache", args.cache)):
+            if used:
+                return f"{flag} needs a config: recorded judgements are scored as they are"
+        if args.repeats != 1 or args.no_swap:
+            return "--repeats and --no-swap need a config: recorded judgements are scored as they are"
+        if args.format not in RECORDED_FORMATS:
+            known = ", ".join(RECORDED_FORMATS)
+            return f"--format {args.format} describes labelled data; a --recorded file is one of {known}"
+        return None
+    if args.config is None:
+        return "give a judge config, or --recorded FILE to score judgements already made"
+    if args.data is None:
+        return "--data is required with a config (the labelled items to judge)"
+    if args.format in ("judgements", "results"):
+        return f"--format {args.format} describes a --recorded file, not --data"
     return None
+
+
+def _recorded(args: argparse.Namespace) -> Any:
+    """The recorded files as one run (their judges side by side)."""
+    from openjudge.metaeval.loaders import LabelledDataError, load_labelled
+    from openjudge.metaeval.rescore import load_recorded, merge_runs
+
+    data = load_labelled(args.data, skip_bad=args.skip_bad) if args.data is not None else None
+    runs = [
+        load_recorded(path, format=args.format, data=data, skip_bad=args.skip_bad, limit=args.limit)
+        for path in args.recorded
+    ]
+    try:
+        return merge_runs(runs)
+    except ValueError as exc:  # reported by the entry point as a bad input, exit 1
+        raise LabelledDataError([str(exc)], path=args.recorded[-1]) from None
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -97,37 +168,51 @@ def run_command(args: argparse.Namespace) -> int:
         from openjudge.metaeval.configured import collect_config
         from openjudge.metaeval.console import render_comparison, render_report
         from openjudge.metaeval.html import write_html
+        from openjudge.metaeval.judgements import write_judgements
         from openjudge.metaeval.loaders import load_labelled
         from openjudge.metaeval.metrics import summarize
     except ImportError as exc:
         print(f"error: {needs_numpy(exc)}", file=sys.stderr)
         return EXIT_USAGE
 
-    data = load_labelled(args.data, format=args.format, skip_bad=args.skip_bad, limit=args.limit)
-    configs = [args.config] if args.compare is None else [args.config, args.compare]
+    label_scale = tuple(args.label_scale) if args.label_scale is not None else None
+    if args.recorded:
+        runs = [_recorded(args)]
+    else:
+        data = load_labelled(args.data, format=args.format, skip_bad=args.skip_bad, limit=args.limit)
+        configs = [args.config] if args.compare is None else [args.config, args.compare]
 
-    async def collect_all() -> list[Any]:
-        return [
-            await collect_config(
-                path,
-                data,
-                graders=args.grader,
-                repeats=args.repeats,
-                swap=not args.no_swap,
-                use_cache=args.cache,
-                show_progress=not args.no_progress,
-            )
-            for path in configs
+        async def collect_all() -> list[Any]:
+            return [
+                await collect_config(
+                    path,
+                    data,
+                    graders=args.grader,
+                    repeats=args.repeats,
+                    swap=not args.no_swap,
+                    use_cache=args.cache,
+                    show_progress=not args.no_progress,
+                )
+                for path in configs
+            ]
+
+        runs = anyio.run(collect_all)
+    try:
+        reports = [
+            summarize(run, bootstrap=args.bootstrap, seed=args.seed, label_scale=label_scale) for run in runs
         ]
-
-    runs = anyio.run(collect_all)
-    reports = [summarize(run, bootstrap=args.bootstrap, seed=args.seed) for run in runs]
+    except ValueError as exc:  # a --label-scale the labels do not fit
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     for report in reports:
         print(render_report(report))
     comparison = None
     if len(runs) == 2:
         comparison = compare_runs(runs[0], runs[1], bootstrap=args.bootstrap, seed=args.seed)
         print(render_comparison(comparison))
+    if args.judgements is not None:
+        write_judgements(args.judgements, runs[0])
+        print(f"judgements: {args.judgements}")
     if args.json is not None:
         payload: dict[str, Any] = {"reports": [r.model_dump(mode="json") for r in reports]}
         if comparison is not None:

@@ -6,9 +6,17 @@ from collections.abc import Callable, Sequence
 
 from openjudge.jobs.summary import format_number
 from openjudge.metaeval.compare import ComparisonReport
+from openjudge.metaeval.readings import percent
 from openjudge.metaeval.report import Estimate, GraderReport, MetaEvalReport
 
-__all__ = ["METRIC_LABELS", "format_estimate", "render_comparison", "render_report"]
+__all__ = [
+    "METRIC_LABELS",
+    "format_estimate",
+    "has_costs",
+    "render_comparison",
+    "render_readings",
+    "render_report",
+]
 
 METRIC_LABELS: dict[str, str] = {
     "pairwise_accuracy": "pairwise accuracy",
@@ -88,21 +96,79 @@ def _failures(g: GraderReport) -> str:
     return f"{failed} ({kinds})"
 
 
-def render_report(report: MetaEvalReport) -> str:
-    """The report as text: a header, metrics by grader, then failures and cost by grader."""
-    data = report.data
-    labels = ", ".join(f"{k} {v}" for k, v in data.labels.items()) if data.kind == "pairwise" else ""
-    head = [
-        f"meta-eval{f' of {report.label}' if report.label else ''} on {data.source}: {data.items} "
-        f"{'pairs' if data.kind == 'pairwise' else 'scored responses'} ({data.format}"
-        f"{'; labels ' + labels if labels else ''})",
+def _how(report: MetaEvalReport) -> str:
+    """How the figures were made: intervals, and (pairs only) the orders judged."""
+    line = (
         f"values with {report.confidence:.0%} bootstrap intervals over items ({report.bootstrap} resamples, "
-        f"seed {report.seed}); pairs judged in {'both orders' if report.swap else 'the stored order only'}",
+        f"seed {report.seed})"
+    )
+    if report.data.kind == "pairwise" and any(g.kind == "pair" for g in report.graders):
+        # Only pair graders see an order; single graders score each response alone.
+        line += f"; pairs judged in {'both orders' if report.swap else 'the stored order only'}"
+    if report.recorded is not None:
+        line += f"; recorded judgements ({report.recorded}), no judge called"
+    return line
+
+
+def _head(report: MetaEvalReport) -> list[str]:
+    data = report.data
+    if data.kind == "pairwise":
+        counts = ", ".join(f"{k} {v}" for k, v in data.labels.items())
+        what = f"{data.items} pairs ({data.format}{'; labels ' + counts if counts else ''})"
+    else:
+        scale = report.label_scale
+        on = f"; labels on {scale[0]:g}-{scale[1]:g}" if scale is not None else ""
+        what = f"{data.items} scored responses ({data.format}{on})"
+    head = [
+        f"meta-eval{f' of {report.label}' if report.label else ''} on {data.source}: {what}",
+        _how(report),
     ]
     if data.skipped:
         head.append(f"{data.skipped} unusable records skipped")
     for name, why in report.skipped_graders.items():
         head.append(f"grader {name!r} not evaluated: {why}")
+    for g in report.graders:
+        head += [f"note: {note}" for note in g.notes]
+    return head
+
+
+def _benchmark_rows(graders: Sequence[GraderReport]) -> list[list[str]]:
+    keys = list(dict.fromkeys(f.key for g in graders for f in g.benchmark))
+    rows = []
+    for key in keys:
+        cells = [next((f for f in g.benchmark if f.key == key), None) for g in graders]
+        sample = next(f for f in cells if f is not None)
+        rows.append(
+            [
+                f"{sample.benchmark} {sample.name} (%)",
+                *(
+                    "-"
+                    if f is None or f.estimate.value is None
+                    else f"{percent(f.estimate, digits=2).replace(' %', '')} ({f.count:g}/{f.total:g})"
+                    for f in cells
+                ),
+            ]
+        )
+    return rows
+
+
+def has_costs(report: MetaEvalReport) -> bool:
+    """Whether the judgements' tokens and times are known (a live run, or its saved judgements)."""
+    return report.recorded is None or any(g.cost.requests or g.cost.wall_s for g in report.graders)
+
+
+def render_readings(report: MetaEvalReport) -> str:
+    """Each grader's figures in plain sentences."""
+    lines: list[str] = []
+    for g in report.graders:
+        lines.append(f"{g.name}:")
+        lines += [f"  - {reading}" for reading in g.readings] or ["  - nothing to read"]
+    return "\n".join(lines) + "\n"
+
+
+def render_report(report: MetaEvalReport) -> str:
+    """The report as text: a header, metrics by grader, readings, then failures and cost by grader."""
+    head = _head(report)
     if not report.graders:
         return "\n".join([*head, "", "no grader to evaluate"]) + "\n"
     graders = report.graders
@@ -119,12 +185,22 @@ def render_report(report: MetaEvalReport) -> str:
     cost_rows = [
         ["judgements", *(format_number(g.cost.judgements) for g in graders)],
         ["failed", *(_failures(g) for g in graders)],
-        ["judge requests", *(format_number(g.cost.requests) for g in graders)],
-        ["tokens per 1k judgements", *(format_number(g.cost.tokens_per_1k) for g in graders)],
-        ["cost per 1k judgements", *(format_number(g.cost.cost_per_1k) for g in graders)],
-        ["wall s per 1k judgements", *(format_number(g.cost.wall_s_per_1k) for g in graders)],
     ]
-    return "\n".join([*head, "", *_table(header, rows), "", *_table(["cost", *header[1:]], cost_rows)]) + "\n"
+    costed = has_costs(report)
+    if costed:  # a benchmark's recording has no tokens, prices or times
+        cost_rows += [
+            ["judge requests", *(format_number(g.cost.requests) for g in graders)],
+            ["tokens per 1k judgements", *(format_number(g.cost.tokens_per_1k) for g in graders)],
+            ["cost per 1k judgements", *(format_number(g.cost.cost_per_1k) for g in graders)],
+            ["wall s per 1k judgements", *(format_number(g.cost.wall_s_per_1k) for g in graders)],
+        ]
+    published = _benchmark_rows(graders)
+    parts = [*head, "", *_table(header, rows)]
+    if published:
+        parts += ["", *_table(["benchmark's own figures", *header[1:]], published)]
+    parts += ["", "reading:", render_readings(report).rstrip("\n")]
+    parts += ["", *_table(["cost" if costed else "judgements", *header[1:]], cost_rows)]
+    return "\n".join(parts) + "\n"
 
 
 def render_comparison(comparison: ComparisonReport) -> str:

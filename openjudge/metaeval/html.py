@@ -18,7 +18,8 @@ from openjudge.jobs._html import page, table, table_row, write_page
 from openjudge.jobs.summary import format_number
 from openjudge.metaeval.charts import IntervalRow, interval_chart_svg, scatter_svg
 from openjudge.metaeval.compare import ComparisonReport
-from openjudge.metaeval.console import METRIC_LABELS, format_estimate
+from openjudge.metaeval.console import METRIC_LABELS, format_estimate, has_costs
+from openjudge.metaeval.readings import percent
 from openjudge.metaeval.report import Estimate, GraderReport, MetaEvalReport
 
 __all__ = ["metaeval_section", "render_html", "write_html"]
@@ -150,6 +151,34 @@ def _cost_table(graders: Sequence[GraderReport]) -> str:
     return html
 
 
+def _readings_section(graders: Sequence[GraderReport]) -> str:
+    blocks = []
+    for g in graders:
+        notes = "".join(f'<li class="note">{escape(n)}</li>' for n in g.notes)
+        said = "".join(f"<li>{escape(r)}</li>" for r in g.readings)
+        blocks.append(
+            f'<div class="card"><h3>{escape(g.name)}</h3><ul class="facts">{notes}{said}</ul></div>'
+        )
+    return f'<div class="grid">{"".join(blocks)}</div>'
+
+
+def _benchmark_table(graders: Sequence[GraderReport]) -> str:
+    rows = [
+        [
+            g.name,
+            f"{f.benchmark} {f.name}",
+            "-" if f.estimate.value is None else percent(f.estimate, digits=2),
+            f"{f.count:g} / {f.total:g}",
+            f.rule,
+        ]
+        for g in graders
+        for f in g.benchmark
+    ]
+    if not rows:
+        return ""
+    return _table(["grader", "figure", "value (%)", "count", "the benchmark's rule"], rows, cls="benchmark")
+
+
 def _comparison_section(comparison: ComparisonReport) -> str:
     rows: list[IntervalRow] = []
     table: list[list[str]] = []
@@ -219,8 +248,14 @@ def metaeval_section(report: MetaEvalReport) -> str:
         reference=0.5,
     )
     sections = [
-        f'<section><h2>Agreement with the labels</h2><div class="grid">{agreement or _EMPTY}</div></section>',
+        f"<section><h2>In plain words</h2>{_readings_section(graders) if graders else _EMPTY}</section>",
     ]
+    published = _benchmark_table(graders)
+    if published:
+        sections.append(f"<section><h2>The benchmark's own figures</h2>{published}</section>")
+    sections.append(
+        f'<section><h2>Agreement with the labels</h2><div class="grid">{agreement or _EMPTY}</div></section>'
+    )
     if pairs:
         sections.append(
             f'<section><h2>Position bias</h2><div class="grid">{position or _NO_SWAP}</div></section>'
@@ -231,9 +266,8 @@ def metaeval_section(report: MetaEvalReport) -> str:
     sections.append(
         f"<section><h2>All metrics</h2>{_metrics_table(graders) if graders else _EMPTY}</section>"
     )
-    sections.append(
-        f"<section><h2>Failures and cost</h2>{_cost_table(graders) if graders else _EMPTY}</section>"
-    )
+    title = "Failures and cost" if has_costs(report) else "Failures (recorded: no tokens, cost or time)"
+    sections.append(f"<section><h2>{title}</h2>{_cost_table(graders) if graders else _EMPTY}</section>")
     return "\n".join(sections)
 
 
@@ -294,6 +328,7 @@ main { max-width: 1180px; margin: 0 auto; padding: 28px 24px 48px; }
 header h1 { margin: 0 0 4px; font-size: 24px; }
 .meta, .facts, .empty { color: var(--muted); }
 .facts { margin: 0 0 6px; font-size: 12px; }
+.facts .note { color: #9a3412; }
 section { margin-top: 28px; }
 h2 { font-size: 17px; margin: 0 0 10px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 14px; margin: 0 0 6px; }

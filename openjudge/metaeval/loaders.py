@@ -47,12 +47,26 @@ from pydantic import JsonValue
 from openjudge.jobs.datasets import BadRecord, DatasetError, iter_samples
 from openjudge.metaeval.items import LabelledSet, PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 
-__all__ = ["FORMATS", "LabelledDataError", "LabelledFormat", "load_labelled"]
+__all__ = [
+    "FORMATS",
+    "RECORDED_FORMATS",
+    "LabelledDataError",
+    "LabelledFormat",
+    "RecordProblem",
+    "RecordedFormat",
+    "id_field",
+    "load_labelled",
+    "read_item",
+]
 
 LabelledFormat: TypeAlias = Literal[
     "auto", "pairwise", "pointwise", "judgebench", "llmbar", "pandalm", "mtbench-human"
 ]
 FORMATS: tuple[str, ...] = get_args(LabelledFormat)
+
+RecordedFormat: TypeAlias = Literal["auto", "judgebench", "llmbar", "judgements", "results"]
+"""Files of judgements already made (read by :func:`openjudge.metaeval.load_recorded`)."""
+RECORDED_FORMATS: tuple[str, ...] = get_args(RecordedFormat)
 _SHOWN_PROBLEMS = 10
 
 
@@ -67,8 +81,8 @@ class LabelledDataError(DatasetError):
         self.problems = problems
 
 
-class _Bad(Exception):
-    """One field of one record is unusable."""
+class RecordProblem(Exception):
+    """One field of one record is unusable (the message starts with the field)."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
@@ -79,9 +93,9 @@ def _text(record: Mapping[str, JsonValue], field: str, *, optional: bool = False
     if value is None or (isinstance(value, float) and math.isnan(value)):
         if optional:
             return None
-        raise _Bad(field, "missing (a string is required)")
+        raise RecordProblem(field, "missing (a string is required)")
     if not isinstance(value, str):
-        raise _Bad(field, f"expected a string, got {type(value).__name__}")
+        raise RecordProblem(field, f"expected a string, got {type(value).__name__}")
     return value
 
 
@@ -109,7 +123,7 @@ def _native_pair(record: Mapping[str, JsonValue], id_: str, line: int) -> PairIt
     raw = record.get("label")
     label = _LABELS.get(raw.strip().lower()) if isinstance(raw, str) else None
     if label is None:
-        raise _Bad("label", f"expected 'A', 'B' or 'tie' (got {raw!r})")
+        raise RecordProblem("label", f"expected 'A', 'B' or 'tie' (got {raw!r})")
     used = {prompt_field, "response_a", "response_b", "label", "reference", "id"}
     return PairItem(
         id=id_,
@@ -130,9 +144,9 @@ def _native_point(record: Mapping[str, JsonValue], id_: str, line: int) -> Point
         try:
             raw = float(raw)
         except ValueError:
-            raise _Bad("label", f"expected a number (got {raw!r})") from None
+            raise RecordProblem("label", f"expected a number (got {raw!r})") from None
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-        raise _Bad("label", f"expected a finite number (got {raw!r})")
+        raise RecordProblem("label", f"expected a finite number (got {raw!r})")
     used = {prompt_field, "response", "label", "reference", "id"}
     return PointItem(
         id=id_,
@@ -152,7 +166,7 @@ def _judgebench(record: Mapping[str, JsonValue], id_: str, line: int) -> PairIte
     raw = record.get("label")
     label = _JUDGEBENCH.get(raw.strip()) if isinstance(raw, str) else None
     if label is None:
-        raise _Bad("label", f"expected 'A>B', 'B>A' or 'A=B' (got {raw!r})")
+        raise RecordProblem("label", f"expected 'A>B', 'B>A' or 'A=B' (got {raw!r})")
     return PairItem(
         id=id_,
         line=line,
@@ -170,7 +184,7 @@ def _number_label(record: Mapping[str, JsonValue], field: str, table: Mapping[in
         raw = int(raw)
     if isinstance(raw, bool) or not isinstance(raw, int) or raw not in table:
         allowed = ", ".join(str(k) for k in table)
-        raise _Bad(field, f"expected one of {allowed} (got {raw!r})")
+        raise RecordProblem(field, f"expected one of {allowed} (got {raw!r})")
     return table[raw]
 
 
@@ -216,17 +230,19 @@ def _turns(record: Mapping[str, JsonValue], field: str, turn: int) -> tuple[str,
     """The turn's user message and assistant reply, and the earlier exchanges as a transcript."""
     conversation = record.get(field)
     if not isinstance(conversation, list):
-        raise _Bad(field, "expected a list of {role, content} messages")
+        raise RecordProblem(field, "expected a list of {role, content} messages")
     texts: list[tuple[str, str]] = []
     for i, message in enumerate(conversation):
         role = message.get("role") if isinstance(message, dict) else None
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(role, str) or not isinstance(content, str):
-            raise _Bad(f"{field}[{i}]", "expected an object with string 'role' and 'content'")
+            raise RecordProblem(f"{field}[{i}]", "expected an object with string 'role' and 'content'")
         texts.append((role, content))
     user_at = 2 * (turn - 1)
     if len(texts) < user_at + 2 or texts[user_at][0] != "user" or texts[user_at + 1][0] != "assistant":
-        raise _Bad(field, f"turn {turn} needs a user message at {user_at} and the assistant's reply after it")
+        raise RecordProblem(
+            field, f"turn {turn} needs a user message at {user_at} and the assistant's reply after it"
+        )
     history = "\n\n".join(
         f"{'User' if role == 'user' else 'Assistant'}: {content}" for role, content in texts[:user_at]
     )
@@ -237,12 +253,12 @@ def _mtbench(record: Mapping[str, JsonValue], id_: str, line: int) -> PairItem:
     raw = record.get("winner")
     label = _MTBENCH.get(raw) if isinstance(raw, str) else None
     if label is None:
-        raise _Bad("winner", f"expected one of {', '.join(_MTBENCH)} (got {raw!r})")
+        raise RecordProblem("winner", f"expected one of {', '.join(_MTBENCH)} (got {raw!r})")
     turn = record.get("turn", 1)
     if isinstance(turn, str) and turn.isdigit():
         turn = int(turn)
     if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
-        raise _Bad("turn", f"expected a turn number from 1 (got {turn!r})")
+        raise RecordProblem("turn", f"expected a turn number from 1 (got {turn!r})")
     prompt, reply_a, history_a = _turns(record, "conversation_a", turn)
     _, reply_b, history_b = _turns(record, "conversation_b", turn)
     extra = _extra(record, {"conversation_a", "conversation_b", "winner"})
@@ -265,6 +281,20 @@ _READERS: dict[str, tuple[_Reader, str | None, frozenset[str]]] = {
     "pandalm": (_pandalm, "idx", frozenset({"instruction", "response1", "response2", "annotator1"})),
     "mtbench-human": (_mtbench, None, frozenset({"conversation_a", "conversation_b", "winner"})),
 }
+
+
+def read_item(kind: str, record: Mapping[str, JsonValue], id_: str, line: int) -> PairItem | PointItem:
+    """One record of a labelled format (not ``auto``) as an item.
+
+    Raises:
+        RecordProblem: A field is missing or unusable.
+    """
+    return _READERS[kind][0](record, id_, line)
+
+
+def id_field(kind: str) -> str | None:
+    """The field a format keeps its ids in (``None``: ids are content hashes)."""
+    return _READERS[kind][1]
 
 
 def _detect(record: Mapping[str, JsonValue], path: Path, line: int) -> str:
@@ -324,7 +354,7 @@ def load_labelled(
             continue
         try:
             item = reader(record.data, record.id, record.line)
-        except _Bad as exc:
+        except RecordProblem as exc:
             problems.append(f"{p}:{record.line}: {exc}")
             continue
         if isinstance(item, PairItem):

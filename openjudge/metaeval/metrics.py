@@ -12,9 +12,12 @@ from collections import Counter
 
 import numpy as np
 
+from openjudge.metaeval.headline import headline_statistics
 from openjudge.metaeval.items import PairwiseSet, PointwiseSet
+from openjudge.metaeval.readings import readings
 from openjudge.metaeval.report import (
     Agreement,
+    BenchmarkFigure,
     Consistency,
     Cost,
     DataSummary,
@@ -25,6 +28,8 @@ from openjudge.metaeval.report import (
     PositionBias,
 )
 from openjudge.metaeval.runs import GraderRun, MetaEvalRun
+from openjudge.metaeval.scales import label_scale as _label_scale
+from openjudge.metaeval.scales import on_label_scale
 from openjudge.metaeval.stats import Correlation, Floats, Ints, Ratio, Statistic, intervals
 from openjudge.metaeval.verdicts import NONE, TIE, A, B
 
@@ -108,34 +113,66 @@ def _pair_statistics(run: GraderRun, data: PairwiseSet) -> dict[str, Statistic]:
     return stats
 
 
-def _point_statistics(run: GraderRun, data: PointwiseSet) -> dict[str, Statistic]:
+def _point_statistics(
+    run: GraderRun, data: PointwiseSet, scale: tuple[float, float] | None = None
+) -> tuple[dict[str, Statistic], str | None]:
+    """The metrics of a grader of scored responses, and a note when its scale differs from the labels'."""
     assert run.score is not None and run.oriented is not None
     n = len(data.items)
     labels = np.array([item.label for item in data.items], dtype=np.float64)
     score = run.score[0, 0]
+    oriented = run.oriented[0, 0]
     valid = ~np.isnan(score)
-    gap = np.abs(np.nan_to_num(score) - labels)
     units = np.arange(n)
+    # Rank correlations on the normalised score: scale-free, and right-signed for "lower is better".
     stats: dict[str, Statistic] = {
-        "spearman": _correlation(score, labels, units, n, "spearman"),
-        "kendall": _correlation(score, labels, units, n, "kendall"),
-        "exact": Ratio.mean((gap <= 1e-9).astype(np.float64), valid),
-        "within_one": Ratio.mean((gap <= 1 + 1e-9).astype(np.float64), valid),
-        "length_score_spearman": _correlation(
-            _lengths([item.response for item in data.items]), run.oriented[0, 0], units, n, "spearman"
-        ),
+        "spearman": _correlation(oriented, labels, units, n, "spearman"),
+        "kendall": _correlation(oriented, labels, units, n, "kendall"),
     }
+    comparable = on_label_scale(
+        run.name, score, oriented, run.score_range, labels, _label_scale(labels, scale)
+    )
+    if comparable.scores is not None:
+        gap = np.abs(np.nan_to_num(comparable.scores) - labels)
+        stats["exact"] = Ratio.mean((gap <= 1e-9).astype(np.float64), valid)
+        stats["within_one"] = Ratio.mean((gap <= 1 + 1e-9).astype(np.float64), valid)
+    stats["length_score_spearman"] = _correlation(
+        _lengths([item.response for item in data.items]), oriented, units, n, "spearman"
+    )
     if run.repeats > 1:
         changed, repeated = _changed(run.score[:, 0])
         stats["verdict_change_rate"] = Ratio.mean(changed, repeated)
-    return stats
+    return stats, comparable.note
 
 
 def statistics(run: MetaEvalRun, grader: GraderRun) -> dict[str, Statistic]:
     """Every metric that applies to the grader, by its field name in the report, over items."""
     if isinstance(run.data, PairwiseSet):
         return _pair_statistics(grader, run.data)
-    return _point_statistics(grader, run.data)
+    return _point_statistics(grader, run.data)[0]
+
+
+def _headlines(run: MetaEvalRun, grader: GraderRun) -> dict[str, tuple[BenchmarkFigure, Ratio]]:
+    """The benchmark's own figures (:mod:`.headline`), as report entries to fill and statistics."""
+    if not isinstance(run.data, PairwiseSet) or grader.verdict is None:
+        return {}
+    # A single grader scores each response alone: its verdict is the same in either order.
+    swapped = grader.swapped or grader.kind == "single"
+    found = headline_statistics(run.data.format, grader.verdict, _pair_labels(run.data), swapped=swapped)
+    blank = Estimate(value=None, low=None, high=None, n=0)
+    out = {}
+    for key, (h, ratio) in found.items():
+        figure = BenchmarkFigure(
+            key=key,
+            benchmark=h.benchmark,
+            name=h.name,
+            rule=h.rule,
+            estimate=blank,
+            count=float(ratio.num.sum()),
+            total=float(ratio.den.sum()),
+        )
+        out[key] = (figure, ratio)
+    return out
 
 
 def _points(run: MetaEvalRun, grader: GraderRun) -> list[tuple[float, float]]:
@@ -220,45 +257,86 @@ def _data_summary(run: MetaEvalRun) -> DataSummary:
     )
 
 
-def summarize(run: MetaEvalRun, *, bootstrap: int = 1000, seed: int = 0) -> MetaEvalReport:
-    """The report of a run: every metric with its bootstrap interval (``bootstrap`` resamples)."""
+def summarize(
+    run: MetaEvalRun,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    label_scale: tuple[float, float] | None = None,
+) -> MetaEvalReport:
+    """The report of a run: every metric with its bootstrap interval (``bootstrap`` resamples).
+
+    Args:
+        run: The judgements (:func:`collect`, or read back by :func:`load_recorded`).
+        bootstrap: Resamples behind each interval.
+        seed: The resampling seed.
+        label_scale: Scored responses: the labels' scale (low, high); default, the lowest
+            and highest label. A grader on another scale is rescaled onto it (see
+            :mod:`.scales`).
+    """
+    if label_scale is not None and not label_scale[0] < label_scale[1]:
+        raise ValueError(f"label_scale must be (low, high) with low < high, got {label_scale}")
+    if label_scale is not None and isinstance(run.data, PointwiseSet):
+        outside = next((i for i in run.data.items if not label_scale[0] <= i.label <= label_scale[1]), None)
+        if outside is not None:
+            raise ValueError(
+                f"{run.data.source}:{outside.line}: label {outside.label:g} is outside the labels' scale "
+                f"{label_scale[0]:g}-{label_scale[1]:g}; give the scale the labels are on"
+            )
     graders: list[GraderReport] = []
     for grader in run.graders:
-        estimates = intervals(statistics(run, grader), resamples=bootstrap, seed=seed)
+        notes: list[str] = []
+        if isinstance(run.data, PairwiseSet):
+            wanted = _pair_statistics(grader, run.data)
+        else:
+            wanted, note = _point_statistics(grader, run.data, label_scale)
+            notes += [note] if note else []
+        headlines = _headlines(run, grader)
+        every = {**wanted, **{key: ratio for key, (_, ratio) in headlines.items()}}
+        estimates = intervals(every, resamples=bootstrap, seed=seed)
         found = {name: Estimate.model_validate(e, from_attributes=True) for name, e in estimates.items()}
-        graders.append(
-            GraderReport(
-                name=grader.name,
-                kind=grader.kind,
-                provider=grader.provider,
-                items=len(run.data.items),
-                agreement=Agreement(
-                    pairwise_accuracy=found.get("pairwise_accuracy"),
-                    three_way_agreement=found.get("three_way_agreement"),
-                    tie_rate=found.get("tie_rate"),
-                    confusion=_confusion(run, grader),
-                    spearman=found.get("spearman"),
-                    kendall=found.get("kendall"),
-                    exact=found.get("exact"),
-                    within_one=found.get("within_one"),
-                ),
-                position=PositionBias(
-                    flip_rate=found.get("flip_rate"),
-                    first_position_win_rate=found.get("first_position_win_rate"),
-                    judge_flip_rate=found.get("judge_flip_rate"),
-                    judge_first_position_win_rate=found.get("judge_first_position_win_rate"),
-                ),
-                length=LengthBias(
-                    longer_wins_rate=found.get("longer_wins_rate"),
-                    length_score_spearman=found.get("length_score_spearman"),
-                    points=_points(run, grader),
-                ),
-                consistency=Consistency(
-                    repeats=run.repeats, verdict_change_rate=found.get("verdict_change_rate")
-                ),
-                cost=_cost(grader),
-            )
+        figures = [
+            figure.model_copy(update={"estimate": found[key]}) for key, (figure, _) in headlines.items()
+        ]
+        report = GraderReport(
+            name=grader.name,
+            kind=grader.kind,
+            provider=grader.provider,
+            items=len(run.data.items),
+            agreement=Agreement(
+                pairwise_accuracy=found.get("pairwise_accuracy"),
+                three_way_agreement=found.get("three_way_agreement"),
+                tie_rate=found.get("tie_rate"),
+                confusion=_confusion(run, grader),
+                spearman=found.get("spearman"),
+                kendall=found.get("kendall"),
+                exact=found.get("exact"),
+                within_one=found.get("within_one"),
+            ),
+            position=PositionBias(
+                flip_rate=found.get("flip_rate"),
+                first_position_win_rate=found.get("first_position_win_rate"),
+                judge_flip_rate=found.get("judge_flip_rate"),
+                judge_first_position_win_rate=found.get("judge_first_position_win_rate"),
+            ),
+            length=LengthBias(
+                longer_wins_rate=found.get("longer_wins_rate"),
+                length_score_spearman=found.get("length_score_spearman"),
+                points=_points(run, grader),
+            ),
+            consistency=Consistency(
+                repeats=run.repeats, verdict_change_rate=found.get("verdict_change_rate")
+            ),
+            cost=_cost(grader),
+            benchmark=figures,
+            notes=notes,
         )
+        graders.append(report.model_copy(update={"readings": readings(report)}))
+    scale = None
+    if isinstance(run.data, PointwiseSet):
+        labels = np.array([item.label for item in run.data.items], dtype=np.float64)
+        low, high = _label_scale(labels, label_scale)
+        scale = (low, high)
     return MetaEvalReport(
         label=run.label,
         data=_data_summary(run),
@@ -267,4 +345,6 @@ def summarize(run: MetaEvalRun, *, bootstrap: int = 1000, seed: int = 0) -> Meta
         swap=run.swap,
         bootstrap=bootstrap,
         seed=seed,
+        recorded=run.recorded,
+        label_scale=scale,
     )

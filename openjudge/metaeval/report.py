@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "Agreement",
+    "BenchmarkFigure",
     "Consistency",
     "Cost",
     "DataSummary",
@@ -163,6 +164,29 @@ class Cost(_Model):
     wall_s_per_1k: float | None
 
 
+class BenchmarkFigure(_Model):
+    """A figure the benchmark itself publishes, computed by its own rule (see :mod:`.headline`).
+
+    Attributes:
+        key: Its name here (``judgebench_accuracy``).
+        benchmark: The benchmark (``JudgeBench``).
+        name: What the benchmark calls it (``accuracy``).
+        rule: How it is computed, in one line.
+        estimate: The share (0 to 1; the benchmark prints it as a percentage) and its interval.
+        count: Its numerator on the data (pairs correct; for an average over two orders,
+            the verdicts correct).
+        total: Its denominator on the data.
+    """
+
+    key: str
+    benchmark: str
+    name: str
+    rule: str
+    estimate: Estimate
+    count: float
+    total: float
+
+
 class GraderReport(_Model):
     """Everything measured about one grader.
 
@@ -171,6 +195,9 @@ class GraderReport(_Model):
         kind: ``pair`` (reads both responses) or ``single`` (scores one response).
         provider: Its provider, for LLM graders built from a config.
         items: Labelled items judged.
+        benchmark: The data's benchmark's own figures, where it publishes some.
+        readings: Each figure in a sentence ("strong position bias: the first answer wins ...").
+        notes: What the reader must know to use the figures (a rescaled score, a metric left out).
     """
 
     name: str
@@ -182,6 +209,9 @@ class GraderReport(_Model):
     length: LengthBias
     consistency: Consistency
     cost: Cost
+    benchmark: list[BenchmarkFigure] = []
+    readings: list[str] = []
+    notes: list[str] = []
 
 
 class DataSummary(_Model):
@@ -217,6 +247,9 @@ class MetaEvalReport(_Model):
         bootstrap: Bootstrap resamples behind each interval.
         seed: The resampling seed.
         confidence: The intervals' level.
+        recorded: The format of the recorded judgements read (``None``: the graders were
+            run), in which case tokens, cost and time are unknown.
+        label_scale: Pointwise data: the labels' scale (low, high) that scores are compared on.
     """
 
     label: str
@@ -227,3 +260,5 @@ class MetaEvalReport(_Model):
     bootstrap: int
     seed: int
     confidence: float = 0.95
+    recorded: str | None = None
+    label_scale: tuple[float, float] | None = None

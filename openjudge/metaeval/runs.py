@@ -35,12 +35,12 @@ from openjudge.metaeval.items import LabelledSet, PairwiseSet
 from openjudge.metaeval.stats import Floats, Ints
 from openjudge.metaeval.verdicts import NONE, TIE, A, B, GraderKind, grader_kind, read_pair, read_single
 from openjudge.models.chat_client import ChatClient
-from openjudge.results import GraderResult, TokenUsage
+from openjudge.results import GraderResult, GraderScore, ScoreRange, TokenUsage
 from openjudge.runner.grader_config import GraderConfig
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.runner.mapper import Mapper
 
-__all__ = ["GraderRun", "MetaEvalRun", "collect"]
+__all__ = ["GraderRun", "MetaEvalRun", "collect", "pair_verdicts_from_scores"]
 
 _SWAP = np.array([B, A, TIE, NONE])  # verdict code -> the same verdict with the positions exchanged
 
@@ -73,6 +73,7 @@ class GraderRun:
         wall_s: Wall time of this grader's pass.
         provider: The provider the grader uses (when built from a config).
         price: Its price per 1,000 tokens, if known.
+        score_range: Single graders: the score range their results declare (the first seen).
     """
 
     name: str
@@ -94,6 +95,7 @@ class GraderRun:
     wall_s: float = 0.0
     provider: str | None = None
     price: Price | None = None
+    score_range: ScoreRange | None = None
 
     def note(self, result: GraderResult, failure: str | None, message: str) -> None:
         """Count one judgement: its usage and latency, and its failure if it has one."""
@@ -118,6 +120,8 @@ class MetaEvalRun:
         repeats: Judgements per item and view.
         swap: Whether pair graders also judged each pair in the swapped order.
         label: A name for this run (the config file, in comparisons).
+        recorded: The format of the recorded judgements it was read from (``None``: the
+            graders were run), so tokens, cost and time are not known.
     """
 
     data: LabelledSet
@@ -126,6 +130,7 @@ class MetaEvalRun:
     repeats: int
     swap: bool
     label: str = ""
+    recorded: str | None = None
 
 
 def _pair_samples(data: PairwiseSet, orders: int, repeats: int) -> list[dict[str, JsonValue]]:
@@ -191,19 +196,25 @@ def _single_reader(run: GraderRun, n: int, sides: int) -> tuple[_Add, Callable[[
         side, i = divmod(rest, n)
         score[r, side, i] = reading.score
         oriented[r, side, i] = reading.oriented
+        if run.score_range is None and isinstance(result, GraderScore):
+            run.score_range = result.score_range
 
     def finish() -> None:
-        if sides != 2:
-            return
-        # A pair: the response with the higher (normalised) score wins; equal scores tie.
-        first, second = oriented[:, 0, :], oriented[:, 1, :]
-        both = ~(np.isnan(first) | np.isnan(second))
-        codes = np.where(np.abs(first - second) <= 1e-9, TIE, np.where(first > second, A, B))
-        run.verdict = np.where(both, codes, NONE)[:, None, :]
-        preference = np.select([codes == A, codes == B], [1.0, 0.0], 0.5)
-        run.preference = np.where(both, preference, math.nan)[:, None, :]
+        if sides == 2:
+            pair_verdicts_from_scores(run)
 
     return add, finish
+
+
+def pair_verdicts_from_scores(run: GraderRun) -> None:
+    """Set a single grader's verdicts on pairs from its two scores: the higher normalised one wins."""
+    assert run.oriented is not None
+    first, second = run.oriented[:, 0, :], run.oriented[:, 1, :]
+    both = ~(np.isnan(first) | np.isnan(second))
+    codes = np.where(np.abs(first - second) <= 1e-9, TIE, np.where(first > second, A, B))
+    run.verdict = np.where(both, codes, NONE)[:, None, :]
+    preference = np.select([codes == A, codes == B], [1.0, 0.0], 0.5)
+    run.preference = np.where(both, preference, math.nan)[:, None, :]
 
 
 @contextlib.contextmanager

@@ -81,12 +81,14 @@ def flat_policy(
     return ProviderPolicy(
         timeout_s=timeout if timeout is not None else default.timeout_s,
         retry=RetryPolicy(max_attempts=max_retries + 1) if max_retries is not None else default.retry,
+        # Only what was given: an unset max_concurrency stays a default, which a runner asking
+        # for more warns about (openjudge.runner.concurrency).
         limits=ProviderLimits(
-            max_concurrency=max_concurrency
-            if max_concurrency is not None
-            else default.limits.max_concurrency,
-            rpm=rpm,
-            tpm=tpm,
+            **{
+                k: v
+                for k, v in (("max_concurrency", max_concurrency), ("rpm", rpm), ("tpm", tpm))
+                if v is not None
+            }
         ),
     )
 

@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import asyncio
-import math
+import copy
+import dataclasses
+import logging
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -23,7 +25,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import asynccontextmanager
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypedDict, TypeVar, Unpack
 
 import anyio
 
@@ -31,15 +33,18 @@ from openjudge.graders.base_grader import BaseGrader, InvalidInputError, error_f
 from openjudge.models.timeouts import timeout_scope
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, TokenUsage
 from openjudge.runner.aggregators import AggregatorLike, mixed_graders
+from openjudge.runner.concurrency import capped_providers, concurrency_warning
 from openjudge.runner.grader_config import BoundGrader, GraderConfig
 from openjudge.runner.mapper import Mapper, MissingFieldError
 from openjudge.runner.progress import ProgressBar
 from openjudge.runner.results import RunnerResult, SampleResult
+from openjudge.runner.settings import RunSettings
 from openjudge.runner.sync import SyncPortal
 from openjudge.runner.watchdog import PairClock, Watchdog, watchdog_interval
 
-__all__ = ["GraderConfig", "GradingRunner", "RunnerResult", "SampleResult"]
+__all__ = ["GraderConfig", "GradingRunner", "RunSettings", "RunnerResult", "SampleResult"]
 
+logger = logging.getLogger(__name__)
 K = TypeVar("K")
 Sample: TypeAlias = Mapping[str, Any]
 
@@ -67,6 +72,22 @@ def _checked(key: str, out: object) -> GraderResult:
     )
 
 
+class SettingsChanges(TypedDict, total=False):
+    """The :class:`RunSettings` fields :meth:`GradingRunner.replace` may change."""
+
+    max_concurrency: int
+    timeout: float | None
+    deadline: float | None
+    show_progress: bool
+
+
+class _Keep:
+    """The default of :meth:`GradingRunner.replace`'s ``aggregators``: keep the runner's own."""
+
+
+_KEEP = _Keep()
+
+
 class GradingRunner:
     """Runs graders over datasets concurrently.
 
@@ -91,20 +112,69 @@ class GradingRunner:
     ) -> None:
         if not grader_configs:
             raise ValueError("grader_configs is empty; give at least one grader")
-        if max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
-        for label, value in (("timeout", timeout), ("deadline", deadline)):
-            if value is not None and not (value > 0 and math.isfinite(value)):
-                raise ValueError(f"{label} must be a positive number of seconds or None, got {value}")
+        self.settings = RunSettings(
+            max_concurrency=max_concurrency, timeout=timeout, deadline=deadline, show_progress=show_progress
+        )
         self.grader_configs = {key: GraderConfig.create(cfg) for key, cfg in grader_configs.items()}
         self._slots = [BoundGrader(key, cfg) for key, cfg in self.grader_configs.items()]
-        self.max_concurrency = max_concurrency
-        self.show_progress = show_progress
-        self.timeout = timeout
-        self.deadline = deadline
         self.aggregators = self._named_aggregators(aggregators)
         self._check_scales()
         self._portal: SyncPortal | None = None
+        self._warn_capped()
+
+    def _warn_capped(self) -> None:
+        graders = [cfg.grader for cfg in self.grader_configs.values()]
+        for client in capped_providers(graders, self.max_concurrency):  # a silent cap is a surprise
+            logger.warning("%s", concurrency_warning(client, self.max_concurrency))
+
+    @property
+    def max_concurrency(self) -> int:
+        return self.settings.max_concurrency
+
+    @property
+    def timeout(self) -> float | None:
+        return self.settings.timeout
+
+    @property
+    def deadline(self) -> float | None:
+        return self.settings.deadline
+
+    @property
+    def show_progress(self) -> bool:
+        return self.settings.show_progress
+
+    def replace(
+        self,
+        *,
+        grader_configs: Mapping[str, GraderConfig | BaseGrader | tuple[BaseGrader, Mapper | None]]
+        | None = None,
+        aggregators: AggregatorLike | Sequence[AggregatorLike] | _Keep | None = _KEEP,
+        settings: RunSettings | None = None,
+        **changes: Unpack[SettingsChanges],
+    ) -> GradingRunner:
+        """A runner like this one with some parts replaced; graders are shared, not copied.
+
+        Args:
+            grader_configs: New graders (default: these).
+            aggregators: New aggregators, or ``None`` for none (default: these).
+            settings: New settings (default: these, with ``changes`` applied).
+            **changes: :class:`RunSettings` fields to change, e.g. ``deadline=30.0``.
+        """
+        base = settings if settings is not None else self.settings
+        new = copy.copy(self)
+        new.settings = dataclasses.replace(base, **changes) if changes else base
+        if grader_configs is not None:
+            if not grader_configs:
+                raise ValueError("grader_configs is empty; give at least one grader")
+            new.grader_configs = {key: GraderConfig.create(cfg) for key, cfg in grader_configs.items()}
+            new._slots = [BoundGrader(key, cfg) for key, cfg in new.grader_configs.items()]
+        if not isinstance(aggregators, _Keep):
+            new.aggregators = new._named_aggregators(aggregators)
+        new._check_scales()
+        new._portal = None
+        if grader_configs is not None or new.max_concurrency > self.max_concurrency:
+            new._warn_capped()
+        return new
 
     def _check_scales(self) -> None:
         """Refuse an aggregator that would mix raw scores of unknown range with others."""

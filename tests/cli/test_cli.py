@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,22 +43,30 @@ def results_by_id(path: Path, grader: str) -> dict[str, dict[str, Any]]:
 def test_quickstart_runs_and_prints_the_summary(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # results.jsonl lands here, as for a user in a fresh clone
-    assert main(["run", str(QUICKSTART), "--report", "report.html", "--no-progress"]) == 0
+    shutil.copytree(QUICKSTART.parent, tmp_path / "quickstart")
+    config = tmp_path / "quickstart" / "config.yaml"
+    out_path = tmp_path / "quickstart" / "results.jsonl"  # beside the config, whatever the directory
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(config), "--report", "report.html", "--no-progress"]) == 0
     out = capsys.readouterr().out
     for grader in ("action_loop", "info_gain", "tool_sequence", "answer", "format", "reward"):
         assert grader in out
-    assert "300 graded, 0 already in results.jsonl" in out
-    loops = results_by_id(tmp_path / "results.jsonl", "action_loop")
+    assert "300 samples graded\n" in out and "already complete" not in out
+    assert f"results: {out_path}; report: report.html" in out
+    loops = results_by_id(out_path, "action_loop")
     assert len(loops) == 300
     looped = loops["qs-0000"]
     assert looped["type"] == "score" and looped["score"] == 0.5  # 4 actions, 3 identical lookups: 3/6 pairs
     assert "chart histogram" in (tmp_path / "report.html").read_text()
 
-    # A rerun resumes: everything is already there.
-    assert main(["run", str(QUICKSTART), "--no-progress"]) == 0
-    assert "0 graded, 300 already in results.jsonl" in capsys.readouterr().out
-    assert len(ids_in(tmp_path / "results.jsonl")) == 300
+    # A rerun resumes, from another directory too: everything is already there.
+    monkeypatch.chdir(tmp_path / "quickstart")
+    assert main(["run", "config.yaml", "--no-progress"]) == 0
+    assert (
+        f"0 samples graded, 300 samples already complete in {Path('results.jsonl')}"
+        in capsys.readouterr().out
+    )
+    assert len(ids_in(out_path)) == 300
 
 
 def write_config(tmp_path: Path, body: str) -> Path:
@@ -103,7 +112,9 @@ def test_malformed_lines_and_missing_fields_are_recorded(
         and "line 2" in records["invalid-line-2"]["message"]
     )
     assert records["invalid-line-4"]["kind"] == "invalid_input"
-    assert "2 malformed records, 1 with grader errors" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "3 samples graded, 2 malformed records\n" in printed
+    assert f"3 of 5 grader results in {out} are errors (60.0%)" in printed  # 1 missing field, 2 malformed
 
     # Fail fast instead, on request: exit code 1 naming the file and line.
     assert (
@@ -271,7 +282,7 @@ def test_interrupted_run_resumes_without_duplicates_or_gaps(
     assert len(set(partial)) == len(partial)
 
     finished = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=True)
-    assert f"already in {out}" in finished.stdout
+    assert f"samples already complete in {out}" in finished.stdout
     final = ids_in(out)
     assert sorted(final) == [f"s{i:03d}" for i in range(200)]  # no gaps, no duplicates
     assert all(r["score"] == 3.0 for r in results_by_id(out, "quality").values())
@@ -296,18 +307,20 @@ def test_judge_example_runs_against_a_local_server(
         # The test server judges every step 3 of 5: (3 - 1) / 4.
         assert all(r["type"] == "score" and r["score"] == 0.5 for r in trajectory.values())
         first = capsys.readouterr().out
-        assert "300 graded" in first
+        assert "300 samples graded\n" in first
         # Some generated trajectories repeat: repeats are served by the cache (or the identical
         # call in flight), so the server sees one request per distinct prompt.
         distinct = len({json.dumps(m, sort_keys=True) for m in messages_of_quickstart()})
-        hits, misses = (int(x) for x in re.search(r"judge cache: (\d+) hits, (\d+) misses", first).groups())  # type: ignore[union-attr]
-        assert hits + misses == 300 and misses >= distinct
+        found = re.search(r"judge cache: (\d+) judge calls? of (\d+) answered from ", first)
+        assert found is not None, first
+        hits, asked = int(found.group(1)), int(found.group(2))
+        assert asked == 300 and asked - hits >= distinct
         assert server.stats().chat_requests == distinct < 300
 
         # Grading the same data into a new results file is served by the judge cache.
         server.reset_stats()
         assert main(["run", str(config), "--out", str(tmp_path / "again.jsonl"), "--no-progress"]) == 0
-        assert "judge cache: 300 hits, 0 misses" in capsys.readouterr().out
+        assert "judge cache: 300 judge calls of 300 answered from " in capsys.readouterr().out
         assert server.stats().chat_requests == 0
         again = results_by_id(tmp_path / "again.jsonl", "trajectory")
         assert {k: (v["score"], v["reason"]) for k, v in again.items()} == {

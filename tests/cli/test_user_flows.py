@@ -63,11 +63,16 @@ def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_t
     examples = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", examples)
     env = {"OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "sk-test", "XDG_CACHE_HOME": str(tmp_path)}
-    assert openjudge("run", "examples/quickstart/config.yaml", "--no-progress", cwd=tmp_path).returncode == 0
+    # One --out for both (by default each config's results go beside it, and never meet).
+    out = ("--out", "results.jsonl")
+    assert (
+        openjudge("run", "examples/quickstart/config.yaml", *out, "--no-progress", cwd=tmp_path).returncode
+        == 0
+    )
     before = results(tmp_path / "results.jsonl")
 
     judge.reset_stats()
-    refused = openjudge("run", "examples/judge/config.yaml", "--no-progress", cwd=tmp_path, env=env)
+    refused = openjudge("run", "examples/judge/config.yaml", *out, "--no-progress", cwd=tmp_path, env=env)
     assert refused.returncode == 1
     assert "results.jsonl holds 300 results written under a different config" in refused.stderr
     for change in (
@@ -82,7 +87,7 @@ def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_t
     assert results(tmp_path / "results.jsonl") == before  # untouched
 
     adapted = openjudge(
-        "run", "examples/judge/config.yaml", "--no-progress", "--regrade", cwd=tmp_path, env=env
+        "run", "examples/judge/config.yaml", *out, "--no-progress", "--regrade", cwd=tmp_path, env=env
     )
     assert adapted.returncode == 0, adapted.stderr
     assert "graded trajectory (added); re-graded action_loop (changed)" in adapted.stdout
@@ -235,8 +240,8 @@ def test_a_run_whose_every_call_fails_exits_3_with_the_first_error(tmp_path: Pat
     done = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
     assert done.returncode == 3
     assert (
-        "error: every grader call failed: 4 of 4 grader results are errors (100.0%); the first: quality: provider_error:"
-        in done.stderr
+        "error: every grader result failed: 4 of 4 grader results in results.jsonl are errors (100.0%); "
+        "the first: quality: provider_error:" in done.stderr
     )
     assert "provider_error" in done.stdout  # the summary's error table, with the first message
     assert len(results(tmp_path / "results.jsonl")) == 4  # recorded all the same
@@ -250,10 +255,13 @@ def test_max_error_rate_fails_a_partly_failing_run(tmp_path: Path, judge: JudgeS
     args = ("run", "job.yaml", "--data", "data.jsonl", "--no-progress")
     tolerated = openjudge(*args, "--out", "a.jsonl", cwd=tmp_path)
     assert tolerated.returncode == 0
-    assert "first error: quality: provider_error:" in tolerated.stdout
+    assert (
+        "3 of 10 grader results in a.jsonl are errors (30.0%); the first: quality: provider_error:"
+        in tolerated.stdout
+    )
     strict = openjudge(*args, "--out", "b.jsonl", "--max-error-rate", "0.2", cwd=tmp_path)
     assert strict.returncode == 3
-    assert "3 of 10 grader results are errors (30.0%), above --max-error-rate 0.2" in strict.stderr
+    assert "3 of 10 grader results in b.jsonl are errors (30.0%), above --max-error-rate 0.2" in strict.stderr
 
 
 # ---------------------------------------------------------------- 7. judge time and queue time apart
@@ -341,7 +349,7 @@ def test_hostile_datasets_become_invalid_input_rows_and_nothing_is_lost(tmp_path
     (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     first = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    assert "1 graded, 0 already in results.jsonl, 4 malformed records" in first.stdout
+    assert "1 sample graded, 4 malformed records\n" in first.stdout
     rows = results(tmp_path / "results.jsonl")
     assert set(rows) == {"invalid-line-1", "invalid-line-2", "invalid-line-3", "invalid-line-4", "real"}
     messages = {i: str(r["exact"]["message"]) for i, r in rows.items() if i != "real"}
@@ -355,5 +363,5 @@ def test_hostile_datasets_become_invalid_input_rows_and_nothing_is_lost(tmp_path
 
     again = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
     assert again.returncode == 0
-    assert "0 graded, 1 already in results.jsonl, 0 malformed records" in again.stdout
+    assert "0 samples graded, 1 sample already complete in results.jsonl\n" in again.stdout
     assert set(results(tmp_path / "results.jsonl")) == set(rows)

@@ -153,6 +153,23 @@ def test_error_rows(page: tuple[str, _Page]) -> None:
     assert rows[0][1][3] == f"timed out {_XSS}"
 
 
+def test_error_rows_link_every_failing_sample_to_its_row(page: tuple[str, _Page]) -> None:
+    html, parsed = page
+    failed = parsed.rows_with_class("failed-row")
+    by_kind: dict[tuple[str, str], list[str]] = {}
+    for attrs, cells in failed:
+        by_kind.setdefault((attrs["data-grader"], attrs["data-kind"]), []).append(cells[0])
+        assert f'href="#{attrs["id"]}"' in html  # linked from the errors table
+    assert {k: len(v) for k, v in by_kind.items()} == {
+        ("quality", "timeout"): 4,
+        ("safety", "parse_error"): 3,
+        ("safety", "refused"): 1,
+    }
+    assert by_kind[("quality", "timeout")] == ["s03", "s10", "s17", "s24"]
+    errors = parsed.rows_with_class("error-row")
+    assert errors[0][1][4] == "s03, s10, s17, s24"  # the linked ids, in the row of their kind
+
+
 def test_lowest_rows(page: tuple[str, _Page]) -> None:
     _, parsed = page
     by_grader: dict[str, list[list[str]]] = {}
@@ -195,7 +212,9 @@ def test_self_contained(page: tuple[str, _Page]) -> None:
     html, parsed = page
     tags = {tag for tag, _ in parsed.tags}
     assert not tags & {"script", "link", "img", "iframe", "object", "embed"}
-    assert not [a for _, a in parsed.tags if {"src", "href"} & set(a)]
+    assert not [
+        a for _, a in parsed.tags if "src" in a or not a.get("href", "#").startswith("#")
+    ]  # in-page links only
     assert "@import" not in html
     assert "url(" not in html
     # The only URL is the SVG namespace, which is a name and is never fetched.

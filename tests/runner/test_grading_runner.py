@@ -336,3 +336,21 @@ def test_an_aggregator_may_not_mix_a_grader_without_a_score_range() -> None:
         graders, aggregators=WeightedMeanAggregator("reward", {"ranged": 1, "exact": 1}), show_progress=False
     )
     GradingRunner({"quality": unranged}, aggregators=WeightedMeanAggregator("reward"), show_progress=False)
+
+
+async def test_replace_shares_graders_and_changes_only_what_is_named() -> None:
+    from openjudge.runner import GradingRunner as PublicRunner
+    from openjudge.runner.settings import RunSettings
+
+    grader = FunctionGrader(lambda response: float(len(response)), name="n")
+    runner = PublicRunner({"n": grader}, max_concurrency=7, show_progress=False, timeout=12.0)
+    later = runner.replace(deadline=3.0)
+    assert later.settings == RunSettings(max_concurrency=7, timeout=12.0, deadline=3.0, show_progress=False)
+    assert later.grader_configs["n"].grader is grader
+    assert runner.settings.deadline is None  # the original is untouched
+    none = runner.replace(aggregators=None, settings=RunSettings(max_concurrency=2))
+    assert (none.aggregators, none.max_concurrency, none.show_progress) == ({}, 2, True)
+    result = await later.arun([{"response": "abc"}])
+    assert isinstance(result["n"][0], GraderScore) and result["n"][0].score == 3.0
+    with pytest.raises(ValueError, match="max_concurrency must be >= 1"):
+        runner.replace(max_concurrency=0)

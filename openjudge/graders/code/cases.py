@@ -52,8 +52,8 @@ class CodeTestCase(BaseModel):
       literal arguments (``assert add(2, 3) == 5``, ``assert f(x) is None``,
       ``assert math.isclose(f(1), 0.5)``, HumanEval's ``def check(candidate): ...`` with
       ``check(name)``) are turned into call checks and decided by the grader; any other
-      snippet runs in the sandbox, which then reports whether it passed, so a solution
-      can forge that verdict (see ``docs/graders.md``).
+      snippet runs in a verifier process that never ran the solution, where the
+      solution's functions are proxies exchanging plain data (see ``docs/graders.md``).
 
     At least one check is required. Dictionaries from datasets are accepted with the
     keys ``stdin``/``input`` and ``expected_stdout``/``output``/``expected_output``.

@@ -24,7 +24,7 @@ from typing import Literal, TypeAlias
 from openjudge.graders.code.harness.values import Opaque, decode
 from openjudge.graders.code.sandbox import CallResult, FunctionCall
 
-__all__ = ["Check", "Comparison", "checks_from_test"]
+__all__ = ["Check", "Comparison", "checks_from_test", "shown"]
 
 Comparison: TypeAlias = Literal["equal", "is", "truthy", "falsy", "close", "abs_lt", "abs_le"]
 _SNIPPET = 120
@@ -65,13 +65,15 @@ class Check:
             return False, f"{call} raised {result.error or 'an error'}"
         try:
             value = decode(result.value, json_sequences=self.json_sequences)
-        except (ValueError, TypeError, RecursionError):
+        except (ValueError, TypeError, RecursionError, OverflowError, MemoryError):
             return False, f"{call} returned a value the grader cannot read"
-        if self._compare(value):
+        try:
+            passed = self._compare(value)
+        except (OverflowError, ValueError, TypeError, RecursionError):  # e.g. 2**20000 against a float
+            passed = False
+        if passed:
             return True, ""
-        shown = repr(value)
-        shown = shown if len(shown) <= _SNIPPET else shown[: _SNIPPET - 3] + "..."
-        return False, f"{call} returned {shown}; {self.source or f'expected {self.expected!r}'}"
+        return False, f"{call} returned {shown(value)}; {self.source or f'expected {self.expected!r}'}"[:400]
 
     def _compare(self, value: object) -> bool:
         if self.comparison == "equal":
@@ -88,6 +90,15 @@ class Check:
             return math.isclose(value, self.expected, rel_tol=self.rel_tol, abs_tol=self.abs_tol)
         gap = abs(value - self.expected)
         return gap < self.abs_tol if self.comparison == "abs_lt" else gap <= self.abs_tol
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` cut to a snippet; values Python will not print (ints past 4,300 digits) named by type."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError, MemoryError):
+        return f"<{type(value).__name__} too large to show>"
+    return text if len(text) <= _SNIPPET else text[: _SNIPPET - 3] + "..."
 
 
 class _Unsupported(Exception):

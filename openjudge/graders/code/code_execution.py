@@ -126,6 +126,14 @@ def _plan(code: str, case: CodeTestCase) -> tuple[SandboxJob, list[Check], bool]
     return job, checks, test_code is not None
 
 
+def _verified_by(in_child: bool, run: SandboxRun) -> str:
+    """Where the verdict was computed: ``grader`` (here), ``verifier`` (a process that never ran
+    the solution) or ``sandbox`` (the solution's own process: remote backends only)."""
+    if not in_child:
+        return "grader"
+    return "verifier" if run.test_isolated else "sandbox"
+
+
 class CodeExecutionGrader(BaseGrader):
     """Fraction of test cases a Python solution passes, in [0, 1]; higher is better.
 
@@ -138,9 +146,13 @@ class CodeExecutionGrader(BaseGrader):
     standard output is compared with ``expected_stdout``; a call check's return value
     comes back as plain data and is compared with the expected value, which never enters
     the sandbox. Assert-style snippets made of simple asserts on calls are turned into
-    call checks; other snippets run inside the sandbox, which reports whether they
-    passed, so they are **not hack-proof** (``metadata["tests"][i]["verified"]`` says
-    ``"grader"`` or ``"sandbox"``).
+    call checks; other snippets (HumanEval's ``check(candidate)``, MBPP's asserts) run in
+    a *verifier* process of the same sandbox that never ran the solution: the
+    solution's functions are proxies there, exchanging only plain data with the
+    solution's process, so every comparison is made on values the solution never
+    touched (:mod:`openjudge.graders.code.harness.verifier`). Only the remote
+    ``sandbox_fusion`` backend still runs snippets in the solution's process.
+    ``metadata["tests"][i]["verified"]`` says ``"grader"``, ``"verifier"`` or ``"sandbox"``.
 
     Output is compared under ``output_match``: ``lines`` (default) ignores trailing
     whitespace on each line and trailing blank lines, ``tokens`` compares
@@ -254,7 +266,8 @@ class CodeExecutionGrader(BaseGrader):
             if not passed:
                 return ("runtime_error" if not result.ok else "wrong_answer"), why
         if in_child and run.test_passed is not True:
-            return "runtime_error", "the test code did not run to the end"
+            error = run.test_error or "the test code did not run to the end"
+            return ("wrong_answer" if error == "AssertionError" else "runtime_error"), f"test: {error}"[:200]
         if case.expected_stdout is not None and not _outputs_match(
             run.stdout, case.expected_stdout, self.output_match
         ):
@@ -270,7 +283,7 @@ class CodeExecutionGrader(BaseGrader):
             "passed": reason == "passed",
             "reason": reason,
             "elapsed_s": round(run.elapsed_s, 4),
-            "verified": "sandbox" if in_child else "grader",
+            "verified": _verified_by(in_child, run),
         }
         if reason != "passed":
             entry["detail"] = detail

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -27,7 +28,7 @@ import anyio.abc
 import anyio.to_thread
 
 from openjudge.graders.code.harness import values
-from openjudge.graders.code.reports import RunFacts, finish_run, parse_report
+from openjudge.graders.code.reports import RunFacts, finish_run, parse_report, parse_verdict
 from openjudge.graders.code.sandbox import SandboxError, SandboxJob, SandboxLimits, SandboxRun
 
 __all__ = ["HARNESS_DIR", "Launch", "LocalBackend", "ProcessBackend", "boot_command", "child_env"]
@@ -35,6 +36,7 @@ __all__ = ["HARNESS_DIR", "Launch", "LocalBackend", "ProcessBackend", "boot_comm
 HARNESS_DIR = Path(__file__).resolve().with_name("harness")
 _DRAIN_GRACE_S = 0.5
 _MAX_REPORT_BYTES = 8_000_000
+_MAX_VERDICT_BYTES = 64_000
 
 
 def boot_command(python: str, harness_parent: str, config: dict[str, object]) -> list[str]:
@@ -58,18 +60,25 @@ def child_env(home: str) -> dict[str, str]:
     }
 
 
-def job_message(job: SandboxJob) -> dict[str, object]:
-    """The job as the child reads it: code, calls with encoded arguments, test snippet."""
+def job_message(job: SandboxJob, *, with_test: bool = True) -> dict[str, object]:
+    """The job as the child reads it: code, calls with encoded arguments, and the test snippet
+    when it runs in the solution's own process (remote backends); local backends send the
+    test to the verifier alone (:mod:`.harness.verifier`)."""
     calls = [
         {"function": c.function, "args": values.encode(list(c.args)), "kwargs": values.encode(dict(c.kwargs))}
         for c in job.calls
     ]
-    return {"code": job.code, "calls": calls, "test": job.test_code}
+    return {"code": job.code, "calls": calls, "test": job.test_code if with_test else None}
 
 
 def job_bytes(job: SandboxJob) -> bytes:
-    """:func:`job_message` as ``marshal`` data for a child running this same interpreter."""
-    return marshal.dumps(job_message(job))
+    """:func:`job_message` without the test, as ``marshal`` data for a child running this same interpreter."""
+    return marshal.dumps(job_message(job, with_test=False))
+
+
+def test_bytes(test: str, token: str) -> bytes:
+    """What the verifier reads on its own pipe: the test and the token its verdict must carry."""
+    return marshal.dumps({"test": test, "token": token})
 
 
 def harness_limits(limits: SandboxLimits) -> dict[str, object]:
@@ -133,6 +142,20 @@ async def _feed(stream: anyio.abc.ByteSendStream, data: bytes) -> None:
             await stream.aclose()
 
 
+class _VerdictPipes:
+    """The verifier's two pipes: the test (and a fresh token) in, the verdict out."""
+
+    def __init__(self, fds: _Fds, test: str) -> None:
+        self.test_r, self.test_w = os.pipe()
+        self.verdict_r, self.verdict_w = os.pipe()
+        fds.open.update((self.test_r, self.test_w, self.verdict_r, self.verdict_w))
+        for fd in (self.test_w, self.verdict_r):
+            os.set_blocking(fd, False)
+        self.token = secrets.token_hex(16)
+        self.payload = test_bytes(test, self.token)
+        self.data = bytearray()
+
+
 class _Fds:
     """Pipe ends this run still holds; each is closed exactly once (a number may be reused after)."""
 
@@ -165,10 +188,10 @@ async def _write_fd(fds: _Fds, fd: int, data: bytes) -> None:
         fds.close(fd)
 
 
-async def _read_fd(fd: int, sink: bytearray, done: anyio.Event) -> None:
+async def _read_fd(fd: int, sink: bytearray, done: anyio.Event, cap: int = _MAX_REPORT_BYTES) -> None:
     """Read a non-blocking pipe to its end (or the cap) into ``sink``."""
     try:
-        while len(sink) < _MAX_REPORT_BYTES:
+        while len(sink) < cap:
             await anyio.wait_readable(fd)
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -223,6 +246,9 @@ class LocalBackend:
         job_r, job_w = os.pipe()
         result_r, result_w = os.pipe()
         fds = _Fds(job_r, job_w, result_r, result_w)
+        verdict: _VerdictPipes | None = None
+        if job.test_code is not None:
+            verdict = _VerdictPipes(fds, job.test_code)
         for fd in (job_w, result_r):
             os.set_blocking(fd, False)
         config: dict[str, object] = {
@@ -232,10 +258,14 @@ class LocalBackend:
             "allow_processes": limits.allow_subprocess,
             "sys_path": [p for p in sys.path if p] if limits.site_packages else None,
         }
+        child_fds: tuple[int, ...] = (job_r, result_w)
+        if verdict is not None:
+            config["verifier"] = {"test_fd": verdict.test_r, "verdict_fd": verdict.verdict_w}
+            child_fds += (verdict.test_r, verdict.verdict_w)
         launch: Launch | None = None
         try:
             launch = await anyio.to_thread.run_sync(self.launch, config, limits)
-            return await self._run(launch, job, data, limits, fds, job_w, result_r, (job_r, result_w))
+            return await self._run(launch, job, data, limits, fds, job_w, result_r, child_fds, verdict)
         finally:
             fds.close_all()
             if launch is not None and launch.cleanup:
@@ -251,11 +281,15 @@ class LocalBackend:
         fds: _Fds,
         job_w: int,
         result_r: int,
-        child_fds: tuple[int, int],
+        child_fds: tuple[int, ...],
+        verdict: _VerdictPipes | None,
     ) -> SandboxRun:
         stdout, stderr = _Capture(limits.max_output_bytes), _Capture(limits.max_output_bytes)
         results = bytearray()
         results_done = anyio.Event()
+        verdict_done = anyio.Event()
+        if verdict is None:
+            verdict_done.set()
         returncode: int | None = None
         exited = timed_out = False
         start = anyio.current_time()
@@ -282,6 +316,11 @@ class LocalBackend:
                     tg.start_soon(_write_fd, fds, job_w, data)
                     tg.start_soon(_feed, process.stdin, job.stdin.encode("utf-8", errors="surrogatepass"))
                     tg.start_soon(_read_fd, result_r, results, results_done)
+                    if verdict is not None:
+                        tg.start_soon(_write_fd, fds, verdict.test_w, verdict.payload)
+                        tg.start_soon(
+                            _read_fd, verdict.verdict_r, verdict.data, verdict_done, _MAX_VERDICT_BYTES
+                        )
                     tg.start_soon(stdout.drain, process.stdout, lambda: _kill_group(process.pid))
                     tg.start_soon(stderr.drain, process.stderr, None)
                     returncode = await process.wait()
@@ -292,6 +331,7 @@ class LocalBackend:
                         await stdout.done.wait()
                         await stderr.done.wait()
                         await results_done.wait()
+                        await verdict_done.wait()
                     tg.cancel_scope.cancel()
             if deadline.cancelled_caught and not exited:
                 timed_out = True
@@ -312,7 +352,8 @@ class LocalBackend:
             signal_in_status=self.signal_in_status,
             cpu_seconds=limits.cpu_seconds,
         )
-        return finish_run(facts, parse_report(bytes(results)), len(job.calls))
+        test_verdict = None if verdict is None else parse_verdict(bytes(verdict.data), verdict.token)
+        return finish_run(facts, parse_report(bytes(results)), len(job.calls), test_verdict)
 
 
 class ProcessBackend(LocalBackend):

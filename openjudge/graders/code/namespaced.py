@@ -5,8 +5,10 @@ binds of ``/usr`` (and the ``/bin``, ``/lib*`` links or directories), the interp
 prefix with its ``site-packages`` covered by an empty directory (unless
 ``site_packages``), ``/etc/ld.so.cache``, a fresh ``/proc`` of the new PID namespace, a
 minimal ``/dev``, and one writable size-limited tmpfs, ``/sandbox/work`` (also ``/tmp``,
-``HOME`` and the working directory). Nothing of ``/home``, ``/root``, ``/etc``,
-``/work``, the grader's files or its environment is visible.
+``HOME`` and the working directory). When the interpreter, its virtual environment or an
+importable project lives under ``/tmp`` (as on CI runners and in containers), ``/tmp`` is
+instead a separate size-limited tmpfs holding those read-only mount points. Nothing of
+``/home``, ``/root``, ``/etc``, ``/work``, the grader's files or its environment is visible.
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ class FileSystemView:
     binds: tuple[tuple[str, str], ...]
     symlinks: tuple[tuple[str, str], ...]
     hide: tuple[str, ...]
+
+    @property
+    def tmp_holds_mounts(self) -> bool:
+        """Whether something is mounted under ``/tmp`` (an interpreter, a virtual environment or a
+        project there): ``/tmp`` is then a directory (a size-limited tmpfs holding those mount
+        points), not a link to the work directory."""
+        return any(_inside(path, ["/tmp"]) for path in (*(t for _, t in self.binds), *self.hide))
 
 
 def _inside(path: str, roots: list[str]) -> bool:
@@ -137,6 +146,9 @@ class BwrapBackend(LocalBackend):
         ]  # fmt: skip
         for key, value in child_env(WORK).items():
             argv += ["--setenv", key, value]
+        size = str(limits.work_dir_mb * 1024 * 1024)
+        if view.tmp_holds_mounts:  # the mount points under /tmp need a directory there, made first
+            argv += ["--size", size, "--tmpfs", "/tmp"]
         for source, target in view.binds:
             argv += ["--ro-bind", source, target]
         for target, link in view.symlinks:
@@ -144,7 +156,9 @@ class BwrapBackend(LocalBackend):
         for target in view.hide:
             argv += ["--tmpfs", target, "--remount-ro", target]
         argv += ["--ro-bind", str(HARNESS_DIR), _HARNESS_MOUNT, "--proc", "/proc", "--dev", "/dev"]
-        argv += ["--size", str(limits.work_dir_mb * 1024 * 1024), "--tmpfs", WORK, "--symlink", WORK, "/tmp"]
+        argv += ["--size", size, "--tmpfs", WORK]
+        if not view.tmp_holds_mounts:
+            argv += ["--symlink", WORK, "/tmp"]
         argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORK]
         argv += boot_command(view.python, os.path.dirname(_HARNESS_MOUNT), config)
         return Launch(argv=argv, cwd="/", env=child_env(WORK))
@@ -176,6 +190,7 @@ class UnshareBackend(LocalBackend):
                 "hide": list(view.hide),
                 "work": WORK,
                 "work_bytes": limits.work_dir_mb * 1024 * 1024,
+                "tmp_dir": view.tmp_holds_mounts,
                 "hostname": "sandbox",
             },
         )

@@ -19,9 +19,10 @@ from pydantic import JsonValue
 from openjudge.graders.code.harness.main import EXIT_MEMORY
 from openjudge.graders.code.sandbox import CallResult, RunOutcome, SandboxError, SandboxRun
 
-__all__ = ["ChildReport", "RunFacts", "finish_run", "parse_report"]
+__all__ = ["ChildReport", "RunFacts", "TestVerdict", "finish_run", "parse_report", "parse_verdict"]
 
 _MAX_LINES = 10_000
+_MAX_ERROR = 80
 _MEMORY_HINTS = ("MemoryError", "Cannot allocate memory", "std::bad_alloc")
 
 
@@ -45,8 +46,9 @@ def _apply(report: ChildReport, record: dict[str, JsonValue]) -> None:
         index = record.get("index")
         if isinstance(index, int) and index not in report.calls:
             ok = record.get("ok") is True
-            report.calls[index] = CallResult(
-                ok=ok, value=record.get("value"), error=str(record.get("error", ""))
+            error = record.get("error", "")
+            report.calls[index] = CallResult(  # the error's type name, from the solution's process: capped
+                ok=ok, value=record.get("value"), error=(error if isinstance(error, str) else "")[:_MAX_ERROR]
             )
     elif event == "error" and not report.error_type:
         report.error_type = str(record.get("type", "Exception"))[:80]
@@ -83,6 +85,29 @@ def parse_report(data: bytes) -> ChildReport:
         if isinstance(record, dict):
             _apply(report, record)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class TestVerdict:
+    """What the verifier (:mod:`.harness.verifier`) said about the test: it passed, or why not."""
+
+    passed: bool
+    error: str = ""
+    system: bool = False  # the verifier failed before the test ran (set-up, or a test that does not compile)
+
+
+def parse_verdict(data: bytes, token: str) -> TestVerdict:
+    """The verifier's verdict; a missing, malformed or unsigned one is a failure (the test did not finish)."""
+    line = data.split(b"\n", 1)[0]
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return TestVerdict(False, "the test did not run to the end")
+    if not isinstance(record, dict) or record.get("event") != "verdict" or record.get("token") != token:
+        return TestVerdict(False, "the test did not run to the end")
+    error = record.get("error")
+    text = (error if isinstance(error, str) else "")[:200]
+    return TestVerdict(record.get("ok") is True, text, record.get("system") is True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,18 +165,25 @@ def _outcome(facts: RunFacts, report: ChildReport) -> tuple[RunOutcome, str]:
     return "exit", f"exit status {facts.returncode}"
 
 
-def finish_run(facts: RunFacts, report: ChildReport, calls: int) -> SandboxRun:
-    """The :class:`SandboxRun` for a finished run.
+def finish_run(
+    facts: RunFacts, report: ChildReport, calls: int, verdict: TestVerdict | None = None
+) -> SandboxRun:
+    """The :class:`SandboxRun` for a finished run (``verdict``: the verifier's, if a test ran there).
 
     Raises:
         SandboxError: The harness never reported that it started: the sandbox failed
-            (or could not start within the time limit), so there is nothing to grade.
+            (or could not start within the time limit), so there is nothing to grade; or
+            the verifier failed before the test ran (a test that does not compile).
     """
     if not report.started:
         tail = facts.stderr.strip()[-300:] or f"exit status {facts.returncode}"
         if facts.timed_out:
             raise SandboxError(f"the {facts.backend} sandbox did not start within the time limit", "timeout")
         raise SandboxError(f"the {facts.backend} sandbox failed before running the code: {tail}")
+    if verdict is not None and verdict.system:
+        raise SandboxError(
+            f"the {facts.backend} sandbox's verifier failed before the test ran: {verdict.error}"
+        )
     outcome, error_type = _outcome(facts, report)
     return SandboxRun(
         outcome=outcome,
@@ -161,7 +193,9 @@ def finish_run(facts: RunFacts, report: ChildReport, calls: int) -> SandboxRun:
         elapsed_s=facts.elapsed_s,
         error_type=error_type,
         calls=tuple(report.calls.get(i) for i in range(calls)),
-        test_passed=report.test_passed,
+        test_passed=report.test_passed if verdict is None else verdict.passed,
+        test_error=report.error_type if verdict is None else verdict.error,
+        test_isolated=verdict is not None,
         violations=tuple(report.violations),
         backend=facts.backend,
     )

@@ -116,8 +116,11 @@ class SandboxJob:
         code: Python source, run as ``__main__``.
         stdin: Text fed to standard input.
         calls: Functions to call afterwards; their return values come back as data.
-        test_code: Python run afterwards in the same namespace (assert-style tests);
-            whether it passed is reported by the child, so it is not hack-proof.
+        test_code: Python assert-style test code. Local backends run it in a separate
+            verifier process that never ran the solution and calls the solution's
+            functions through proxies that exchange plain data
+            (:mod:`openjudge.graders.code.harness.verifier`); remote backends run it after
+            the solution in the same namespace, where the solution could forge the verdict.
     """
 
     code: str
@@ -151,6 +154,8 @@ class SandboxRun:
         error_type: Exception type of an ``error``, if known.
         calls: One entry per requested call, None if it never reported.
         test_passed: Whether ``test_code`` ran to the end, None if there was none.
+        test_error: Why it did not (an exception's type name, or what went wrong).
+        test_isolated: Whether the test ran in the verifier process, outside the solution's.
         violations: Operations the ``process`` backend's guards refused.
         backend: The backend that ran the job.
     """
@@ -163,6 +168,8 @@ class SandboxRun:
     error_type: str = ""
     calls: tuple[CallResult | None, ...] = ()
     test_passed: bool | None = None
+    test_error: str = ""
+    test_isolated: bool = False
     violations: tuple[str, ...] = ()
     backend: str = ""
 

@@ -35,7 +35,7 @@ from openjudge.models.loop_local import LoopLocal
 __all__ = ["SandboxFusionBackend", "remote_program", "split_output"]
 
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-_HARNESS_MODULES = ("values", "confine", "main")
+_HARNESS_MODULES = ("values", "confine", "verifier", "main")
 _SNIPPET = 300
 
 

@@ -17,9 +17,9 @@ it kills after its time limit.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError as _LibrarySchemaError
@@ -106,6 +106,23 @@ def _multiple_of(validator: Any, step: float, instance: object, schema: object) 
         yield ValidationError(f"{instance!r} is not a multiple of {step!r}")
 
 
+_extend: Callable[..., Any] = validators.extend  # untyped in jsonschema's stubs
+
+
+@functools.cache
+def _validator_class(base: type[Any], *, linear: bool) -> Any:
+    """``base`` (one draft's validator) with multipleOf in decimals, and, when ``linear``,
+    every pattern matched by RE2 (one class per draft, built once)."""
+    keywords: dict[str, Callable[..., Iterator[ValidationError]]] = {"multipleOf": _multiple_of}
+    if linear:
+        keywords |= {
+            "pattern": _pattern,
+            "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties,
+        }
+    return _extend(base, keywords)
+
+
 def _walk(schema: object) -> Iterator[Mapping[str, object]]:
     """Every subschema in a schema document (the values of data keywords such as ``const``
     are instances, not schemas, and are skipped)."""
@@ -127,9 +144,10 @@ def _patterns_of(schema: object) -> tuple[set[str], bool]:
     for node in _walk(schema):
         if isinstance(node.get("pattern"), str):
             patterns.add(str(node["pattern"]))
-        if isinstance(node.get("patternProperties"), Mapping):
+        by_pattern = node.get("patternProperties")
+        if isinstance(by_pattern, Mapping):
             pattern_properties = True
-            patterns.update(str(p) for p in node["patternProperties"])  # type: ignore[union-attr]  # checked above
+            patterns.update(str(p) for p in by_pattern)
         unevaluated = unevaluated or "unevaluatedProperties" in node
     return patterns, pattern_properties and unevaluated
 
@@ -176,7 +194,7 @@ class JsonSchema:
         self._schema = schema
         base = validators.validator_for(schema, default=Draft202012Validator)
         try:
-            base.check_schema(schema)
+            base.check_schema(cast(Any, schema))
         except _LibrarySchemaError as exc:
             where = exc.json_path if exc.path else "$"
             raise SchemaError(f"{where}: {exc.message}") from None
@@ -188,19 +206,8 @@ class JsonSchema:
             raise SchemaError(f"a pattern is not a valid regular expression: {exc}") from None
         self._backtracking = mixes_unevaluated or any(not p.linear for p in compiled)
         self._allow_backtracking = allow_backtracking
-        if self._backtracking and allow_backtracking:
-            self._validator = validators.extend(base, {"multipleOf": _multiple_of})(schema)
-        else:
-            linear = validators.extend(
-                base,
-                {
-                    "pattern": _pattern,
-                    "patternProperties": _pattern_properties,
-                    "additionalProperties": _additional_properties,
-                    "multipleOf": _multiple_of,
-                },
-            )
-            self._validator = linear(schema)
+        linear = not (self._backtracking and allow_backtracking)
+        self._validator = _validator_class(base, linear=linear)(schema)
 
     @property
     def schema(self) -> Mapping[str, JsonValue] | bool:

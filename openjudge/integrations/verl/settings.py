@@ -8,14 +8,16 @@ serve the group stage's options too (:mod:`openjudge.integrations.verl.group.set
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
+import re
 from collections.abc import Mapping
 from typing import Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from openjudge.integrations._shared import plain_options, validation_problems
+from openjudge.integrations._shared import plain_options
 
 __all__ = [
     "CONFIG_ENV",
@@ -166,7 +168,25 @@ def validated(model: type[M], data: Mapping[str, object], where: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise SettingsError(validation_problems(exc, where)) from None
+        raise SettingsError(_problems(exc, model, where)) from None
+
+
+def _problems(exc: ValidationError, model: type[BaseModel], where: str) -> str:
+    """Each invalid option by its full path under ``where``; an unknown one gets a "did you mean"."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
+            options = sorted(model.model_fields)
+            close = difflib.get_close_matches(loc, options, n=1, cutoff=0.6)
+            hint = f"; did you mean +{where}.{close[0]}?" if close else ""
+            message = f"unknown option{hint} (options: {', '.join(options)})"
+        if not loc:  # a check across options: name each option it mentions by its full path
+            fields = "|".join(sorted(model.model_fields, key=len, reverse=True))
+            message = re.sub(rf"(?<![\w.])({fields})\b", rf"{where}.\1", message)
+        lines.append(f"{where}.{loc}: {message}" if loc else message)
+    return "; ".join(lines)
 
 
 def read_settings(

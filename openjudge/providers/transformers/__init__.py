@@ -11,7 +11,7 @@ Two faces, each over its own loaded-once model:
 
 Importing this package imports neither torch nor transformers; a model loads on its
 first call (or ``load()``), on a worker thread, once per provider object. Install with
-``pip install 'openjudge[transformers]'`` after installing torch for your platform.
+``pip install 'openjudge-graders[transformers]'`` after installing torch for your platform.
 
 Layout: :mod:`.settings` (what to load), :mod:`.loading` (device, dtype, checkpoint),
 :mod:`.batcher` (the dynamic batcher and its worker thread), :mod:`.local_model` (lazy

@@ -277,7 +277,7 @@ def _structured_output(asked: StructuredOutputMode | None) -> StructuredOutputMo
         )
     if asked == "json_schema" and not constraints_installed():
         raise ImportError(
-            "structured_output 'json_schema' needs llguidance: pip install 'openjudge[transformers]' "
+            "structured_output 'json_schema' needs llguidance: pip install 'openjudge-graders[transformers]' "
             "(or use structured_output: prompt)"
         )
     return asked

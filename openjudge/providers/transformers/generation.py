@@ -5,11 +5,18 @@ template per request (a request that cannot be encoded fails alone), left-pads t
 batch, runs one ``model.generate`` with the grammar mask and the logprob recorder as
 logits processors, and splits the output back into one :class:`Generation` per row:
 text, token counts, finish reason and, when asked, per-token logprobs.
+
+Constrained decoding that cannot start for this model (llguidance cannot read its
+tokenizer, e.g. "can't determine decoder type", or the tokenizer is not a fast one) is
+a property of the model, not of a request: the generator logs one warning and generates
+freely from then on, leaving the grader to parse the reply tolerantly, instead of failing
+every call.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,6 +31,8 @@ from openjudge.providers.transformers.logprobs import StepRecorder, TokenChoice,
 from openjudge.providers.transformers.requests import GenerationRequest
 
 __all__ = ["Generation", "Generator"]
+
+logger = logging.getLogger(__name__)
 
 FinishReason = Literal["stop", "length"]
 
@@ -45,6 +54,8 @@ class Generator:
     def __init__(self, loaded: LoadedModel) -> None:
         self.loaded = loaded
         self._compiler: GrammarCompiler | None = None
+        self.unconstrained_reason: str | None = None
+        """Why constrained decoding is off for this model (``None`` while it works or is untried)."""
         self._vocab_size = int(loaded.model.config.get_text_config().vocab_size)
 
     def encode(self, request: GenerationRequest) -> list[int]:
@@ -87,7 +98,9 @@ class Generator:
                 outcomes[index] = result
         return [outcomes[i] for i in range(len(requests))]
 
-    def _matcher(self, json_schema: str) -> object:
+    def _matcher(self, json_schema: str) -> object | None:
+        if self.unconstrained_reason is not None:
+            return None
         if self._compiler is None:
             try:
                 self._compiler = GrammarCompiler(
@@ -95,9 +108,19 @@ class Generator:
                 )
             except ImportError:
                 raise InferenceError(
-                    "constrained decoding needs llguidance: pip install 'openjudge[transformers]'",
+                    "constrained decoding needs llguidance: pip install 'openjudge-graders[transformers]'",
                     error_type="ImportError",
                 ) from None
+            except Exception as exc:  # llguidance cannot read this tokenizer: the same for every call
+                self.unconstrained_reason = f"{type(exc).__name__}: {exc}"
+                logger.warning(
+                    "%s: constrained decoding cannot start with this model's tokenizer (%s); generating "
+                    "freely and parsing the replies instead (set structured_output: prompt to say so "
+                    "and skip this warning)",
+                    self.loaded.name,
+                    self.unconstrained_reason,
+                )
+                return None
         try:
             return self._compiler.matcher(json_schema)
         except ValueError as exc:

@@ -20,7 +20,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is installed in the test environment
     raise ImportError(
         "the 'transformers' provider needs torch and transformers: install torch for your platform first "
-        "(e.g. pip install torch==2.13.0), then pip install 'openjudge[transformers]'"
+        "(e.g. pip install torch==2.13.0), then pip install 'openjudge-graders[transformers]'"
     ) from exc
 
 __all__ = ["Head", "LoadedModel", "load_model", "resolve_device", "resolve_dtype"]

@@ -80,14 +80,14 @@ async def test_assert_style_tests_are_decided_by_the_grader() -> None:
     assert (last["reason"], last["detail"]) == ("wrong_answer", "add(1, 1) returned 2; assert add(1, 1) == 3")
 
 
-async def test_other_snippets_run_in_the_sandbox() -> None:
+async def test_other_snippets_run_in_the_verifier() -> None:
     case = CodeTestCase(test="values = [add(i, i) for i in range(3)]\nassert values == [0, 2, 4]")
     good = await grade(CodeExecutionGrader(), "def add(a, b):\n    return a + b", [case])
-    assert good.score == 1.0 and entries_of(good)[0]["verified"] == "sandbox"
+    assert good.score == 1.0 and entries_of(good)[0]["verified"] == "verifier"
     bad = await grade(CodeExecutionGrader(), "def add(a, b):\n    return a * b", [case])
     [entry] = entries_of(bad)
-    assert (entry["reason"], entry["detail"]) == ("runtime_error", "AssertionError")
-    assert "AssertionError" in entry["stderr_tail"]
+    assert (entry["reason"], entry["detail"]) == ("wrong_answer", "test: AssertionError")
+    assert "AssertionError" in entry["stderr_tail"] and 'File "test.py", line 2' in entry["stderr_tail"]
 
 
 async def test_call_checks() -> None:

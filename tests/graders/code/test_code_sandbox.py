@@ -69,11 +69,11 @@ async def test_calls_come_back_as_plain_data(backend_name: str) -> None:
     assert "KeyError: 'k'" in result.stderr
 
 
-async def test_test_code_runs_in_the_same_namespace(backend_name: str) -> None:
+async def test_test_code_runs_in_the_verifier(backend_name: str) -> None:
     ok = await run(backend_name, "def add(a, b):\n    return a + b", test_code="assert add(2, 3) == 5")
-    assert (ok.outcome, ok.test_passed) == ("ok", True)
+    assert (ok.outcome, ok.test_passed, ok.test_isolated) == ("ok", True, True)
     bad = await run(backend_name, "def add(a, b):\n    return a - b", test_code="assert add(2, 3) == 5")
-    assert (bad.outcome, bad.error_type, bad.test_passed) == ("error", "AssertionError", False)
+    assert (bad.outcome, bad.test_passed, bad.test_error) == ("ok", False, "AssertionError")
     assert 'File "test.py", line 1' in bad.stderr and "harness" not in bad.stderr
 
 
@@ -81,7 +81,8 @@ async def test_exits_and_errors(backend_name: str) -> None:
     clean_exit = await run(backend_name, "import sys\nsys.exit(0)", test_code="assert True")
     assert (clean_exit.outcome, clean_exit.test_passed) == ("ok", True)  # the test still runs
     hard_exit = await run(backend_name, "import os\nos._exit(0)", test_code="assert True")
-    assert (hard_exit.outcome, hard_exit.test_passed) == ("ok", None)  # it never ran
+    assert (hard_exit.outcome, hard_exit.test_passed) == ("ok", False)  # the verifier never heard from it
+    assert hard_exit.test_error == "the solution did not run to the end"
     failing = await run(backend_name, "exit(3)")
     assert (failing.outcome, failing.error_type) == ("exit", "SystemExit(3)")
     crash = await run(backend_name, "1 / 0")

@@ -38,9 +38,16 @@ def test_defaults_drop_failures_and_stop_above_half_failed() -> None:
 
 
 def test_a_fallback_value_is_explicit() -> None:
-    with pytest.raises(SettingsError, match=r"on_failure=fallback needs an explicit fallback_score"):
+    with pytest.raises(SettingsError) as needs:
         read_settings({"config": "x.yaml", "on_failure": "fallback"})
-    with pytest.raises(SettingsError, match=r"fallback_score is used only with on_failure=fallback"):
+    assert str(needs.value) == (  # every option by its full name: no "reward.openjudge.: ..."
+        "reward.openjudge.on_failure=fallback needs an explicit reward.openjudge.fallback_score "
+        "(e.g. reward.openjudge.fallback_score=0.0)"
+    )
+    with pytest.raises(
+        SettingsError,
+        match=r"reward\.openjudge\.fallback_score is used only with reward\.openjudge\.on_failure=fallback",
+    ):
         read_settings({"config": "x.yaml", "fallback_score": 0})
     with pytest.raises(SettingsError, match=r"reward\.openjudge\.on_failure"):
         read_settings({"config": "x.yaml", "on_failure": "zero"})
@@ -56,6 +63,14 @@ def test_config_from_the_environment_when_no_options(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv(CONFIG_ENV, "/from/env.yaml")
     assert read_settings(None).config == "/from/env.yaml"
     assert read_settings({"config": "/explicit.yaml"}).config == "/explicit.yaml"
+
+
+def test_a_misspelt_option_gets_a_did_you_mean() -> None:
+    with pytest.raises(SettingsError) as typo:
+        read_settings({"config": "x.yaml", "timout_s": 10})
+    assert str(typo.value).startswith(
+        "reward.openjudge.timout_s: unknown option; did you mean +reward.openjudge.timeout_s? (options: aggregate,"
+    )
 
 
 def test_an_unknown_or_invalid_option_is_named() -> None:

@@ -18,7 +18,7 @@ import marshal
 import os
 import sys
 
-from . import confine, values
+from . import confine, values, verifier
 
 TYPE_CHECKING = False  # typing and collections.abc cost start-up time; mypy reads this name as True
 if TYPE_CHECKING:
@@ -127,8 +127,9 @@ def _run_calls(namespace: dict[str, object], calls: list[dict[str, object]], emi
     return 0
 
 
-def run_job(job: dict[str, object], emit: Emitter) -> int:
-    """Run the solution, then its calls and test snippet; the exit status for the process."""
+def run_job(job: dict[str, object], emit: Emitter, channel: verifier.Channel | None = None) -> int:
+    """Run the solution, its calls, then serve the verifier (``channel``) or run an in-process
+    test snippet (remote backends only); the exit status for the process."""
     emit({"event": "started"})
     namespace: dict[str, object] = {
         "__name__": "__main__",
@@ -155,6 +156,11 @@ def run_job(job: dict[str, object], emit: Emitter) -> int:
         calls = job.get("calls")
         if isinstance(calls, list) and calls:
             status = _run_calls(namespace, calls, emit)
+        if status == 0 and channel is not None:
+            status = channel.serve(namespace, _dumps, _print_error)
+            if status == EXIT_MEMORY:
+                emit({"event": "memory"})
+                return status
         test = job.get("test")
         if status == 0 and isinstance(test, str):
             try:
@@ -203,9 +209,9 @@ def _setup_streams() -> None:
     sys.argv = ["solution.py"]
 
 
-def _confine(config: dict[str, object], emit: Emitter) -> None:
+def _confine(config: dict[str, object], emit: Emitter, *, guard: bool = True) -> None:
     isolation = config["isolation"]
-    if isolation == "process":
+    if isolation == "process" and guard:
         from .guards import install_file_guard
 
         def report(what: str) -> None:
@@ -239,8 +245,12 @@ def main() -> None:
         if isinstance(paths, list):
             sys.path[:] = [str(p) for p in paths]
         _setup_streams()
+        channel = None
+        spec = config.get("verifier")
+        if isinstance(spec, dict):  # the parent verifies (and never returns here); the child runs the code
+            channel = verifier.split(spec, lambda: _confine(config, emit, guard=False), _dumps)
         _confine(config, emit)
     except Exception as exc:  # nothing of the solution has run: the sandbox itself failed
         os.write(2, f"openjudge sandbox setup failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
         os._exit(EXIT_SETUP)
-    os._exit(run_job(job, emit))
+    os._exit(run_job(job, emit, channel))

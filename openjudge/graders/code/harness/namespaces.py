@@ -189,6 +189,11 @@ def _build_root(spec: dict[str, object], libc: _Libc) -> None:
     root = str(spec["root"])
     libc.mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # nothing below propagates to the host
     libc.mount("tmpfs", root, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755,size=1m")
+    size = int(str(spec["work_bytes"]))
+    tmp_dir = spec.get("tmp_dir") is True
+    if tmp_dir:  # mounts under /tmp (an interpreter or venv there): /tmp is a directory, made first
+        os.makedirs(root + "/tmp")
+        libc.mount("tmpfs", root + "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size}")
     binds = spec.get("binds")
     for pair in binds if isinstance(binds, list) else []:
         source, target = str(pair[0]), root + str(pair[1])
@@ -217,9 +222,9 @@ def _build_root(spec: dict[str, object], libc: _Libc) -> None:
     libc.mount("proc", root + "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
     work = str(spec["work"])
     os.makedirs(root + work)
-    size = int(str(spec["work_bytes"]))
     libc.mount("tmpfs", root + work, "tmpfs", _MS_NOSUID | _MS_NODEV, f"mode=1777,size={size}")
-    os.symlink(work, root + "/tmp")
+    if not tmp_dir:
+        os.symlink(work, root + "/tmp")
     number = _SYS_PIVOT_ROOT.get(os.uname().machine)
     if number is None:
         raise OSError(0, f"pivot_root is not known on {os.uname().machine}")

@@ -10,19 +10,27 @@ compares data it built, so a return value cannot claim to equal something it is 
 Tags: JSON scalars and lists stand for themselves; ``{"$tuple": [...]}``,
 ``{"$set": [...]}``, ``{"$dict": [[k, v], ...]}``, ``{"$int": "<hex>"}`` (beyond 64
 bits, so no decimal digit limit applies), ``{"$float": "nan" | "inf" | "-inf"}``,
-``{"$complex": [re, im]}``, ``{"$bytes": "<hex>"}``, and ``{"$opaque": "<type>"}`` for
-anything else (it equals nothing).
+``{"$complex": [re, im]}``, ``{"$bytes": "<hex>"}``, ``{"$type": "int"}`` (a built-in
+type, such as ``int`` passed as an argument), and ``{"$opaque": "<type>"}`` for anything
+else (it equals nothing). Between the verifier and the solution's process, objects that
+are not data travel as ``{"$handle": [id, "<type>"]}`` instead: a reference into a table
+the solution's process keeps (see :mod:`.verifier`).
 """
 
 from __future__ import annotations
 
 import math
 
+TYPE_CHECKING = False  # typing costs start-up time in the sandbox; mypy reads this name as True
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = ["MAX_DEPTH", "MAX_NODES", "Opaque", "ValueTooLarge", "decode", "encode"]
 
 MAX_DEPTH = 64
 MAX_NODES = 100_000
 _INT_BITS = 64
+_TYPES = {t.__name__: t for t in (int, float, complex, bool, str, bytes, list, tuple, dict, set, frozenset)}
 
 
 class ValueTooLarge(ValueError):
@@ -43,15 +51,24 @@ class Opaque:
     def __hash__(self) -> int:
         return id(self)
 
+    def __bool__(self) -> bool:
+        raise TypeError(f"the truth of a {self.type_name} object that is not data is unknown")
+
     def __repr__(self) -> str:
         return f"<{self.type_name} object>"
 
 
 class _Budget:
-    __slots__ = ("nodes",)
+    __slots__ = ("nodes", "register", "resolve")
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        register: Callable[[object], object] | None = None,
+        resolve: Callable[[object], object] | None = None,
+    ) -> None:
         self.nodes = 0
+        self.register = register
+        self.resolve = resolve
 
     def spend(self, depth: int) -> None:
         self.nodes += 1
@@ -59,13 +76,18 @@ class _Budget:
             raise ValueTooLarge(f"value larger than {MAX_NODES} parts or deeper than {MAX_DEPTH}")
 
 
-def encode(value: object) -> object:
+def encode(value: object, *, register: Callable[[object], object] | None = None) -> object:
     """A JSON-ready tree for ``value``. Base-class methods are used, so subclasses cannot lie.
+
+    Args:
+        value: What to send.
+        register: Turns an object that is not data into the body of a ``$handle`` tag
+            (otherwise it becomes ``$opaque``).
 
     Raises:
         ValueTooLarge: The value is too big or too deep to send.
     """
-    return _encode(value, _Budget(), 0)
+    return _encode(value, _Budget(register), 0)
 
 
 def _encode(value: object, budget: _Budget, depth: int) -> object:
@@ -97,21 +119,31 @@ def _encode(value: object, budget: _Budget, depth: int) -> object:
         return {"$complex": [_encode(value.real, budget, depth), _encode(value.imag, budget, depth)]}
     if isinstance(value, bytes | bytearray):
         return {"$bytes": bytes(value).hex()}
+    if isinstance(value, type):
+        for name, known in _TYPES.items():
+            if value is known:
+                return {"$type": name}
+    if budget.register is not None:
+        return {"$handle": budget.register(value)}
     return {"$opaque": type(value).__name__[:80]}
 
 
-def decode(tree: object, *, json_sequences: bool = False) -> object:
+def decode(
+    tree: object, *, json_sequences: bool = False, resolve: Callable[[object], object] | None = None
+) -> object:
     """Fresh built-in values for an encoded tree.
 
     Args:
         tree: What :func:`encode` produced (after a JSON round trip).
         json_sequences: Decode tuples as lists (JSON has no tuples), for tests whose
             expected value is JSON.
+        resolve: Turns the body of a ``$handle`` tag into an object (without it, the tag
+            is malformed).
 
     Raises:
         ValueError: The tree is malformed (e.g. an unhashable set element) or too large.
     """
-    return _decode(tree, json_sequences, _Budget(), 0)
+    return _decode(tree, json_sequences, _Budget(resolve=resolve), 0)
 
 
 def _decode(tree: object, json_sequences: bool, budget: _Budget, depth: int) -> object:
@@ -154,9 +186,16 @@ def _decode(tree: object, json_sequences: bool, budget: _Budget, depth: int) -> 
         real, imag = (_decode(part, json_sequences, budget, depth) for part in body)
         if not (isinstance(real, int | float) and isinstance(imag, int | float)):
             raise ValueError("a $complex needs two numbers")
-        return complex(real, imag)
+        try:
+            return complex(real, imag)
+        except OverflowError as exc:  # a part too large for a float
+            raise ValueError("a $complex part is too large") from exc
     if tag == "$bytes" and isinstance(body, str):
         return bytes.fromhex(body)
     if tag == "$opaque":
         return Opaque(str(body)[:80])
+    if tag == "$type" and isinstance(body, str) and body in _TYPES:
+        return _TYPES[body]
+    if tag == "$handle" and budget.resolve is not None:
+        return budget.resolve(body)
     raise ValueError(f"unknown value tag {tag!r}")

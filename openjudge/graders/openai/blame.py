@@ -1,0 +1,78 @@
+"""Whose failure it is: OpenAI's error kinds mapped onto openjudge's results.
+
+OpenAI's graders run reports ``reward`` with typed ``errors``; in RL an error is not a
+penalty, so a failure the *response* caused must be a score at the bottom of the range
+(a policy never gains by breaking a grader), and only a *system* failure is a
+:class:`~openjudge.results.GraderError`:
+
+===============================  =====================================================================
+OpenAI error                     here
+===============================  =====================================================================
+``sample_parse_error``           response: bottom score, cause ``sample_parse_error`` (a template needs
+                                 ``sample.output_json`` and the response is not JSON)
+``invalid_variable_error``       ``sample.*`` missing: response, bottom score; ``item.*`` missing:
+                                 ``GraderError(invalid_input)`` (the dataset's); unknown namespace:
+                                 refused when the grader is built
+``formula_parse_error``          refused when the grader is built (``calculate_output`` is config);
+                                 a formula that cannot be computed for these sub-scores (``x / 0``):
+                                 response, bottom score, cause ``formula_error``
+``python_grader_runtime_error``  ``grade()`` raised, returned a non-number, NaN/inf or a value outside
+                                 the range, ran out of time or memory: response, bottom score (the
+                                 sample is the only thing that differs between calls; details kept)
+``python_grader_server_error``   ``GraderError`` (the sandbox could not run); the grader source
+                                 failing before ``grade()`` is called: ``GraderError(internal)``
+``model_grader_parse_error``     ``GraderError(parse_error)`` after one re-ask, as every LLM judge here
+``model_grader_refusal_error``   ``GraderError(refused)`` (content filter), as every LLM judge here
+``model_grader_server_error``    ``GraderError(provider_error | timeout)`` from the provider
+``truncated_observation_error``, not produced: they concern OpenAI's hosted agent rollouts
+``unresponsive_reward_error``
+``other_error``                  ``GraderError(internal)``
+===============================  =====================================================================
+
+A ``multi`` grader whose sub-grader failed because of the response is itself a
+response failure at its own bottom (never the formula applied to a bottom sub-score:
+with ``1 - toxicity`` that would turn a crash into a reward).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+from openjudge.results import GraderScore, ScoreRange
+
+__all__ = ["is_response_failure", "response_failure"]
+
+
+def response_failure(
+    name: str,
+    score_range: ScoreRange | None,
+    cause: str,
+    message: str,
+    *,
+    score: float | None = None,
+    metadata: Mapping[str, JsonValue] | None = None,
+) -> GraderScore:
+    """The score of a failure the response caused: ``score`` if set, else the bottom of the range (0 without one).
+
+    ``metadata`` gets ``blame: "response"`` and ``cause`` (an OpenAI error kind or a
+    more precise cause), as every openjudge grader reports a response-caused failure.
+    """
+    if score is None:
+        if score_range is None:
+            score = 0.0
+        else:
+            score = score_range.low if score_range.higher_is_better else score_range.high
+    return GraderScore(
+        name=name,
+        score=score,
+        reason=message,
+        metadata={**(metadata or {}), "blame": "response", "cause": cause},
+        score_range=score_range,
+    )
+
+
+def is_response_failure(result: object) -> bool:
+    """Whether ``result`` is a score standing for a response-caused failure."""
+    return isinstance(result, GraderScore) and result.metadata.get("blame") == "response"

@@ -1,0 +1,32 @@
+"""How a runner runs: one frozen settings object, replaced rather than rebuilt field by field."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["RunSettings"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """Concurrency, time limits and progress of a :class:`~openjudge.runner.GradingRunner`.
+
+    Attributes:
+        max_concurrency: Pairs evaluated at once (provider limits apply on top).
+        timeout: Seconds one pair may take (retries included) before it becomes a timeout error.
+        deadline: Seconds the whole run may take; pairs not finished by then become timeout errors.
+        show_progress: Draw a progress line on stderr.
+    """
+
+    max_concurrency: int = 32
+    timeout: float | None = 300.0
+    deadline: float | None = None
+    show_progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {self.max_concurrency}")
+        for label, value in (("timeout", self.timeout), ("deadline", self.deadline)):
+            if value is not None and not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"{label} must be a positive number of seconds or None, got {value}")

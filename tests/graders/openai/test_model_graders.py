@@ -1,0 +1,130 @@
+"""score_model and label_model through any chat model (here an in-process one)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from openjudge.graders.openai import OpenAIGrader, from_openai_grader
+from openjudge.models.chat_model import ChatRequest, ChatResponse
+from openjudge.models.errors import ChatModelError
+from openjudge.models.policy import ProviderPolicy, RetryPolicy
+from openjudge.testing.function_model import FunctionChatModel
+from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, error_of, grade, score_of, scored
+
+
+def judge(
+    reply: Callable[[ChatRequest], str | ChatResponse], seen: list[ChatRequest] | None = None
+) -> FunctionChatModel:
+    def record(request: ChatRequest) -> str | ChatResponse:
+        if seen is not None:
+            seen.append(request)
+        return reply(request)
+
+    return FunctionChatModel(
+        record, model="local-judge", policy=ProviderPolicy(retry=RetryPolicy(max_attempts=1))
+    )
+
+
+def test_the_guides_score_model_through_another_provider() -> None:
+    seen: list[ChatRequest] = []
+    model = judge(
+        lambda r: json.dumps(
+            {"steps": [{"description": "compare", "conclusion": "exact match"}], "result": 1}
+        ),
+        seen,
+    )
+    grader = from_openai_grader(GUIDE_SCORE_MODEL, model=model)
+    result = grade(grader, response="Paris", reference_answer="Paris")
+    assert score_of(result) == 1.0 and result.reason == "exact match"
+    assert result.metadata["passed"] is True and result.metadata["openai_model"] == "o4-mini-2025-04-16"
+    assert result.metadata["judge_model"] == "local-judge"
+    request = seen[0]
+    assert [m["role"] for m in request.messages] == ["system", "system", "user"]
+    assert request.messages[2]["content"] == "Reference: Paris. Model answer: Paris"
+    assert "a number from 0 to 1" in request.messages[0]["content"]
+    assert request.output is not None and request.output.schema["properties"]["result"]["maximum"] == 1
+    assert request.sampling.max_tokens == 32768 and request.sampling.top_p == 1
+
+
+def test_developer_messages_and_text_parts() -> None:
+    seen: list[ChatRequest] = []
+    spec = {
+        "type": "score_model",
+        "name": "s",
+        "model": "gpt-4o",
+        "range": [1, 7],
+        "input": [
+            {"role": "developer", "content": "Grade it."},
+            {
+                "role": "user",
+                "content": [{"type": "input_text", "text": "Answer: "}, "{{ sample.output_text }}"],
+            },
+        ],
+    }
+    grader = from_openai_grader(spec, model=judge(lambda r: '```json\n{"steps": [], "result": 6}\n```', seen))
+    result = scored(grade(grader, response="42"))
+    assert score_of(result) == 6.0 and result.normalized_score == pytest.approx(5 / 6)
+    assert seen[0].messages[1:] == [
+        {"role": "system", "content": "Grade it."},
+        {"role": "user", "content": "Answer: 42"},
+    ]
+
+
+def test_an_out_of_range_score_is_re_asked_then_a_parse_error() -> None:
+    replies = iter(['{"steps": [], "result": 3}', '{"steps": [], "result": 0.5}'])
+    grader = from_openai_grader(GUIDE_SCORE_MODEL, model=judge(lambda r: next(replies)))
+    assert score_of(grade(grader, response="x", reference_answer="y")) == 0.5
+    stubborn = from_openai_grader(GUIDE_SCORE_MODEL, model=judge(lambda r: '{"result": "high"}'))
+    err = error_of(grade(stubborn, response="x", reference_answer="y"))
+    assert err.kind == "parse_error" and err.message.startswith("model_grader_parse_error")
+    assert err.usage is not None and err.usage.requests == 2
+
+
+LABELS = {
+    "type": "label_model",
+    "name": "sentiment",
+    "model": "gpt-4o-2024-08-06",
+    "input": [{"role": "user", "content": "Classify the sentiment of: {{ sample.output_text }}"}],
+    "labels": ["positive", "neutral", "negative"],
+    "passing_labels": ["positive", "neutral"],
+}
+
+
+@pytest.mark.parametrize(("label", "reward"), [("positive", 1.0), ("neutral", 1.0), ("negative", 0.0)])
+def test_label_model_passes_on_passing_labels(label: str, reward: float) -> None:
+    grader = from_openai_grader(LABELS, model=judge(lambda r: json.dumps({"steps": [], "result": label})))
+    result = grade(grader, response="great")
+    assert score_of(result) == reward and result.metadata["label"] == label
+
+
+def test_label_model_refuses_labels_it_does_not_know() -> None:
+    grader = from_openai_grader(LABELS, model=judge(lambda r: '{"steps": [], "result": "ecstatic"}'))
+    assert error_of(grade(grader, response="great")).kind == "parse_error"
+    with pytest.raises(ValueError, match="passing_labels"):
+        from_openai_grader({**LABELS, "passing_labels": ["happy"]}, model=judge(lambda r: ""))
+
+
+def test_refusal_and_server_errors_keep_their_kind() -> None:
+    filtered = judge(lambda r: ChatResponse(content="", finish_reason="content_filter"))
+    err = error_of(grade(from_openai_grader(LABELS, model=filtered), response="x"))
+    assert err.kind == "refused" and err.message.startswith("model_grader_refusal_error")
+
+    def down(request: ChatRequest) -> str:
+        raise ChatModelError("503 from the server", kind="provider_error")
+
+    err = error_of(grade(from_openai_grader(LABELS, model=judge(down)), response="x"))
+    assert err.kind == "provider_error" and err.message.startswith("model_grader_server_error")
+
+
+def test_a_model_grader_needs_a_model_and_text_only() -> None:
+    with pytest.raises(ValueError, match="needs a judge: pass model="):
+        OpenAIGrader(LABELS)
+    image = {
+        **LABELS,
+        "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "http://x/y.png"}]}],
+    }
+    with pytest.raises(ValueError, match="input_image content parts are not supported"):
+        OpenAIGrader(image, model=judge(lambda r: ""))
