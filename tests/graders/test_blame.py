@@ -33,6 +33,7 @@ from openjudge.graders.format import (
     ReasoningFormatGrader,
 )
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.graders.openai.grader import from_openai_grader
 from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.graders.text import NumberAccuracyGrader, SimilarityGrader, StringMatchGrader
 from openjudge.models.chat_model import ChatRequest, ChatResponse
@@ -304,6 +305,18 @@ RULE_GRADERS: dict[str, tuple[Callable[[], BaseGrader], Callable[[str], dict[str
     "tool_call_step_sequence": (
         ToolCallStepSequenceMatchGrader,
         lambda r: {"reference_tool_calls": ["f"], "tool_calls": [{"name": "f", "arguments": r}]},
+    ),
+    "openai_grader": (
+        lambda: from_openai_grader(
+            {
+                "type": "string_check",
+                "name": "eq",
+                "input": "{{ sample.output_text }}",
+                "reference": "{{ item.answer }}",
+                "operation": "ilike",
+            }
+        ),
+        lambda r: {"response": r, "answer": "lorem"},
     ),
     "action_loop": (ActionLoopDetectionGrader, lambda r: {"messages": _trajectory(r)}),
     "observation_information_gain": (
