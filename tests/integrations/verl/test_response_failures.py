@@ -45,11 +45,7 @@ def test_on_failure_drop_trains_a_response_failure_with_the_bottom_score(tmp_pat
     graders = tmp_path / "graders.yaml"
     graders.write_text(GRADERS, encoding="utf-8")
     # The default policy, on_failure=drop: a GraderError would raise here; a response failure must not.
-    overrides = [
-        o.replace("pkg://integrations.verl", "pkg://openjudge.integrations.verl")
-        for o in importlib_overrides(graders)
-    ]
-    cfg = trainer_config(overrides)
+    cfg = trainer_config(importlib_overrides(graders))
     manager = load_reward_manager(cfg, TOKENIZER, reward_router_address=None, reward_model_tokenizer=None)
     assert isinstance(manager, OpenJudgeRewardManager)
     data = make_batch(TOKENIZER, PROMPTS)
