@@ -19,7 +19,7 @@ GRADER: dict[str, object] = {
     "response_failure_score": 0.25,
     "mapper": {"response": "answer", "reference": "expected"},
 }
-CONFIG = {
+CONFIG: dict[str, object] = {
     "version": 1,
     "graders": {"json": GRADER},
     "data": {"path": "data.jsonl"},
@@ -54,8 +54,7 @@ def test_the_configured_score_is_given_to_response_failures(tmp_path: Path) -> N
 def test_a_score_outside_the_range_is_a_located_config_error(
     tmp_path: Path, score: float, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    grader = {**GRADER, "response_failure_score": score}
-    config = {**CONFIG, "graders": {"json": grader}}
+    config = {**CONFIG, "graders": {"json": {**GRADER, "response_failure_score": score}}}
     assert main(["validate", str(_write(tmp_path, config))]) != 0
     err = capsys.readouterr().err
     assert "graders.json.response_failure_score" in err and "outside the grader's range" in err

@@ -84,7 +84,7 @@ def _check_not_bypassed(config: object) -> None:
             "reward.reward_model.enable=True without reward.custom_reward_function.path: VERL's "
             "RewardLoopWorker then scores with the reward model as a classifier (compute_score_disrm) and "
             "never calls OpenJudgeRewardManager. To judge with openjudge (the hosted model is then the "
-            "graders' 'kind: verl' provider), add reward.custom_reward_function.path=pkg://integrations.verl "
+            "graders' 'kind: verl' provider), add reward.custom_reward_function.path=pkg://openjudge.integrations.verl "
             "reward.custom_reward_function.name=compute_score"
         )
 

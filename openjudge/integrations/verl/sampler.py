@@ -11,7 +11,7 @@ for every sampled batch::
     training/openjudge/<grader>/error          of which that grader failed
     training/openjudge/groups_with_dropped     prompt groups missing a dropped member
 
-Select with ``trainer.v1.sampler.custom_sampler.path=pkg://integrations.verl.sampler``
+Select with ``trainer.v1.sampler.custom_sampler.path=pkg://openjudge.integrations.verl.sampler``
 and ``trainer.v1.sampler.custom_sampler.name=OpenJudgeReplayBuffer`` (sync trainer) or
 ``OpenJudgeReplayBufferAsync`` (``colocate_async`` / ``separate_async``). VERL gives a
 custom sampler no DAPO settings: its ``algorithm.filter_groups`` does not apply with one.

@@ -2,7 +2,7 @@
 
 ::
 
-    reward.custom_reward_function.path=pkg://integrations.verl
+    reward.custom_reward_function.path=pkg://openjudge.integrations.verl
     reward.custom_reward_function.name=compute_score
     +reward.custom_reward_function.reward_kwargs.openjudge.config=/abs/graders.yaml
 

@@ -195,7 +195,7 @@ def importlib_overrides(graders: Path, *extra: str) -> list[str]:
     """The documented importlib route (VERL 0.7.1+), plus our options."""
     return [
         "reward.reward_manager.source=importlib",
-        "reward.reward_manager.module.path=pkg://integrations.verl",
+        "reward.reward_manager.module.path=pkg://openjudge.integrations.verl",
         "reward.reward_manager.name=OpenJudgeRewardManager",
         f"+reward.openjudge.config={graders}",
         *extra,

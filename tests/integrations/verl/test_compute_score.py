@@ -37,7 +37,7 @@ def no_prompt_yaml(graders_yaml: Path) -> Path:
 def test_naive_manager_with_our_compute_score(no_prompt_yaml: Path) -> None:
     cfg = trainer_config(
         [
-            "reward.custom_reward_function.path=pkg://integrations.verl",
+            "reward.custom_reward_function.path=pkg://openjudge.integrations.verl",
             "reward.custom_reward_function.name=compute_score",
             f"+reward.custom_reward_function.reward_kwargs.openjudge.config={no_prompt_yaml}",
             "+reward.custom_reward_function.reward_kwargs.openjudge.on_failure=fallback",

@@ -59,16 +59,16 @@ def check_references(overrides: list[str]) -> None:
         and "reward.reward_manager.name" in values
     ):
         assert get_reward_manager_cls(values["reward.reward_manager.name"]).__module__.startswith(
-            "integrations."
+            "openjudge.integrations."
         )
     if "actor_rollout_ref.rollout.agent.default_agent_loop" in values:
         assert values["actor_rollout_ref.rollout.agent.default_agent_loop"] in _agent_loop_registry
     for key, value in values.items():
-        if value.startswith("pkg://integrations."):
+        if value.startswith("pkg://openjudge.integrations."):
             # reward.custom_reward_function.{path,name}; reward.reward_manager.{module.path,name}
             name = values[key.removesuffix(".path").removesuffix(".module") + ".name"]
             assert hasattr(importlib.import_module(value.removeprefix("pkg://")), name), (key, name)
-        elif value.startswith("integrations.") and key.endswith("_class"):
+        elif value.startswith("openjudge.integrations.") and key.endswith("_class"):
             module, _, attr = value.rpartition(".")
             assert hasattr(importlib.import_module(module), attr), value
 

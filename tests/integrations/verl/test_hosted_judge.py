@@ -127,6 +127,6 @@ def test_a_reward_model_without_a_custom_function_would_bypass_the_manager(grade
     )
     with pytest.raises(
         SettingsError,
-        match=r"compute_score_disrm.*reward\.custom_reward_function\.path=pkg://integrations\.verl",
+        match=r"compute_score_disrm.*reward\.custom_reward_function\.path=pkg://openjudge\.integrations\.verl",
     ):
         load_reward_manager(cfg, TOKENIZER, reward_router_address="127.0.0.1:1", reward_model_tokenizer=None)

@@ -206,7 +206,7 @@ def test_seed_reward_function_through_verls_custom_function_loader(graders_yaml:
     cfg = trainer_config(
         [
             "reward.reward_manager.source=importlib",
-            "reward.reward_manager.module.path=pkg://integrations.verl",
+            "reward.reward_manager.module.path=pkg://openjudge.integrations.verl",
             "reward.reward_manager.name=OpenJudgeRewardManager",
             "reward.custom_reward_function.path=pkg://tests.integrations.verl.seed_functions",
             "reward.custom_reward_function.name=length_rank",

@@ -87,7 +87,7 @@ class Runtime:
         self.config = config(
             model,
             "reward.reward_manager.source=importlib",
-            "reward.reward_manager.module.path=pkg://integrations.verl",
+            "reward.reward_manager.module.path=pkg://openjudge.integrations.verl",
             "reward.reward_manager.name=OpenJudgeRewardManager",
             f"+reward.openjudge.config={pointwise}",
             "reward.num_workers=1",
