@@ -82,7 +82,8 @@ def test_all_is_pinned_and_every_name_resolves(package: str) -> None:
 def test_every_builtin_grader_class_is_importable_from_openjudge_graders() -> None:
     graders = importlib.import_module("openjudge.graders")
     classes = {entry.target.partition(":")[2]: entry.load() for entry in BUILTIN_GRADERS.values()}
-    assert set(classes) | {"BaseGrader", "FunctionGrader", "grader_boundary"} == set(graders.__all__)
+    extra = {"BaseGrader", "FunctionGrader", "grader_boundary", "from_openai_grader"}
+    assert set(classes) | extra == set(graders.__all__)
     for name, cls in classes.items():
         assert getattr(graders, name) is cls
 

@@ -93,7 +93,17 @@ class LLMGrader(BaseGrader):
     """Bump when a change to the grader should invalidate its cached judge replies."""
 
     response_inputs: ClassVar[frozenset[str]] = frozenset(
-        {"response", "answer", "completion", "output", "prediction", "solution", "final_answer"}
+        {
+            "response",
+            "answer",
+            "completion",
+            "output",
+            "prediction",
+            "predicted",
+            "generation",
+            "solution",
+            "final_answer",
+        }
     )
     """Inputs the graded response wrote: their faults (a lone surrogate) are the response's.
     Any other input is a dataset field, whose faults are the system's."""

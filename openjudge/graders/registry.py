@@ -174,7 +174,7 @@ BUILTIN_GRADERS: Mapping[str, GraderEntry] = _entries(
         "math_answer_equivalence",
         f"{_G}.math.answer_equivalence:MathAnswerEquivalenceGrader",
         "rule",
-        "Final answer (boxed, tagged or last number) equals the reference, numerically or symbolically",
+        "Final answer (boxed, tagged, or last LaTeX/number) equals the reference (math-verify in a killable worker)",
     ),
     (
         "code_execution",

@@ -13,7 +13,9 @@ Endpoints:
   built by :func:`openjudge.testing._schema_instance.schema_instance`; without a
   schema it is ``{"reason": "ok", "score": N}``; without a schema and with
   ``max_tokens``/``max_completion_tokens`` of 1 it is just ``N`` (for logprob
-  scoring). ``usage``: prompt tokens = characters of all message texts // 4,
+  scoring). A list of objects with a ``step_index`` gets one item per
+  ``<step index="k">`` block of the first user message, numbered ``0..n-1`` (a
+  trajectory judge's per-step evaluations). ``usage``: prompt tokens = characters of all message texts // 4,
   completion tokens = characters of the content // 4, each at least 1; one choice.
 - ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
   (body ``{"faults": true}`` also forgets the ``times`` counters) and
@@ -170,6 +172,7 @@ class _Plan:
     retry_after: str | None = None
     action: str = "reply"  # reply | reset | hang
     reply: str | None = None
+    steps: int | None = None  # ``<step index="k">`` blocks in the prompt (trajectory judges)
 
     def is_reply(self) -> bool:
         return self.action == "reply" and self.status == 200
@@ -209,7 +212,7 @@ class _State:
         self.completions = 0
         self.in_flight = 0
         self._content_cache: dict[
-            tuple[str, float, bool, str | None, bool], tuple[str, tuple[int, int] | None]
+            tuple[str, float, bool, str | None, bool, int | None], tuple[str, tuple[int, int] | None]
         ] = {}
         self.reset()
 
@@ -315,6 +318,7 @@ class _State:
             raise _BadRequest("streaming is not supported by the test judge server")
         chars = 0
         first_user: str | None = None
+        steps: int | None = None
         directives: list[str] = []
         for message in messages:
             if not isinstance(message, dict):
@@ -323,9 +327,12 @@ class _State:
             chars += len(text)
             if first_user is None and message.get("role") == "user":
                 first_user = text
+                steps = len(_STEP_RE.findall(text)) or None
             if "#oj:" in text:
                 directives.extend(d for d in _DIRECTIVE_RE.findall(text) if d not in directives)
-        return request, chars, self._plan(directives, first_user or "")
+        plan = self._plan(directives, first_user or "")
+        plan.steps = steps
+        return request, chars, plan
 
     def _plan(self, directives: list[str], first_user: str) -> _Plan:
         plan = _Plan(score=self.score)
@@ -392,13 +399,30 @@ class _State:
         """The reply text and the span of its score value; cached, as graders repeat their schema."""
         schema = _schema_of(request)
         one_token = 1 in (request.get("max_tokens"), request.get("max_completion_tokens"))
-        key = (_COMPACT.encode(schema), plan.score, plan.score_given, plan.reply, one_token)
+        key = (_COMPACT.encode(schema), plan.score, plan.score_given, plan.reply, one_token, plan.steps)
         cached = self._content_cache.get(key)
         if cached is None:
             if len(self._content_cache) >= 1024:
                 self._content_cache.clear()
             cached = self._content_cache[key] = _render(schema, plan, one_token)
         return cached
+
+
+_STEP_RE = re.compile(r'<step index="\d+">')
+
+
+def _number_steps(value: JsonValue, steps: int) -> JsonValue:
+    """Lists of objects with a ``step_index`` get one item per step of the prompt, numbered
+    ``0..steps-1``, as an obedient judge numbers the ``<step index="k">`` blocks it was shown."""
+    if isinstance(value, dict):
+        return {k: _number_steps(v, steps) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(item, dict) and "step_index" in item for item in value):
+            template = value[0]
+            assert isinstance(template, dict)
+            return [{**template, "step_index": k} for k in range(steps)]
+        return [_number_steps(v, steps) for v in value]
+    return value
 
 
 def _render(
@@ -412,6 +436,8 @@ def _render(
         value: JsonValue = {"reason": "ok", "score": score}
     else:
         value = schema_instance(schema, score=score, clamp=not plan.score_given)
+        if plan.steps is not None:
+            value = _number_steps(value, plan.steps)
     reply = plan.reply
     if reply == "prose":
         text = f"The answer looks fine. Score: {_dumps_text(score)}"

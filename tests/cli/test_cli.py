@@ -272,7 +272,8 @@ def test_interrupted_run_resumes_without_duplicates_or_gaps(
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while (not out.exists() or out.read_bytes().count(b"\n") < 20) and time.monotonic() < deadline:
+    # 21 lines: the header and 20 samples (under load, a kill can follow the poll at once)
+    while (not out.exists() or out.read_bytes().count(b"\n") < 21) and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(stop)
     proc.communicate(timeout=60)

@@ -13,16 +13,15 @@ from openjudge.config import load_config
 from openjudge.config.build import build_job
 from openjudge.results import GraderScore
 
-CONFIG = {
+GRADER: dict[str, object] = {
+    "type": "json_match",
+    "params": {"strict_order": False},
+    "response_failure_score": 0.25,
+    "mapper": {"response": "answer", "reference": "expected"},
+}
+CONFIG: dict[str, object] = {
     "version": 1,
-    "graders": {
-        "json": {
-            "type": "json_match",
-            "params": {"strict_order": False},
-            "response_failure_score": 0.25,
-            "mapper": {"response": "answer", "reference": "expected"},
-        }
-    },
+    "graders": {"json": GRADER},
     "data": {"path": "data.jsonl"},
 }
 
@@ -55,7 +54,7 @@ def test_the_configured_score_is_given_to_response_failures(tmp_path: Path) -> N
 def test_a_score_outside_the_range_is_a_located_config_error(
     tmp_path: Path, score: float, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config = {**CONFIG, "graders": {"json": {**CONFIG["graders"]["json"], "response_failure_score": score}}}  # type: ignore[dict-item]
+    config = {**CONFIG, "graders": {"json": {**GRADER, "response_failure_score": score}}}
     assert main(["validate", str(_write(tmp_path, config))]) != 0
     err = capsys.readouterr().err
     assert "graders.json.response_failure_score" in err and "outside the grader's range" in err

@@ -33,6 +33,7 @@ from openjudge.graders.format import (
     ReasoningFormatGrader,
 )
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.graders.openai.grader import from_openai_grader
 from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.graders.text import NumberAccuracyGrader, SimilarityGrader, StringMatchGrader
 from openjudge.models.chat_model import ChatRequest, ChatResponse
@@ -102,7 +103,10 @@ async def test_tool_calls_with_400_deep_arguments_are_the_responses_failure(shap
     grader = ToolCallPrecisionRecallMatchGrader(match_arguments=True)
     reference = [{"name": "search", "arguments": {"q": "x"}}]
     if shape == "messages":
-        messages = [{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [call]}]
+        messages: list[dict[str, object]] = [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "tool_calls": [call]},
+        ]
         result = await grader.aevaluate(reference_tool_calls=reference, messages=messages)
     else:
         result = await grader.aevaluate(reference_tool_calls=reference, tool_calls=[call])
@@ -162,7 +166,7 @@ async def test_a_lone_surrogate_in_a_dataset_field_stays_invalid_input() -> None
 
 async def test_a_lone_surrogate_in_an_assistant_message_is_the_responses_failure() -> None:
     seen: list[ChatRequest] = []
-    messages = [
+    messages: list[dict[str, object]] = [
         {"role": "user", "content": "q"},
         {
             "role": "assistant",
@@ -301,6 +305,18 @@ RULE_GRADERS: dict[str, tuple[Callable[[], BaseGrader], Callable[[str], dict[str
     "tool_call_step_sequence": (
         ToolCallStepSequenceMatchGrader,
         lambda r: {"reference_tool_calls": ["f"], "tool_calls": [{"name": "f", "arguments": r}]},
+    ),
+    "openai_grader": (
+        lambda: from_openai_grader(
+            {
+                "type": "string_check",
+                "name": "eq",
+                "input": "{{ sample.output_text }}",
+                "reference": "{{ item.answer }}",
+                "operation": "ilike",
+            }
+        ),
+        lambda r: {"response": r, "answer": "lorem"},
     ),
     "action_loop": (ActionLoopDetectionGrader, lambda r: {"messages": _trajectory(r)}),
     "observation_information_gain": (

@@ -392,7 +392,11 @@ async def test_trajectory_evaluations_must_match_the_real_steps(count: int) -> N
 async def test_trajectory_duplicate_or_out_of_range_indices_are_rejected() -> None:
     for indices in ([0, 0], [1]):
         reply = json.dumps({"step_evaluations": [{"step_index": k, **TOP_STEP} for k in indices]})
-        judge = SteerableJudge(lambda request, reply=reply: reply)
+
+        def replies(request: ChatRequest, reply: str = reply) -> str:
+            return reply
+
+        judge = SteerableJudge(replies)
         result = await TrajectoryComprehensiveGrader(judge.model).aevaluate(**_trajectory("4"))
         assert isinstance(result, GraderError) and result.kind == "parse_error", indices
 

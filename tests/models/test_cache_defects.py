@@ -127,7 +127,10 @@ async def test_unusable_replies_are_never_cached(
     backend = Flaky(bad)
     grader = judge(FunctionChatModel(backend, sampling=ZERO, cache=cache), max_reasks=0)
     failed = await grader.aevaluate(response="x")
-    assert isinstance(failed, GraderError) and failed.kind == kind
+    if kind == "refused":  # a pointwise judge's refusal is the response's failure (its bottom score)
+        assert isinstance(failed, GraderScore) and failed.metadata["cause"] == "judge_refused"
+    else:
+        assert isinstance(failed, GraderError) and failed.kind == kind
     assert stored(cache) == 0  # evicted as soon as the grader found it unusable
     backend.recovered = True
     recovered = await grader.aevaluate(response="x")

@@ -189,8 +189,12 @@ async def test_refusal_and_content_filter() -> None:
     grader = LLMGrader(model(), template="{response}")
     first = await grader.aevaluate(response="x")
     second = await grader.aevaluate(response="x")
-    assert isinstance(first, GraderError) and first.kind == "refused"
-    assert isinstance(second, GraderError) and second.kind == "refused"
+    # The provider reports both as refusals; a pointwise judge refusing the response is the
+    # response's failure (the blame rule): the bottom score, with the cause kept.
+    for result in (first, second):
+        assert isinstance(result, GraderScore) and result.score == 0.0
+        assert result.metadata["blame"] == "response" and result.metadata["cause"] == "judge_refused"
+    assert "I can't help with that." in first.reason
 
 
 def test_retry_after_parsing() -> None:

@@ -6,7 +6,14 @@ import re
 from collections import deque
 from typing import Literal, NamedTuple, TypeAlias
 
-__all__ = ["ExtractedAnswer", "Extraction", "extract_final_answer", "extract_reference", "last_boxed"]
+__all__ = [
+    "ExtractedAnswer",
+    "Extraction",
+    "boxed_count",
+    "extract_final_answer",
+    "extract_reference",
+    "last_boxed",
+]
 
 Extraction: TypeAlias = Literal["boxed", "answer_tag", "last_number", "reference", "none"]
 
@@ -67,6 +74,26 @@ def last_boxed(text: str) -> str | None:
             if token is not None:
                 return token.group()
     return None
+
+
+def boxed_count(text: str) -> int:
+    r"""How many ``\boxed{...}`` the text has outside other boxes (``\boxed{\boxed{1}}`` is one).
+
+    Example:
+        >>> boxed_count(r"\boxed{1} and \boxed{\boxed{2}}")
+        2
+    """
+    pairs = _brace_pairs(text)
+    count, covered_until = 0, -1
+    for match in _BOXED.finditer(text):
+        if match.start() < covered_until:
+            continue
+        count += 1
+        i = match.end()
+        while i < len(text) and text[i] in " \t":
+            i += 1
+        covered_until = pairs.get(i, i) if i < len(text) and text[i] == "{" else i
+    return count
 
 
 def _last_answer_tag(text: str) -> str | None:

@@ -27,7 +27,7 @@ _FRAC_SHORTHAND = re.compile(r"\\frac\s*([0-9])\s*([0-9])")
 _FRAC_HALF_SHORTHAND = re.compile(r"\\frac\s*\{([^{}]*)\}\s*([0-9A-Za-z])")
 _LEADING_VARIABLE = re.compile(r"^[A-Za-z]\s*=\s*(?=\S)")
 
-_DECIMAL = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]*)?|\.[0-9]+"
+_DECIMAL = r"(?:[1-9][0-9]{0,2}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]*)?|\.[0-9]+"
 _PLAIN = re.compile(rf"(?P<sign>[-+]?)(?P<num>{_DECIMAL})(?:[eE](?P<exp>[-+]?[0-9]+))?")
 _TIMES_TEN = re.compile(
     rf"(?P<sign>[-+]?)(?P<num>{_DECIMAL})(?:\\times|\\cdot|\*|x)10\^(?:\{{(?P<e1>[-+]?[0-9]+)\}}|(?P<e2>[-+]?[0-9]))"
@@ -41,6 +41,8 @@ _UNIT_SUFFIX = re.compile(
 # two digits ("1 2") means the text is not one number.
 _THOUSANDS_SPACE = re.compile(r"(?<=[0-9])[ \u00a0\u202f](?=[0-9]{3}(?![0-9]))")
 _DIGIT_GAP = re.compile(r"[0-9]\s+[0-9]")
+_COMMA_GAP = re.compile(r",\s")  # "32, 349" is two numbers, not 32349
+_TRAILING_BREAK = re.compile(r"(?:\\\\\s*)+$")  # a LaTeX line break after the answer: "185\\"
 _WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
 
 
@@ -72,7 +74,7 @@ def normalize_answer(answer: str) -> str:
         >>> normalize_answer(r"$x = \dfrac{3}{4}\text{ cm}.$")
         '\\frac{3}{4} cm'
     """
-    text = _strip_delimiters(answer.strip())
+    text = _strip_delimiters(_TRAILING_BREAK.sub("", answer.strip()))
     text = text.replace("\\left", "").replace("\\right", "").replace("\u2212", "-")
     text = _SPACING.sub(" ", text)
     text = _TEXT_COMMAND.sub(r" \1", text)
@@ -148,7 +150,7 @@ def parse_number(answer: str) -> list[Fraction] | None:
     candidates = [text] if unit is None else [text, unit["value"]]
     for candidate in candidates:
         grouped = _THOUSANDS_SPACE.sub("", candidate)
-        if _DIGIT_GAP.search(grouped):
+        if _DIGIT_GAP.search(grouped) or _COMMA_GAP.search(grouped):
             continue
         compact = "".join(grouped.split())
         percent = compact.endswith("%")

@@ -40,9 +40,11 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from openjudge.results import GraderScore, ScoreRange
+from openjudge.results import RESPONSE_BLAME, GraderScore, ScoreRange, is_response_failure
 
 __all__ = ["is_response_failure", "response_failure"]
+
+_REASON_LIMIT = 500
 
 
 def response_failure(
@@ -57,7 +59,9 @@ def response_failure(
     """The score of a failure the response caused: ``score`` if set, else the bottom of the range (0 without one).
 
     ``metadata`` gets ``blame: "response"`` and ``cause`` (an OpenAI error kind or a
-    more precise cause), as every openjudge grader reports a response-caused failure.
+    more precise cause), as :class:`openjudge.results.ResponseFailure` gives every
+    openjudge grader (built here rather than raised: a ``multi`` grader keeps the
+    sub-grader's own result and range, then puts the whole at its own bottom).
     """
     if score is None:
         if score_range is None:
@@ -67,12 +71,7 @@ def response_failure(
     return GraderScore(
         name=name,
         score=score,
-        reason=message,
-        metadata={**(metadata or {}), "blame": "response", "cause": cause},
+        reason=message[:_REASON_LIMIT],
+        metadata={**(metadata or {}), "blame": RESPONSE_BLAME, "cause": cause},
         score_range=score_range,
     )
-
-
-def is_response_failure(result: object) -> bool:
-    """Whether ``result`` is a score standing for a response-caused failure."""
-    return isinstance(result, GraderScore) and result.metadata.get("blame") == "response"

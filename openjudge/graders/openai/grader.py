@@ -57,7 +57,8 @@ from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 
 _UNIT = ScoreRange(low=0.0, high=1.0)
-_THREAD_CHARS = 20_000  # metrics over longer texts run in a worker thread, off the event loop
+_THREAD_CHARS = 20_000
+_METRIC_CHARS = 50_000  # each text is cut to this before a similarity metric  # metrics over longer texts run in a worker thread, off the event loop
 _SPECIAL_INPUTS = frozenset({"response", "tool_calls", "item"})
 
 LeafSpec = StringCheckSpec | TextSimilaritySpec | PythonSpec | ScoreModelSpec | LabelModelSpec
@@ -102,6 +103,8 @@ class OpenAIGrader(BaseGrader):
         site_packages: Let ``python`` graders import installed packages (numpy,
             rapidfuzz, ...), read-only. Default: on only when a source imports a module
             outside the standard library (the least the grader needs).
+        allow_subprocess: Let ``python`` graders start processes (killed with the run), e.g.
+            to run a sample's code in a process of its own rather than ``exec`` it.
         python_score_range: The range a ``python`` grader's float must lie in.
         max_processes: Sandboxes running at once for this grader in one event loop.
         score_range: Override the declared range of the whole grader (e.g. of a multi formula).
@@ -131,6 +134,7 @@ class OpenAIGrader(BaseGrader):
         python_timeout_s: float = 30.0,
         python_memory_mb: int | None = 2048,
         site_packages: bool | None = None,
+        allow_subprocess: bool = False,
         python_score_range: tuple[float, float] | Sequence[float] | ScoreRange = (0.0, 1.0),
         max_processes: int | None = None,
         score_range: ScoreRange | tuple[float, float] | Sequence[float] | None = None,
@@ -156,6 +160,10 @@ class OpenAIGrader(BaseGrader):
         for leaf in leaves:
             self._prepare(leaf, max_reasks)
         declared = ScoreRange.coerce(score_range)
+        # Sub-graders that wait (a judge, a sandbox, an embedder) run concurrently.
+        self._waits = bool(self._judges or self._sources) or any(
+            isinstance(leaf, TextSimilaritySpec) and leaf.evaluation_metric == "cosine" for leaf in leaves
+        )
         if isinstance(self.spec, MultiSpec):
             try:
                 self._formula = Formula(self.spec.calculate_output, set(self.spec.graders))
@@ -181,7 +189,10 @@ class OpenAIGrader(BaseGrader):
         if site_packages is None:
             site_packages = any(third_party_imports(s.source) for s in self._sources.values())
         self.limits = SandboxLimits(
-            timeout_s=python_timeout_s, memory_mb=python_memory_mb, site_packages=site_packages
+            timeout_s=python_timeout_s,
+            memory_mb=python_memory_mb,
+            site_packages=site_packages,
+            allow_subprocess=allow_subprocess,
         )
         self.sandbox: SandboxBackend | None = None
         if self._sources:
@@ -330,6 +341,10 @@ class OpenAIGrader(BaseGrader):
             value = await cosine(self.embedder, hyp, ref)
         else:
             metric = self._metrics[id(leaf)]
+            if max(len(hyp), len(ref)) > _METRIC_CHARS:
+                # Bounds the work a long response can cause (METEOR's alignment is quadratic).
+                hyp, ref = hyp[:_METRIC_CHARS], ref[:_METRIC_CHARS]
+                metadata["truncated_to_chars"] = _METRIC_CHARS
             if len(hyp) + len(ref) > _THREAD_CHARS:
                 value, extra = await anyio.to_thread.run_sync(metric.score, hyp, ref)
             else:
@@ -399,9 +414,13 @@ class OpenAIGrader(BaseGrader):
             key = keys[index]
             results[index] = await self._leaf(spec.graders[key], key, None, item, sample)
 
-        async with anyio.create_task_group() as tg:
+        if self._waits:
+            async with anyio.create_task_group() as tg:
+                for index in range(len(keys)):
+                    tg.start_soon(one, index)
+        else:  # only in-process rules: a task group would cost more than the graders themselves
             for index in range(len(keys)):
-                tg.start_soon(one, index)
+                await one(index)
         done = [r for r in results if r is not None]
         sub_rewards: dict[str, JsonValue] = {
             key: (r.score if isinstance(r, GraderScore) else None) for key, r in zip(keys, done, strict=True)

@@ -11,7 +11,9 @@ structured output in the strongest mode the provider declares, with this schema:
   when the label is one of ``passing_labels``, else 0.0.
 
 OpenAI enforces that format with structured outputs; open models also need to be told,
-so one system message stating it is put before the grader's messages. An unusable
+so one system message stating it is put before the grader's messages. The response's
+text goes in verbatim, except that tags the prompt itself uses are escaped inside it
+(see :meth:`ModelJudge.render`). An unusable
 reply gets one re-ask, then ``GraderError(parse_error)`` (OpenAI's
 ``model_grader_parse_error``), as for every LLM judge here; a content-filtered reply is
 ``GraderError(refused)``; a provider failure keeps the provider's kind.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,6 +34,7 @@ from openjudge.graders.openai.spec import LabelModelSpec, MessageSpec, SamplingP
 from openjudge.graders.openai.templates import Template
 from openjudge.models.chat_model import ChatModel, OutputSpec, Sampling
 from openjudge.models.errors import ChatModelError
+from openjudge.models.schema.data_blocks import escape_tags
 from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["ModelJudge"]
@@ -45,6 +49,7 @@ _STEPS: dict[str, Any] = {
     },
 }
 _SNIPPET = 200
+_TAG = re.compile(r"<\s*/?\s*([A-Za-z][\w.-]*)")
 
 
 def _sampling(params: SamplingParams | None) -> Sampling | None:
@@ -79,9 +84,13 @@ class _Message:
                     f"{grader}: {part.type} content parts are not supported (openjudge's chat judges take text)"
                 )
         self.template = Template("".join(texts))
+        self.tags = frozenset(m.group(1).lower() for m in _TAG.finditer(self.template.literal_text()))
 
-    def render(self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue]) -> dict[str, str]:
-        return {"role": self.role, "content": self.template.render(item, sample)}
+    def render(
+        self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue], tags: frozenset[str]
+    ) -> dict[str, str]:
+        escape = (lambda text: escape_tags(text, tags)) if tags else None
+        return {"role": self.role, "content": self.template.render(item, sample, escape)}
 
 
 class ModelJudge:
@@ -94,6 +103,7 @@ class ModelJudge:
         self.model = model
         self.max_reasks = max_reasks
         self.messages = [_Message(m, spec.name) for m in spec.input]
+        self.tags = frozenset().union(*(m.tags for m in self.messages))
         self.sampling = _sampling(spec.sampling_params)
         if isinstance(spec, ScoreModelSpec):
             low, high = spec.range or (0.0, 1.0)
@@ -117,10 +127,16 @@ class ModelJudge:
         )
 
     def render(self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue]) -> list[dict[str, str]]:
-        """The messages sent to the judge (raises :class:`~.templates.VariableError`)."""
+        """The messages sent to the judge (raises :class:`~.templates.VariableError`).
+
+        The response's text is inserted as the grader's author wrote the template, except
+        that tags the prompt itself uses (``<answer>...</answer>``) are escaped inside it,
+        so a response cannot close the block its author put it in and write instructions
+        after it (:func:`~openjudge.models.schema.data_blocks.escape_tags`).
+        """
         return [
             {"role": "system", "content": self.instructions},
-            *(m.render(item, sample) for m in self.messages),
+            *(m.render(item, sample, self.tags) for m in self.messages),
         ]
 
     def _read(self, content: str) -> tuple[float, str, list[JsonValue]]:

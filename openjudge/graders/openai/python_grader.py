@@ -22,8 +22,8 @@ What this cannot prevent: a ``grade`` that executes the sample's text in its own
 process (``exec``, ``eval``, ``pickle.loads``, importing a file the sample wrote) hands
 that process to the sample, which can then return any number it likes. Such a grader
 is reported when built (:func:`executes_text`); run the sample's code in a
-subprocess of its own, or use openjudge's ``code_execution`` grader, whose verdicts
-are decided outside the sandbox.
+subprocess of its own (``allow_subprocess=True``), or use openjudge's ``code_execution``
+grader, whose verdicts are decided outside the sandbox.
 """
 
 from __future__ import annotations

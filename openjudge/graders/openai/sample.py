@@ -11,9 +11,9 @@
 =================  ==============================================================
 
 OpenAI fills ``output_json`` "if the model sample is a valid JSON string"; so here:
-``json.loads`` of the text, refusing ``NaN``/``Infinity`` and numbers that overflow,
-with nesting and size bounded by the parser (a response nested past Python's recursion
-limit is simply not JSON). A template that needs ``output_json`` when it is empty is
+``json.loads`` of the text, refusing ``NaN``/``Infinity`` and numbers that overflow; a
+value nested deeper than :data:`~openjudge.graders.blame.MAX_RESPONSE_DEPTH` (100) is
+not used as JSON either. A template that needs ``output_json`` when it is empty is
 OpenAI's ``sample_parse_error``.
 """
 
@@ -24,6 +24,8 @@ import math
 from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue
+
+from openjudge.graders.blame import MAX_RESPONSE_DEPTH, nesting_depth
 
 __all__ = ["SampleError", "build_sample", "parse_json_output"]
 
@@ -43,12 +45,17 @@ def _no_constant(text: str) -> float:
     raise ValueError(f"{text} is not JSON")
 
 
+_DECODER = json.JSONDecoder(parse_float=_finite, parse_constant=_no_constant)  # built once: ~45 µs each
+
+
 def parse_json_output(text: str) -> JsonValue:
     """``text`` as JSON, or None when it is not valid JSON (NaN, Infinity and overflowing numbers refused)."""
     try:
-        value: JsonValue = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+        value: JsonValue = _DECODER.decode(text)
     except (ValueError, RecursionError, MemoryError):
         return None
+    if nesting_depth(value, MAX_RESPONSE_DEPTH) > MAX_RESPONSE_DEPTH:
+        return None  # deeper than any real answer; it would exhaust recursion further on
     return value
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -181,16 +181,36 @@ class Template:
         self._parts: tuple[str | Reference, ...] = tuple(p for p in parts if p != "")
         self.references: tuple[Reference, ...] = tuple(p for p in self._parts if isinstance(p, Reference))
 
-    def render(self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue]) -> str:
+    def render(
+        self,
+        item: Mapping[str, JsonValue],
+        sample: Mapping[str, JsonValue],
+        sample_filter: Callable[[str], str] | None = None,
+    ) -> str:
         """The text with every reference filled in (values are inserted, never re-parsed).
+
+        Args:
+            item: The ``item`` namespace.
+            sample: The ``sample`` namespace.
+            sample_filter: Applied to each inserted ``sample`` value (e.g. escaping tags).
 
         Raises:
             VariableError: A reference cannot be filled.
         """
-        return "".join(
-            part if isinstance(part, str) else render_value(part.resolve(item, sample))
-            for part in self._parts
-        )
+        out: list[str] = []
+        for part in self._parts:
+            if isinstance(part, str):
+                out.append(part)
+                continue
+            text = render_value(part.resolve(item, sample))
+            if sample_filter is not None and part.namespace == "sample":
+                text = sample_filter(text)
+            out.append(text)
+        return "".join(out)
+
+    def literal_text(self) -> str:
+        """The template without its references (what the grader's author wrote)."""
+        return "".join(part for part in self._parts if isinstance(part, str))
 
     def namespaces(self) -> frozenset[Namespace]:
         return frozenset(ref.namespace for ref in self.references)

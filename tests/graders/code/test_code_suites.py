@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 DATA = Path(__file__).with_name("data")
 HUMANEVAL = [json.loads(line) for line in (DATA / "humaneval_excerpt.jsonl").read_text().splitlines()]
-MBPP = [json.loads(line) for line in (DATA / "mbpp_excerpt.jsonl").read_text().splitlines()]
+MBPP = [json.loads(line) for line in (DATA / "mbpp_excerpt.jsonl").read_text().splitlines()][:10]
 BY_ID = {p["task_id"]: p for p in HUMANEVAL}
 
 # Bodies that complete a HumanEval prompt's function, and code appended after it.
@@ -105,9 +105,12 @@ async def test_humaneval_canonical_solutions_pass_on_every_backend(backend_name:
 @pytest.mark.parametrize("hack", list(HACKS))
 async def test_humaneval_hacks_score_zero(hack: str) -> None:
     body, tail = HACKS[hack]
-    items = [(p["prompt"] + body + "\n" + tail, [humaneval_case(p)]) for p in HUMANEVAL]
+    problems = [
+        BY_ID[task] for task in ("HumanEval/0", "HumanEval/32", "HumanEval/38")
+    ]  # grader, verifier x2
+    items = [(p["prompt"] + body + "\n" + tail, [humaneval_case(p)]) for p in problems]
     results = await grade_all(CodeExecutionGrader(timeout_s=5), items)
-    assert [r.score for r in results] == [0.0] * len(HUMANEVAL), [r.metadata for r in results]
+    assert [r.score for r in results] == [0.0] * len(problems), [r.metadata for r in results]
     assert all(v in ("grader", "verifier") for r in results for v in verified(r))
 
 

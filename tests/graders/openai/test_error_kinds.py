@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from providers.testing.function_model import FunctionChatModel
 
 from openjudge.graders.openai import OpenAIGrader, from_openai_grader
 from openjudge.models.chat_model import ChatRequest, ChatResponse
 from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.results import GraderResult
+from openjudge.testing.function_model import FunctionChatModel
 from tests.graders.openai.helpers import GUIDE_MULTI, GUIDE_SCORE_MODEL, blamed, error_of, grade, string_check
 
 

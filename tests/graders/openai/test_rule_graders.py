@@ -123,7 +123,11 @@ def test_cosine_needs_an_embedder_and_uses_it() -> None:
 def test_hostile_text_is_still_a_score() -> None:
     grader = from_openai_grader(similarity("rouge_l"))
     huge = "\udc80 " * 30_000  # lone surrogates, long enough to run in a worker thread
-    assert score_of(grade(grader, response=huge, reference_answer=REF)) == 0.0
+    result = grade(grader, response=huge, reference_answer=REF)
+    assert score_of(result) == 0.0 and result.metadata["truncated_to_chars"] == 50_000
+    # METEOR aligns every word pair: a long response is cut first, so it stays a quick score.
+    meteor = from_openai_grader(similarity("meteor"))
+    assert 0.0 < score_of(grade(meteor, response="the cat sat " * 20_000, reference_answer=REF)) < 0.1
 
 
 def test_missing_reference_is_the_datasets_error() -> None:

@@ -105,3 +105,12 @@ def test_parse_reference_keeps_the_text() -> None:
         ("output_json", "a", 0),
         "sample.output_json.a[0]",
     )
+
+
+def test_json_nested_past_the_response_depth_limit_is_not_json() -> None:
+    assert parse_json_output("[" * 100 + "]" * 100) is not None
+    deep = "[" * 101 + "]" * 101
+    assert parse_json_output(deep) is None
+    with pytest.raises(VariableError) as err:
+        Template("{{ sample.output_json }}").render({}, build_sample(deep))
+    assert err.value.cause == "sample_parse_error"

@@ -17,13 +17,18 @@ from openjudge.integrations.verl.scoring import shared_scorer
 from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
 from tests.integrations.verl.helpers import (
     Prompt,
-    importlib_overrides,
     make_batch,
     make_tokenizer,
     trainer_config,
     words_of,
 )
 
+# The documented importlib route (VERL 0.7.1+).
+OVERRIDES = [
+    "reward.reward_manager.source=importlib",
+    "reward.reward_manager.module.path=pkg://openjudge.integrations.verl",
+    "reward.reward_manager.name=OpenJudgeRewardManager",
+]
 RFT_JOB = Path(__file__).resolve().parents[2] / "graders" / "openai" / "data" / "rft_job.json"
 
 
@@ -86,7 +91,7 @@ def test_through_verls_loader_on_a_real_batch(tmp_path: Path) -> None:
     prompts = [Prompt("what is 2+2 ?", "4", ["answer 4", "answer 5", "4"], extra_info={"answer": "4"})]
     tokenizer = make_tokenizer(words_of(prompts))
     manager = load_reward_manager(
-        trainer_config(importlib_overrides(graders)),
+        trainer_config([*OVERRIDES, f"+reward.openjudge.config={graders}"]),
         tokenizer,
         reward_router_address=None,
         reward_model_tokenizer=None,

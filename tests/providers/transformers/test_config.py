@@ -106,7 +106,7 @@ def test_openjudge_run_grades_a_dataset_with_local_models(
         overall = aggregates[f"s{i}"]
         assert isinstance(overall, dict)
         assert overall["overall"] == pytest.approx((0.75 + (expected + 10) / 20) / 2, abs=1e-5)
-    assert f"{len(QUESTIONS)} graded" in capsys.readouterr().out
+    assert f"{len(QUESTIONS)} samples graded" in capsys.readouterr().out
 
 
 def test_built_providers_share_one_model_per_provider(

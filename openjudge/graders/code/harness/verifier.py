@@ -354,6 +354,11 @@ def split(spec: dict[str, object], confine: Callable[[], None], dumps: Callable[
     request_r, request_w = os.pipe()
     reply_r, reply_w = os.pipe()
     verifier = os.getpid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    # Non-dumpable before the fork, so the verifier never is for an instant: no process of
+    # its user can then read its memory or open its descriptors through /proc.
+    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE) failed")
     solution = os.fork()
     if solution != 0:
         os.close(request_r)
@@ -361,7 +366,7 @@ def split(spec: dict[str, object], confine: Callable[[], None], dumps: Callable[
         _verify(test_fd, verdict_fd, _Link(request_w, reply_r), solution, request_w, confine, dumps)
     for fd in (request_w, reply_r, test_fd, verdict_fd):
         os.close(fd)
-    libc = ctypes.CDLL(None)
+    libc.prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)  # the solution's process keeps its own /proc/self
     libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
     if os.getppid() != verifier:
         os._exit(70)
@@ -377,7 +382,6 @@ def _verify(
     confine: Callable[[], None],
     dumps: Callable[[object], str],
 ) -> NoReturn:
-    ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)  # the test's prints must not mix with the solution's output
     os.close(null)
