@@ -377,7 +377,24 @@ def run_ledger(policy: FailurePolicy, describe: Mapping[str, str] | None = None)
 
 
 def reset_local_ledgers() -> None:
-    """Reset this process's ledgers in place (tests: each starts a fresh run)."""
+    """Start a fresh run (tests): reset this process's ledgers in place and end the run's
+    ledger actor, so the next reward worker creates it anew with its own options."""
     with _lock:
         for ledger in _local.values():
             ledger.reset()
+        _ray.clear()
+    if not _ray_running():
+        return
+    import ray
+
+    try:
+        ray.kill(ray.get_actor(actor_name()))
+    except ValueError:  # no reward worker created it
+        return
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline:  # the name is free once the actor is gone
+        try:
+            ray.get_actor(actor_name())
+        except ValueError:
+            return
+        time.sleep(0.05)

@@ -43,10 +43,19 @@ def test_on_failure_inherits_the_per_sample_policy() -> None:
     [
         ({"wait_timeout_s": 0}, "reward.openjudge_group.wait_timeout_s: Input should be greater than 0"),
         ({"on_member_failure": "zero"}, "reward.openjudge_group.on_member_failure"),
-        ({"on_failure": "skip"}, "reward.openjudge_group.on_failure: Input should be 'drop' or 'fallback'"),
-        ({"on_failure": "fallback"}, "on_failure=fallback needs an explicit fallback_score"),
-        ({"fallback_score": 0.0}, "fallback_score is used only with on_failure=fallback"),
-        ({"colour": "red"}, "reward.openjudge_group.colour: Extra inputs are not permitted"),
+        (
+            {"on_failure": "skip"},
+            "reward.openjudge_group.on_failure: Input should be 'drop', 'neutral' or 'fallback'",
+        ),
+        (
+            {"on_failure": "fallback"},
+            "reward.openjudge_group.on_failure=fallback needs an explicit reward.openjudge_group.fallback_score",
+        ),
+        (
+            {"fallback_score": 0.0},
+            "reward.openjudge_group.fallback_score is used only with reward.openjudge_group.on_failure=fallback",
+        ),
+        ({"colour": "red"}, "reward.openjudge_group.colour: unknown option (options: aggregate, config"),
         (
             {"on_failure": "fallback", "fallback_score": float("nan")},
             "fallback_score must be a finite number",
