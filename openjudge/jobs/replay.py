@@ -66,11 +66,7 @@ def _replaying_config(key: str, config: GraderConfig) -> GraderConfig:
 
 def replaying_runner(runner: GradingRunner) -> GradingRunner:
     """A runner like ``runner`` whose graders replay the results a sample carries."""
-    return GradingRunner(
-        {key: _replaying_config(key, cfg) for key, cfg in runner.grader_configs.items()},
-        max_concurrency=runner.max_concurrency,
-        aggregators=list(runner.aggregators.values()),
+    return runner.replace(
+        grader_configs={key: _replaying_config(key, cfg) for key, cfg in runner.grader_configs.items()},
         show_progress=False,
-        timeout=runner.timeout,
-        deadline=runner.deadline,
     )

@@ -12,7 +12,6 @@ from openjudge.jobs.summary import Price
 from openjudge.metaeval.items import LabelledSet
 from openjudge.metaeval.runs import MetaEvalRun, collect
 from openjudge.metaeval.verdicts import GraderKind, kind_of_fields
-from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = ["collect_config"]
 
@@ -85,13 +84,7 @@ async def collect_config(
                 kinds[name] = kind_of_fields(path.split(".", 1)[0] for path in spec.mapper.values())
             else:
                 kinds[name] = kind_of_fields(cfg.grader.input_spec().names)
-        runner = GradingRunner(
-            configs,
-            max_concurrency=job.runner.max_concurrency,
-            show_progress=False,
-            timeout=job.runner.timeout,
-            deadline=job.runner.deadline,
-        )
+        runner = job.runner.replace(grader_configs=configs, aggregators=None, show_progress=False)
         return await collect(
             runner,
             data,

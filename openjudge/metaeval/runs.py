@@ -289,12 +289,8 @@ async def collect(
             else:
                 skipped[name] = "judges pairs, and the labelled data are scored responses"
                 continue
-            one_grader = GradingRunner(
-                {name: config},
-                max_concurrency=runner.max_concurrency,
-                show_progress=show_progress,
-                timeout=runner.timeout,
-                deadline=runner.deadline,
+            one_grader = runner.replace(
+                grader_configs={name: config}, aggregators=None, show_progress=show_progress
             )
             run = GraderRun(
                 name=name,

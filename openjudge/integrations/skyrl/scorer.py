@@ -111,12 +111,12 @@ class EnvScorer:
         self.grader_names: tuple[str, ...] = tuple(runner.grader_configs)
         self.fallback_score = fallback_score
         self.include_reasons = include_reasons
-        self.runner = GradingRunner(
-            runner.grader_configs,
-            max_concurrency=len(runner.grader_configs),  # one step's graders run concurrently
+        self.runner = runner.replace(
             aggregators=[aggregators[aggregate]],
+            max_concurrency=len(runner.grader_configs),  # one step's graders run concurrently
             show_progress=False,
             timeout=timeout_s if timeout_s is not None else runner.timeout,
+            deadline=None,
         )
         self._portal = SyncPortal()
         self._failures = FailureLog(logger)

@@ -153,13 +153,10 @@ class SampleScorer:
             ],
             source=source,
         )
-        self.runner = GradingRunner(
-            runner.grader_configs,
-            max_concurrency=runner.max_concurrency,
+        self.runner = runner.replace(
             aggregators=[aggregators[self.aggregate]],
             show_progress=False,
             timeout=settings.timeout_s if settings.timeout_s is not None else runner.timeout,
-            deadline=runner.deadline,
         )
         self.grader_providers = dict(
             grader_providers if grader_providers is not None else _providers_of(runner)
