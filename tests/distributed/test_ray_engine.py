@@ -77,7 +77,7 @@ def test_ten_thousand_samples_on_two_workers_match_the_local_engine(
     assert len(ids) == n and set(ids) == {f"s{i:05d}" for i in range(n)}
     assert stats.chat_requests == n and stats.by_outcome["200"] == n
     assert LIMIT // 2 < stats.peak_in_flight <= LIMIT
-    assert f"{n} graded, 0 already in {ray_out}, 0 malformed records, 0 with grader errors" in printed
+    assert f"\n{n:,} samples graded\nresults: {ray_out}\n" in printed  # nothing skipped or malformed
 
     # Per-id results identical to the single-process run.
     ray_results, local_results = graded(ray_out), graded(local_out)
@@ -94,7 +94,7 @@ def test_ten_thousand_samples_on_two_workers_match_the_local_engine(
     # A rerun finds everything done.
     judge.reset_stats()
     assert main([*argv, "--engine", "ray"]) == 0
-    assert f"0 graded, {n} already in {ray_out}" in capsys.readouterr().out
+    assert f"0 samples graded, {n:,} samples already complete in {ray_out}" in capsys.readouterr().out
     assert judge.stats().chat_requests == 0
 
 

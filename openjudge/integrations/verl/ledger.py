@@ -222,6 +222,11 @@ class LedgerClient(Protocol):
     async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral: ...
 
 
+_RESTART_ATTEMPTS = 50
+_RESTART_PAUSE_S = 0.2
+"""A dead ledger is started again for up to ~10 s before the call fails."""
+
+
 class _RayLedger:
     """The named actor, called with ``await handle.method.remote(...)``."""
 
@@ -238,7 +243,15 @@ class _RayLedger:
             if not isinstance(exc, RayActorError) or self._make is None:
                 raise
             # The ledger died with the worker that started it: start it again (its counts restart).
+            # Its name is released only once Ray has marked it dead, so another worker may still
+            # get the dead actor back for a moment: try again, for a bounded time.
             logger.warning("openjudge: the failure ledger died (%s); starting it again", exc)
+            for _ in range(_RESTART_ATTEMPTS - 1):
+                self.handle = self._make()
+                try:
+                    return await getattr(self.handle, method).remote(*args)
+                except RayActorError:
+                    await anyio.sleep(_RESTART_PAUSE_S)
             self.handle = self._make()
             return await getattr(self.handle, method).remote(*args)
 

@@ -201,10 +201,13 @@ def gather_v0(manager: OpenJudgeRewardManager, prompts: int) -> list[dict[str, A
 def test_v0_passing_outage_is_neutral_not_an_error() -> None:
     passing = reward_manager(Judge(down=3), "trainer.use_v1=false")
     outs = gather_v0(passing, 2)  # no exception: the failed trajectories are neutral
-    assert [o["reward_extra_info"]["openjudge/failed"] for o in outs] == [1.0, 1.0, 1.0, 0.0]
+    failed = [o["reward_extra_info"]["openjudge/failed"] for o in outs]
+    assert sorted(failed) == [0.0, 1.0, 1.0, 1.0]  # which 3 calls fail first is the scheduler's choice
+    survivors_group = failed.index(0.0) // N
+    # The survivor's group-mate gets the group mean (0.75); the group with no survivor gets 0.0.
     assert [o["reward_score"] for o in outs] == pytest.approx(
-        [0.0, 0.0, 0.75, 0.75]
-    )  # group 1 had no survivor
+        [0.75 if i // N == survivors_group else 0.0 for i in range(len(outs))]
+    )
 
 
 def test_v0_outage_ends_the_step_with_the_judge_named() -> None:
