@@ -50,7 +50,7 @@ __all__ = [
     "existing_ray_ledger",
     "group_means",
     "report_start_error",
-    "reset_local_ledgers",
+    "reset_run_ledgers",
     "run_ledger",
 ]
 
@@ -389,7 +389,7 @@ def run_ledger(policy: FailurePolicy, describe: Mapping[str, str] | None = None)
         return ledger
 
 
-def reset_local_ledgers() -> None:
+def reset_run_ledgers() -> None:
     """Start a fresh run (tests): reset this process's ledgers in place and end the run's
     ledger actor, so the next reward worker creates it anew with its own options."""
     with _lock:
