@@ -8,7 +8,7 @@ from pathlib import Path
 
 from openjudge.config.build import BuiltJob
 from openjudge.config.schema import JobConfig
-from openjudge.graders.llm_grader import LLMGrader
+from openjudge.graders.judge_grader import JudgeGrader
 from openjudge.jobs.datasets import SampleRecord, iter_samples
 from openjudge.jobs.summary import format_cost
 from openjudge.models.chat_client import ChatClient
@@ -43,7 +43,7 @@ def _tokens(messages: list[dict[str, object]]) -> int:
     return max(1, sum(len(str(m.get("content") or "")) for m in messages) // 4)
 
 
-def _max_tokens(grader: LLMGrader) -> int | None:
+def _max_tokens(grader: JudgeGrader) -> int | None:
     sampling = grader.sampling.max_tokens if grader.sampling is not None else None
     model = grader.model
     return sampling or (model.sampling.max_tokens if isinstance(model, ChatClient) else None)
@@ -52,12 +52,12 @@ def _max_tokens(grader: LLMGrader) -> int | None:
 def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[GraderEstimate]:
     """Tokens per LLM grader: rendered prompt length / 4, plus the reply allowance, per sample."""
     graders = {
-        name: cfg for name, cfg in job.runner.grader_configs.items() if isinstance(cfg.grader, LLMGrader)
+        name: cfg for name, cfg in job.runner.grader_configs.items() if isinstance(cfg.grader, JudgeGrader)
     }
     estimates = {name: GraderEstimate(name) for name in graders}
     allowance: dict[str, int] = {}
     for name, cfg in graders.items():
-        assert isinstance(cfg.grader, LLMGrader)
+        assert isinstance(cfg.grader, JudgeGrader)
         limit = _max_tokens(cfg.grader)
         allowance[name] = limit or DEFAULT_COMPLETION_TOKENS
         estimates[name].assumed_reply = None if limit else DEFAULT_COMPLETION_TOKENS
@@ -69,7 +69,7 @@ def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[Grad
             continue
         for name, cfg in graders.items():
             grader = cfg.grader
-            assert isinstance(grader, LLMGrader)
+            assert isinstance(grader, JudgeGrader)
             mapper = mappers[name]
             try:
                 inputs: Mapping[str, object] = mapper(record.data) if mapper is not None else record.data

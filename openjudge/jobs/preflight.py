@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from openjudge.graders.llm_grader import LLMGrader
+from openjudge.graders.judge_grader import JudgeGrader
 from openjudge.jobs.datasets import BadRecord, iter_samples
 from openjudge.results import GraderError
 from openjudge.runner.grader_config import BoundGrader
@@ -78,7 +78,7 @@ def check_data(
             try:
                 inputs = grader.inputs(record.data)
                 problem = None
-                if isinstance(grader.grader, LLMGrader):  # renders the template: placeholders, text
+                if isinstance(grader.grader, JudgeGrader):  # renders the template: placeholders, text
                     prepared = grader.grader.prepare(inputs)
                     problem = prepared.message if isinstance(prepared, GraderError) else None
             except MissingFieldError as exc:

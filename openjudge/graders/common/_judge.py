@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel
-
-from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
+from openjudge.graders.llm_grader import JudgeVerdict, LLMGrader, PreparedCall
+from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.results import GraderMode, GraderResult, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderMode, GraderRank, GraderScore, ScoreRange
 
 __all__ = ["SCALE_EN", "SCALE_ZH", "CommonJudge", "bilingual"]
 
@@ -27,7 +25,7 @@ def bilingual(en: str, zh: str) -> PromptTemplate:
     )
 
 
-class CommonJudge(LLMGrader):
+class CommonJudge(LLMGrader[JudgeVerdict]):
     """A 1-5 judge with a fixed prompt; subclasses set ``default_name``, ``summary`` and ``TEMPLATE``.
 
     Args:
@@ -63,16 +61,7 @@ class CommonJudge(LLMGrader):
         )
         self.threshold = threshold
 
-    def to_result(
-        self,
-        verdict: BaseModel,
-        response: ChatResponse,
-        *,
-        usage: TokenUsage | None = None,
-        latency_s: float | None = None,
-    ) -> GraderResult:
-        result = super().to_result(verdict, response, usage=usage, latency_s=latency_s)
-        if not isinstance(result, GraderScore):
-            return result
+    def to_result(self, verdict: JudgeVerdict, call: PreparedCall[None]) -> GraderScore | GraderRank:
+        result = self.score_verdict(verdict)
         metadata = {**result.metadata, "passed": result.score >= self.threshold, "threshold": self.threshold}
         return result.model_copy(update={"metadata": metadata})

@@ -34,7 +34,7 @@ from openjudge.results import (
     TokenUsage,
 )
 
-__all__ = ["UNIT_RANGE", "MemberError", "finish_group", "format_scores", "member_results"]
+__all__ = ["UNIT_RANGE", "MemberError", "finish_group", "format_scores", "group_rank", "member_results"]
 
 UNIT_RANGE = ScoreRange(low=0.0, high=1.0)
 
@@ -96,6 +96,23 @@ def finish_group(
             usage=usage,
             latency_s=latency_s,
         )
+    return group_rank(
+        name, scores, errors, scoring=scoring, reason=reason, metadata=metadata, usage=usage, latency_s=latency_s
+    )
+
+
+def group_rank(
+    name: str,
+    scores: Sequence[float | None],
+    errors: Sequence[MemberError | None],
+    *,
+    scoring: str,
+    reason: str,
+    metadata: Mapping[str, JsonValue],
+    usage: TokenUsage | None = None,
+    latency_s: float | None = None,
+) -> GraderRank:
+    """The rank of a group with at least one scored member, with the shared metadata."""
     shared: dict[str, JsonValue] = {
         "scores": list(scores),
         "member_errors": [None if e is None else e.as_json() for e in errors],

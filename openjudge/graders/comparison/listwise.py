@@ -14,16 +14,11 @@ call judges the whole group, so a failed call fails every member.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any
-
-from pydantic import BaseModel
+from collections.abc import Mapping, Sequence
 
 from openjudge.graders.base_grader import error_from_exception, grader_boundary
 from openjudge.graders.comparison._inputs import check_responses, check_text
-from openjudge.graders.comparison.group import finish_group
+from openjudge.graders.comparison.group import group_rank
 from openjudge.graders.comparison.prompts import (
     TemplateLike,
     as_template,
@@ -38,20 +33,15 @@ from openjudge.graders.comparison.ratings import (
     outcomes_from_ranks,
 )
 from openjudge.graders.comparison.verdicts import ListwiseVerdict
-from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
+from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
+from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.data_blocks import Block
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.results import GraderError, GraderMode, GraderResult, TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore
 
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 
 _INPUTS = frozenset({"query", "candidates", "candidate_ids"})
-
-# The ids of the call being judged, read by ``to_result`` to validate the reply. A context
-# variable keeps the grader stateless: each concurrent evaluation runs in its own task.
-_EXPECTED_IDS: ContextVar[tuple[str, ...] | None] = ContextVar("openjudge_listwise_ids", default=None)
-
 
 def candidate_ids(n: int) -> tuple[str, ...]:
     """The stable labels of ``n`` candidates: ``R1``..``Rn`` in input order."""
@@ -78,16 +68,7 @@ def _candidate_blocks(ids: Sequence[str], responses: Sequence[str]) -> list[Bloc
     return [Block("candidate", text, {"id": cid}) for cid, text in zip(ids, responses, strict=True)]
 
 
-@contextmanager
-def _expecting(ids: tuple[str, ...]) -> Iterator[None]:
-    token = _EXPECTED_IDS.set(ids)
-    try:
-        yield
-    finally:
-        _EXPECTED_IDS.reset(token)
-
-
-class ListwiseRankingGrader(LLMGrader):
+class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
     """Rank 2..N responses to one query with a single judge call (a :class:`GraderRank`).
 
     Metadata: ``ranking`` (the candidate ids, best first), ``candidate_ids``
@@ -136,56 +117,42 @@ class ListwiseRankingGrader(LLMGrader):
             check_placeholders(grader_name, prompt, lang, allowed=_INPUTS, required=frozenset({"candidates"}))
         super().__init__(
             model,
-            name=grader_name,
-            mode=GraderMode.LISTWISE,
-            language=lang,
-            description="Rank several responses to one query",
-            template=prompt,
-            structured_model=ListwiseVerdict,
+            grader_name,
+            GraderMode.LISTWISE,
+            lang,
+            "Rank several responses to one query",
+            prompt,
+            ListwiseVerdict,
             sampling=sampling,
             max_reasks=max_reasks,
         )
 
-    def prepare(self, inputs: Mapping[str, object]) -> list[dict[str, Any]] | GraderError:
-        """The messages for ``query`` and ``responses``, or why they cannot be judged."""
+    def prepare_call(self, inputs: Mapping[str, object]) -> PreparedCall[tuple[str, ...]] | GraderError:
+        """The call for ``query`` and ``responses`` (its context: the candidate ids), or why there is none."""
         try:
             query = check_text("query", inputs.get("query"))
             responses = check_responses(inputs.get("responses"))
-        except ValueError as exc:
+            ids = candidate_ids(len(responses))
+            values = {
+                "query": query,
+                "candidates": _candidate_blocks(ids, responses),
+                "candidate_ids": ", ".join(ids),
+            }
+            return PreparedCall(self.build_messages(values), ids)
+        except ValueError as exc:  # InvalidInputError, or a query that cannot be sent
             return error_from_exception(self.name, exc, "invalid_input")
-        ids = candidate_ids(len(responses))
-        values = {
-            "query": query,
-            "candidates": _candidate_blocks(ids, responses),
-            "candidate_ids": ", ".join(ids),
-        }
-        return self.build_messages(values)
 
-    # Narrower than LLMGrader's template-driven ``**inputs``: the template's values are
-    # built from the responses, so the grader declares the inputs it really takes.
     @grader_boundary
-    async def aevaluate(  # type: ignore[override]
-        self, *, query: str, responses: Sequence[str]
-    ) -> GraderResult:
-        prepared = self.prepare({"query": query, "responses": responses})
-        if isinstance(prepared, GraderError):
-            return prepared
-        with _expecting(candidate_ids(len(responses))):
-            return await self._judge(prepared)
+    async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderResult:
+        call = self.prepare_call({"query": query, "responses": responses})
+        if isinstance(call, GraderError):
+            return call
+        return await self.judge(call)
 
     def to_result(
-        self,
-        verdict: BaseModel,
-        response: ChatResponse,
-        *,
-        usage: TokenUsage | None = None,
-        latency_s: float | None = None,
-    ) -> GraderResult:
-        ids = _EXPECTED_IDS.get()
-        if ids is None:
-            raise RuntimeError(f"{self.name}: to_result is only called from aevaluate")
-        if not isinstance(verdict, ListwiseVerdict):
-            raise TypeError(f"{self.name}: expected a ListwiseVerdict, got {type(verdict).__name__}")
+        self, verdict: ListwiseVerdict, call: PreparedCall[tuple[str, ...]]
+    ) -> GraderScore | GraderRank:
+        ids = call.context
         ranking = [cid.strip().upper() for cid in verdict.ranking]
         problem = ranking_problem(ranking, ids)
         if problem is not None:
@@ -196,13 +163,11 @@ class ListwiseRankingGrader(LLMGrader):
             scores: list[float | None] = list(borda_from_ranks(rank))
         else:
             scores = bradley_terry_scores(outcomes_from_ranks(rank), len(rank))
-        return finish_group(
+        return group_rank(
             self.name,
             scores,
             [None] * len(rank),
             scoring=self.scoring,
             reason=verdict.reason,
             metadata={"ranking": list(ranking), "candidate_ids": list(ids)},
-            usage=usage,
-            latency_s=latency_s,
         )

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
 from openjudge.graders.base_grader import InvalidInputError, error_from_exception
 from openjudge.graders.comparison.orders import FIRST_WINS
 from openjudge.graders.comparison.prompts import (
@@ -22,10 +20,10 @@ from openjudge.graders.comparison.prompts import (
     pairwise_template,
 )
 from openjudge.graders.comparison.verdicts import PairwiseVerdict, Winner
-from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
+from openjudge.graders.llm_grader import LLMGrader, PreparedCall
+from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderRank, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["OrderVerdict", "PairwiseJudge", "PairwiseJudges"]
 
@@ -51,7 +49,7 @@ class OrderVerdict:
     latency_s: float
 
 
-class PairwiseJudge(LLMGrader):
+class PairwiseJudge(LLMGrader[PairwiseVerdict]):
     """Compare ``{response_a}`` (shown first) with ``{response_b}`` (shown second).
 
     As a grader on its own it returns ``GraderScore(score=P(A better))``: 1.0 for "A",
@@ -97,10 +95,10 @@ class PairwiseJudge(LLMGrader):
             values: The template's placeholder values.
         """
         try:
-            prepared = self.prepare(values)
-            if isinstance(prepared, GraderError):
-                return prepared
-            result = await self._judge(prepared)
+            call = self.prepare_call(values)
+            if isinstance(call, GraderError):
+                return call
+            result = await self.judge(call)
             if isinstance(result, GraderError):
                 return result
             winner = _WINNERS.get(result.metadata.get("winner"))
@@ -110,24 +108,13 @@ class PairwiseJudge(LLMGrader):
         except Exception as exc:
             return error_from_exception(self.name, exc)
 
-    def to_result(
-        self,
-        verdict: BaseModel,
-        response: ChatResponse,
-        *,
-        usage: TokenUsage | None = None,
-        latency_s: float | None = None,
-    ) -> GraderResult:
-        if not isinstance(verdict, PairwiseVerdict):
-            raise TypeError(f"{self.name}: expected a PairwiseVerdict, got {type(verdict).__name__}")
+    def to_result(self, verdict: PairwiseVerdict, call: PreparedCall[None]) -> GraderScore | GraderRank:
         return GraderScore(
             name=self.name,
             score=FIRST_WINS[verdict.winner],
             reason=verdict.reason,
             metadata={"winner": verdict.winner},
             score_range=_UNIT,
-            usage=usage,
-            latency_s=latency_s,
         )
 
 

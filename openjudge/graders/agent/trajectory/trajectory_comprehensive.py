@@ -19,9 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,19 +27,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from openjudge.graders.base_grader import response_failure_result
 from openjudge.graders.blame import check_response_text
-from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.chat_model import ChatModel, ChatResponse, Sampling
+from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
+from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.data_blocks import Block
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.results import (
     GraderError,
     GraderMode,
+    GraderRank,
     GraderResult,
     GraderScore,
     ResponseFailure,
     ScoreRange,
-    TokenUsage,
 )
 
 __all__ = [
@@ -52,10 +50,6 @@ __all__ = [
     "format_trajectory",
     "step_problem",
 ]
-
-# The step count of the call being judged, read by ``to_result``; a context variable keeps
-# the grader stateless (each concurrent evaluation runs in its own task).
-_EXPECTED_STEPS: ContextVar[int | None] = ContextVar("openjudge_trajectory_steps", default=None)
 
 _DIMENSIONS = ("contribution_score", "relevance_score", "accuracy_score", "efficiency_score")
 
@@ -260,16 +254,7 @@ def _check_response_text(messages: Sequence[Mapping[str, Any] | ChatMessage], re
             check_response_text(f"messages[{i}].tool_calls", _dumps(calls))
 
 
-@contextmanager
-def _expecting(steps: int) -> Iterator[None]:
-    token = _EXPECTED_STEPS.set(steps)
-    try:
-        yield
-    finally:
-        _EXPECTED_STEPS.reset(token)
-
-
-class TrajectoryComprehensiveGrader(LLMGrader):
+class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]):
     """Judge each tool-call step of an agent trajectory on four dimensions (score in [0, 1]).
 
     Args:
@@ -294,19 +279,17 @@ class TrajectoryComprehensiveGrader(LLMGrader):
     ) -> None:
         super().__init__(
             model,
-            name=self.default_name,
-            mode=GraderMode.POINTWISE,
-            language=language,
-            description="Step-by-step LLM evaluation of an agent's tool-calling trajectory",
-            template=template or TEMPLATE,
-            structured_model=TrajectoryEvaluationOutput,
+            self.default_name,
+            GraderMode.POINTWISE,
+            language,
+            "Step-by-step LLM evaluation of an agent's tool-calling trajectory",
+            template or TEMPLATE,
+            TrajectoryEvaluationOutput,
             sampling=sampling,
         )
         self.resolution_threshold = resolution_threshold
 
-    # Narrower than LLMGrader's template-driven ``**inputs``: this grader builds its template
-    # values from the messages, so it declares the inputs it really takes.
-    async def aevaluate(  # type: ignore[override]
+    async def aevaluate(
         self,
         *,
         messages: Sequence[Mapping[str, Any] | ChatMessage],
@@ -319,12 +302,11 @@ class TrajectoryComprehensiveGrader(LLMGrader):
         except ResponseFailure as failure:
             return response_failure_result(self, failure)
         except (TypeError, AttributeError):
-            pass  # malformed messages: prepare() reports them as invalid_input
-        prepared = self.prepare(inputs)
-        if isinstance(prepared, GraderError):
-            return prepared
-        with _expecting(self._render(inputs).steps):
-            return await self._judge(prepared)
+            pass  # malformed messages: prepare_call() reports them as invalid_input
+        call = self.prepare_call(inputs)
+        if isinstance(call, GraderError):
+            return call
+        return await self.judge(call)
 
     def _render(self, inputs: Mapping[str, object]) -> RenderedTrajectory:
         messages = inputs.get("messages")
@@ -332,7 +314,8 @@ class TrajectoryComprehensiveGrader(LLMGrader):
             raise TypeError("messages: expected a list of chat messages")
         return format_trajectory(messages)
 
-    def prepare(self, inputs: Mapping[str, object]) -> list[dict[str, Any]] | GraderError:
+    def prepare_call(self, inputs: Mapping[str, object]) -> PreparedCall[int] | GraderError:
+        """The call for a trajectory (its context: the number of tool-call steps), or why there is none."""
         try:
             rendered = self._render(inputs)
         except (TypeError, AttributeError) as exc:
@@ -356,23 +339,16 @@ class TrajectoryComprehensiveGrader(LLMGrader):
                 kind="invalid_input",
                 message="messages: the trajectory has no tool-call steps to evaluate",
             )
-        return self.build_messages({"query": query, "trajectory": rendered.blocks, "final_answer": answer})
+        values = {"query": query, "trajectory": rendered.blocks, "final_answer": answer}
+        try:
+            return PreparedCall(self.build_messages(values), rendered.steps)
+        except ValueError as exc:  # text that cannot be sent (a lone surrogate in a user message)
+            return GraderError(name=self.name, kind="invalid_input", message=str(exc), error_type="ValueError")
 
     def to_result(
-        self,
-        verdict: BaseModel,
-        response: ChatResponse,
-        *,
-        usage: TokenUsage | None = None,
-        latency_s: float | None = None,
-    ) -> GraderResult:
-        expected = _EXPECTED_STEPS.get()
-        if expected is None:
-            raise RuntimeError(f"{self.name}: to_result is only called from aevaluate")
-        if not isinstance(verdict, TrajectoryEvaluationOutput):
-            raise TypeError(
-                f"{self.name}: expected a TrajectoryEvaluationOutput, got {type(verdict).__name__}"
-            )
+        self, verdict: TrajectoryEvaluationOutput, call: PreparedCall[int]
+    ) -> GraderScore | GraderRank:
+        expected = call.context
         problem = step_problem([s.step_index for s in verdict.step_evaluations], expected)
         if problem is not None:
             raise ValueError(problem)
@@ -393,6 +369,4 @@ class TrajectoryComprehensiveGrader(LLMGrader):
             reason="\n".join(f"Step {s.step_index}: {s.step_reason}" for s in steps),
             metadata=metadata,
             score_range=self.score_range,
-            usage=usage,
-            latency_s=latency_s,
         )
