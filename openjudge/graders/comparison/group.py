@@ -97,7 +97,14 @@ def finish_group(
             latency_s=latency_s,
         )
     return group_rank(
-        name, scores, errors, scoring=scoring, reason=reason, metadata=metadata, usage=usage, latency_s=latency_s
+        name,
+        scores,
+        errors,
+        scoring=scoring,
+        reason=reason,
+        metadata=metadata,
+        usage=usage,
+        latency_s=latency_s,
     )
 
 

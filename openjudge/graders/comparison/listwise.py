@@ -43,6 +43,7 @@ __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 
 _INPUTS = frozenset({"query", "candidates", "candidate_ids"})
 
+
 def candidate_ids(n: int) -> tuple[str, ...]:
     """The stable labels of ``n`` candidates: ``R1``..``Rn`` in input order."""
     return tuple(f"R{k}" for k in range(1, n + 1))

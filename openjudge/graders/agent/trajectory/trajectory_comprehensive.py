@@ -343,7 +343,9 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
         try:
             return PreparedCall(self.build_messages(values), rendered.steps)
         except ValueError as exc:  # text that cannot be sent (a lone surrogate in a user message)
-            return GraderError(name=self.name, kind="invalid_input", message=str(exc), error_type="ValueError")
+            return GraderError(
+                name=self.name, kind="invalid_input", message=str(exc), error_type="ValueError"
+            )
 
     def to_result(
         self, verdict: TrajectoryEvaluationOutput, call: PreparedCall[int]
