@@ -331,7 +331,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                     queue_s=queued or None,
                 )
             try:
-                result = self.to_result(self._parse(response.content), call)
+                result = self._result(self._parse(response.content), call, usage, latency, queued or None)
             except (ValueError, ValidationError) as exc:
                 await self._settle(response, usable=False)
                 problem = _describe(exc)
@@ -351,12 +351,26 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                     latency_s=latency,
                     queue_s=queued or None,
                 )
-            # One copy adds what the core measured (and, in logprobs mode, the weighted score).
-            update: dict[str, object] = {"usage": usage, "latency_s": latency, "queue_s": queued or None}
             if self.score_mode == "logprobs" and isinstance(result, GraderScore):
-                update.update(self._weighted(result, response))
-            return result.model_copy(update=update)
+                return result.model_copy(update=self._weighted(result, response))
+            return result
         raise AssertionError("unreachable: the loop always returns")
+
+    def _result(
+        self,
+        verdict: VerdictT,
+        call: PreparedCall[ContextT],
+        usage: TokenUsage,
+        latency_s: float,
+        queue_s: float | None,
+    ) -> GraderScore | GraderRank:
+        """:meth:`to_result`'s result with what the core measured (one copy of it).
+
+        A subclass may build the result with them in one go: a pydantic copy costs about as
+        much as building the result.
+        """
+        result = self.to_result(verdict, call)
+        return result.model_copy(update={"usage": usage, "latency_s": latency_s, "queue_s": queue_s})
 
     def _refused(
         self, message: str, usage: TokenUsage | None, latency: float | None, queued: float
@@ -369,7 +383,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         if self._caching is not None and response.cache_key is not None:
             await self._caching.asettle(response, usable=usable)
 
-    def _weighted(self, result: GraderScore, response: ChatResponse) -> dict[str, object]:
+    def _weighted(self, result: GraderScore, response: ChatResponse) -> dict[str, JsonValue]:
         """The fields that replace the verdict's score by its logprob expectation, when it can be read."""
         assert self.score_range is not None  # checked at construction for this mode
         expected = expected_score(response.content, response.logprobs, self.score_range)

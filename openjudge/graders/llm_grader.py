@@ -43,6 +43,7 @@ from openjudge.results import (
     GraderScore,
     ResponseFailure,
     ScoreRange,
+    TokenUsage,
 )
 
 __all__ = ["JudgeGrader", "JudgeVerdict", "LLMGrader", "PreparedCall"]
@@ -134,6 +135,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
                 "add one, or subclass LLMGrader and override to_result to read your verdict"
             )
         self._has_extra_fields = bool(set(fields) - _VERDICT_CORE)
+        self._reads_score = type(self).to_result is LLMGrader.to_result
         self._spec = InputSpec(required=self._prompt.placeholders, optional=frozenset(), accepts_any=False)
 
     def input_spec(self) -> InputSpec:
@@ -174,7 +176,26 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         """The verdict as a score: see :meth:`score_verdict`."""
         return self.score_verdict(verdict)
 
-    def score_verdict(self, verdict: VerdictT) -> GraderScore:
+    def _result(
+        self,
+        verdict: VerdictT,
+        call: PreparedCall[None],
+        usage: TokenUsage,
+        latency_s: float,
+        queue_s: float | None,
+    ) -> GraderScore | GraderRank:
+        if self._reads_score:  # the default reading builds its score with the usage at once
+            return self.score_verdict(verdict, usage=usage, latency_s=latency_s, queue_s=queue_s)
+        return super()._result(verdict, call, usage, latency_s, queue_s)
+
+    def score_verdict(
+        self,
+        verdict: VerdictT,
+        *,
+        usage: TokenUsage | None = None,
+        latency_s: float | None = None,
+        queue_s: float | None = None,
+    ) -> GraderScore:
         """The verdict's ``score`` (checked against the range) and ``reason``; other fields go to metadata.
 
         ``score`` is read by name: any verdict model that declares it works (checked at
@@ -200,4 +221,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
             reason=str(getattr(verdict, "reason", "")),
             metadata=metadata,
             score_range=self.score_range,
+            usage=usage,
+            latency_s=latency_s,
+            queue_s=queue_s,
         )
