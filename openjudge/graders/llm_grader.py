@@ -129,13 +129,13 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
             votes=votes,
         )
         fields = verdict_model.model_fields
-        if type(self).to_result is LLMGrader.to_result and "score" not in fields:
+        self._reads_score = type(self).to_result is LLMGrader.to_result
+        if self._reads_score and "score" not in fields:
             raise ValueError(
                 f"{self.name}: structured_model {verdict_model.__name__} has no 'score' field; "
                 "add one, or subclass LLMGrader and override to_result to read your verdict"
             )
         self._has_extra_fields = bool(set(fields) - _VERDICT_CORE)
-        self._reads_score = type(self).to_result is LLMGrader.to_result
         self._spec = InputSpec(required=self._prompt.placeholders, optional=frozenset(), accepts_any=False)
 
     def input_spec(self) -> InputSpec:
@@ -199,7 +199,8 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         """The verdict's ``score`` (checked against the range) and ``reason``; other fields go to metadata.
 
         ``score`` is read by name: any verdict model that declares it works (checked at
-        construction), so its value is checked here to be a finite number.
+        construction), so its value is checked here to be a finite number. Override this (not
+        :meth:`to_result`) to add to a score read this way, as the common judges add ``passed``.
 
         Raises:
             ValueError: The score is not a finite number or is outside the range.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from openjudge.graders.llm_grader import JudgeVerdict, LLMGrader, PreparedCall
+from openjudge.graders.llm_grader import JudgeVerdict, LLMGrader
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.results import GraderMode, GraderRank, GraderScore, ScoreRange
+from openjudge.results import GraderMode, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["SCALE_EN", "SCALE_ZH", "CommonJudge", "bilingual"]
 
@@ -61,7 +61,14 @@ class CommonJudge(LLMGrader[JudgeVerdict]):
         )
         self.threshold = threshold
 
-    def to_result(self, verdict: JudgeVerdict, call: PreparedCall[None]) -> GraderScore | GraderRank:
-        result = self.score_verdict(verdict)
+    def score_verdict(
+        self,
+        verdict: JudgeVerdict,
+        *,
+        usage: TokenUsage | None = None,
+        latency_s: float | None = None,
+        queue_s: float | None = None,
+    ) -> GraderScore:
+        result = super().score_verdict(verdict, usage=usage, latency_s=latency_s, queue_s=queue_s)
         metadata = {**result.metadata, "passed": result.score >= self.threshold, "threshold": self.threshold}
         return result.model_copy(update={"metadata": metadata})
