@@ -76,7 +76,16 @@ class NonceGrader(JudgeGrader[Echo, str]):
     """Checks the judge's reply against a fact only this call knows: the nonce it sent."""
 
     def __init__(self, model: FunctionChatModel) -> None:
-        super().__init__(model, "nonce", GraderMode.POINTWISE, None, "", "Echo {nonce}", Echo, max_reasks=0)
+        super().__init__(
+            model,
+            name="nonce",
+            mode=GraderMode.POINTWISE,
+            language=None,
+            description="Echoes the nonce",
+            template="Echo {nonce}",
+            structured_model=Echo,
+            max_reasks=0,
+        )
 
     def prepare_call(self, inputs: Mapping[str, object]) -> PreparedCall[str] | GraderError:
         nonce = str(inputs["nonce"])

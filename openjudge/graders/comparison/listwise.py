@@ -118,12 +118,12 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
             check_placeholders(grader_name, prompt, lang, allowed=_INPUTS, required=frozenset({"candidates"}))
         super().__init__(
             model,
-            grader_name,
-            GraderMode.LISTWISE,
-            lang,
-            "Rank several responses to one query",
-            prompt,
-            ListwiseVerdict,
+            name=grader_name,
+            mode=GraderMode.LISTWISE,
+            language=lang,
+            description="Rank several responses to one query",
+            template=prompt,
+            structured_model=ListwiseVerdict,
             sampling=sampling,
             max_reasks=max_reasks,
         )

@@ -279,12 +279,12 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
     ) -> None:
         super().__init__(
             model,
-            self.default_name,
-            GraderMode.POINTWISE,
-            language,
-            "Step-by-step LLM evaluation of an agent's tool-calling trajectory",
-            template or TEMPLATE,
-            TrajectoryEvaluationOutput,
+            name=self.default_name,
+            mode=GraderMode.POINTWISE,
+            language=language,
+            description="Step-by-step LLM evaluation of an agent's tool-calling trajectory",
+            template=template or TEMPLATE,
+            structured_model=TrajectoryEvaluationOutput,
             sampling=sampling,
         )
         self.resolution_threshold = resolution_threshold
