@@ -19,7 +19,7 @@ import pytest
 import skyrl_gym  # type: ignore[import-untyped]  # skyrl-gym ships no types
 
 from openjudge.integrations.skyrl import register_env
-from openjudge.integrations.trl import OpenJudgeRewards
+from openjudge.integrations.trl import OpenJudgeRewards, OpenJudgeTRLSettings
 from openjudge.integrations.verl import compute_score
 from openjudge.integrations.verl.guard import FailureRateExceeded, SampleFailed
 from openjudge.integrations.verl.ledger import reset_run_ledgers
@@ -67,7 +67,8 @@ def verl(graders: Path, options: dict[str, object]) -> Callable[[str], Awaitable
 
 def trl(graders: Path, options: dict[str, object]) -> Callable[[str], Awaitable[Outcome]]:
     """TRL's ``GRPOTrainer`` awaiting the aggregate reward function for one completion."""
-    reward = OpenJudgeRewards.from_config(graders, **options).aggregate()
+    settings = OpenJudgeTRLSettings.model_validate({"config": str(graders), **options})
+    reward = OpenJudgeRewards.from_settings(settings).aggregate()
 
     async def score(response: str) -> Outcome:
         logged: dict[str, list[object]] = {}
@@ -82,12 +83,12 @@ def trl(graders: Path, options: dict[str, object]) -> Callable[[str], Awaitable[
 
 
 def skyrl(graders: Path, options: dict[str, object]) -> Callable[[str], Awaitable[Outcome]]:
-    """SkyRL's generator stepping a fresh environment for one trajectory."""
+    """SkyRL's generator stepping a fresh environment for one trajectory (options from SkyRL's config)."""
     env_id = f"openjudge-scorer-test-{next(_env_ids)}"
-    register_env(env_id, config=str(graders), **options)
+    register_env(env_id, config=str(graders))
 
     async def score(response: str) -> Outcome:
-        env = skyrl_gym.make(env_id, env_config={}, extras={})
+        env = skyrl_gym.make(env_id, env_config=options, extras={})
         env.init([{"role": "user", "content": "q"}])
         out = env.step(response)
         info = out["metadata"]["openjudge"]
