@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import skyrl_gym  # type: ignore[import-untyped]  # skyrl-gym ships no types
 
+from openjudge.integrations.scoring import FailureRateExceeded, SampleFailed
 from openjudge.integrations.skyrl import register_env
 from openjudge.integrations.trl import OpenJudgeRewards, OpenJudgeTRLSettings
 from openjudge.integrations.verl import compute_score
-from openjudge.integrations.verl.guard import FailureRateExceeded, SampleFailed
 from openjudge.integrations.verl.ledger import reset_run_ledgers
 from openjudge.testing.judge_server import JudgeServerProcess
 

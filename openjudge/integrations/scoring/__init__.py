@@ -7,7 +7,8 @@ its runner, the reward's aggregate, the failure policy (``drop``, ``neutral``,
 building the graders from a YAML (:mod:`~openjudge.integrations.scoring.loader`). The
 adapters only translate: a trainer's arguments into samples, a :class:`Placement` (what
 the trainer can do with a failure there), and a :class:`ScoredSample` back into what the
-trainer takes.
+trainer takes. :class:`FailureRateExceeded` is what stops a run whose judge failed too
+often, under every trainer.
 
 Names load their module on first use (the VERL settings import this package's settings).
 """
@@ -27,20 +28,26 @@ if TYPE_CHECKING:
     from openjudge.integrations.scoring.settings import FallbackPolicy as FallbackPolicy
     from openjudge.integrations.scoring.settings import OnFailure as OnFailure
     from openjudge.integrations.scoring.settings import ScorerSettings as ScorerSettings
+    from openjudge.integrations.verl.guard import FailureRateExceeded as FailureRateExceeded
+    from openjudge.integrations.verl.guard import SampleFailed as SampleFailed
 
 __all__ = [
     "FailureLedger",
     "FailurePolicy",
+    "FailureRateExceeded",
     "FallbackPolicy",
     "OnFailure",
     "Placement",
     "RewardScorer",
+    "SampleFailed",
     "ScoredSample",
     "ScorerSettings",
 ]
 
 _LAZY = {
     "FailureLedger": "openjudge.integrations.scoring.ledger",
+    "FailureRateExceeded": "openjudge.integrations.verl.guard",  # the breaker's rules live there
+    "SampleFailed": "openjudge.integrations.verl.guard",
     "Placement": "openjudge.integrations.scoring.scorer",
     "RewardScorer": "openjudge.integrations.scoring.scorer",
     "ScoredSample": "openjudge.integrations.scoring.scorer",

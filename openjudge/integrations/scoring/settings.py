@@ -76,7 +76,7 @@ class FailurePolicy(FallbackPolicy):
         breaker_cooldown_s: How long the breaker stays open.
         max_failure_rate: Stop when more than this share of the last
             ``failure_window`` samples failed: every later sample raises
-            :class:`~openjudge.integrations.verl.guard.FailureRateExceeded`. ``None``: no limit.
+            :class:`~openjudge.integrations.scoring.FailureRateExceeded`. ``None``: no limit.
         failure_window: Samples the failure rate is measured over (it is checked only
             once the window is full).
         neutral_wait_s: Where a neutral sample's group is still being scored (VERL's

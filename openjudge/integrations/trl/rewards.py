@@ -22,7 +22,7 @@ keeps the set's breakers and failure rate. A failed grading follows ``on_failure
 ``None`` by default (TRL's dropped reward), the mean of the prompt's scored completions
 under ``neutral``, ``fallback_score`` under ``fallback``: a failure is never silently a
 number. When more than ``max_failure_rate`` of the last ``failure_window`` gradings
-failed, the next call raises :class:`~openjudge.integrations.verl.guard.FailureRateExceeded`
+failed, the next call raises :class:`~openjudge.integrations.scoring.FailureRateExceeded`
 and training stops.
 
 The functions are callable objects, so they pickle (``AsyncGRPOTrainer`` sends reward

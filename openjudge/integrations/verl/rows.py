@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge.integrations.verl.samples import Trajectory, plain
+from openjudge.integrations.verl.samples import Trajectory
 
 if (
     TYPE_CHECKING
@@ -59,7 +59,8 @@ def row_token_ids(data: DataProto, i: int) -> tuple[list[int], list[int]]:
 
 
 def read_row(data: DataProto, i: int) -> Trajectory:
-    """Row ``i`` of ``data``: its real token ids and its non-tensor fields as plain Python values."""
+    """Row ``i`` of ``data``: its real token ids and its non-tensor fields."""
     prompt_ids, response_ids = row_token_ids(data, i)
-    fields = {str(key): plain(column[i]) for key, column in data.non_tensor_batch.items()}
-    return Trajectory(prompt_ids, response_ids, fields)
+    return Trajectory(
+        prompt_ids, response_ids, {key: column[i] for key, column in data.non_tensor_batch.items()}
+    )

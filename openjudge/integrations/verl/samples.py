@@ -46,6 +46,7 @@ from typing import Protocol
 
 from pydantic import JsonValue
 
+from openjudge.integrations._shared import plain
 from openjudge.integrations.verl.functions import RewardSample
 
 __all__ = [
@@ -93,20 +94,6 @@ class AgentOutput(Protocol):
 _LIFTED = frozenset(
     {AGENT_MESSAGES_FIELD, "messages", "raw_prompt", "turn_scores", "tool_rewards", "reward_extra_info"}
 )
-
-
-def plain(value: object) -> JsonValue:
-    """A numpy-laden value (object arrays, numpy scalars, nested dicts) as plain JSON-like Python."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars (duck-typed: no numpy import)
-    if callable(tolist):
-        return plain(tolist())
-    if isinstance(value, Sequence | set | frozenset) and not isinstance(value, bytes):
-        return [plain(v) for v in value]
-    return str(value)
 
 
 def _messages(value: JsonValue) -> list[dict[str, JsonValue]] | None:
@@ -159,15 +146,15 @@ class Trajectory:
 
     Attributes:
         prompt_ids, response_ids: The real (unpadded) token ids.
-        fields: The row's non-tensor fields, plain: dataset columns (``raw_prompt``,
-            ``reward_model``, ``data_source``, ``extra_info``, ``uid``, ...), and on the
-            streaming path ``tool_extra_fields``, ``__num_turns__``, ``prompt_len``,
-            ``response_len``.
+        fields: The row's non-tensor fields, as VERL holds them (numpy values and all):
+            dataset columns (``raw_prompt``, ``reward_model``, ``data_source``,
+            ``extra_info``, ``uid``, ...), and on the streaming path ``tool_extra_fields``,
+            ``__num_turns__``, ``prompt_len``, ``response_len``.
     """
 
     prompt_ids: list[int]
     response_ids: list[int]
-    fields: dict[str, JsonValue]
+    fields: Mapping[str, object]
 
 
 async def to_sample(
@@ -192,7 +179,7 @@ async def to_sample(
     return build_sample(
         prompt_ids,
         response_ids,
-        trajectory.fields,
+        {str(key): plain(value) for key, value in trajectory.fields.items()},
         prompt_text=prompt_text,
         response=response,
         index=index,
