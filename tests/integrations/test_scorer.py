@@ -34,7 +34,7 @@ graders:
     provider: judge
     params: {{template: "Answer: {{answer}}. Score 1 to 5.", score_range: [1, 5]}}
     mapper: {{answer: response}}
-cache: {{enabled: false}}
+cache: {cache}
 """
 
 pytestmark = pytest.mark.anyio
@@ -110,7 +110,9 @@ def judge_server() -> Iterator[JudgeServerProcess]:
 def graders(tmp_path: Path, judge_server: JudgeServerProcess) -> Iterator[Path]:
     reset_run_ledgers()  # VERL's ledger outside Ray is the process's: a new run per test
     path = tmp_path / "graders.yaml"
-    path.write_text(GRADERS.format(base_url=judge_server.base_url), encoding="utf-8")
+    path.write_text(
+        GRADERS.format(base_url=judge_server.base_url, cache="{enabled: false}"), encoding="utf-8"
+    )
     yield path
     reset_run_ledgers()
 
@@ -173,3 +175,18 @@ async def test_drop_in_each_trainers_way(adapter: str, expected: Outcome, grader
 async def test_drop_under_verl_fails_the_session(graders: Path) -> None:
     with pytest.raises(SampleFailed, match="on_failure=drop"):
         await verl(graders, {"on_failure": "drop"})(f"x {DOWN}")
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+async def test_relative_paths_in_the_yaml_resolve_against_its_folder_on_every_adapter(
+    adapter: str, tmp_path: Path, judge_server: JudgeServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, elsewhere = tmp_path / "configs", tmp_path / "cwd"
+    folder.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # a Ray worker's working directory is not the YAML's
+    path = folder / "graders.yaml"
+    path.write_text(GRADERS.format(base_url=judge_server.base_url, cache="{path: judge-cache.sqlite}"))
+    score = ADAPTERS[adapter](path, {"judge_cache": True})
+    assert await score("fine") == Outcome(0.5, False, "")
+    assert (folder / "judge-cache.sqlite").exists() and not (elsewhere / "judge-cache.sqlite").exists()

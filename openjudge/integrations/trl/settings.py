@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Self
-
 from pydantic import AliasChoices, Field, model_validator
 
 from openjudge.integrations.scoring.settings import OnFailure, ScorerSettings
@@ -70,7 +68,3 @@ class OpenJudgeTRLSettings(ScorerSettings):
     def log_reasons(self) -> bool:
         """``include_reasons``, by the name TRL's options have used."""
         return self.include_reasons
-
-    def with_config(self, config: str) -> Self:
-        """These options for the graders of ``config``."""
-        return self.model_copy(update={"config": config})
