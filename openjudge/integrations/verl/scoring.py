@@ -13,6 +13,7 @@ policy are the shared scorer's (:mod:`openjudge.integrations.scoring.scorer`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from openjudge.config import load_config
 from openjudge.integrations.scoring.loader import ProcessCache, describe_providers, load_job, settings_path
@@ -25,9 +26,9 @@ from openjudge.integrations.scoring.scorer import (
 )
 from openjudge.integrations.verl.gc_freeze import freeze_long_lived_objects
 from openjudge.integrations.verl.hosted_judge import HostedJudge, resolve_hosted_providers, route_through_verl
-from openjudge.integrations.verl.ledger import run_ledger
+from openjudge.integrations.verl.ledger import LedgerClient, Neutral, run_ledger
 from openjudge.integrations.verl.lifecycle import close_at_exit
-from openjudge.integrations.verl.settings import CONFIG_ENV, OpenJudgeVerlSettings
+from openjudge.integrations.verl.settings import CONFIG_ENV, FailurePolicy, OpenJudgeVerlSettings
 
 __all__ = [
     "DEFAULT_AGGREGATE",
@@ -45,6 +46,42 @@ SampleScorer = RewardScorer
 """The scorer of VERL's reward managers (the shared one; the name the VERL layer has always used)."""
 
 _SCORERS: ProcessCache[RewardScorer] = ProcessCache()
+
+
+class _RunLedger:
+    """The run's ledger (:func:`~openjudge.integrations.verl.ledger.run_ledger`), looked up at each call.
+
+    A scorer lives as long as its process; the run's ledger may not (tests start a new run
+    with ``reset_run_ledgers``). Looked up per call (a dict lookup), every sample reaches
+    the current run's ledger, rather than each sample restarting a dead one on its own.
+    """
+
+    def __init__(self, policy: FailurePolicy, describe: Mapping[str, str]) -> None:
+        self._policy, self._describe = policy, dict(describe)
+
+    def _ledger(self) -> LedgerClient:
+        return run_ledger(self._policy, self._describe)
+
+    async def admit(self, providers: list[str]) -> tuple[str | None, str | None]:
+        return await self._ledger().admit(providers)
+
+    async def record(self, outage: dict[str, bool], labels: list[str]) -> str | None:
+        return await self._ledger().record(outage, labels)
+
+    async def problem(self) -> str | None:
+        return await self._ledger().problem()
+
+    async def start_failed(self, message: str) -> None:
+        await self._ledger().start_failed(message)
+
+    async def counts(self) -> dict[str, int]:
+        return await self._ledger().counts()
+
+    async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
+        await self._ledger().post(uid, reward, values)
+
+    async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral:
+        return await self._ledger().neutral(uid, expected, wait_s)
 
 
 def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | None = None) -> RewardScorer:
@@ -76,7 +113,7 @@ def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | N
             grader_providers=job.grader_providers,
             describe_providers=describe,
             source=settings.config,
-            ledger=run_ledger(settings.failure_policy(), describe),
+            ledger=_RunLedger(settings.failure_policy(), describe),
         )
         freeze_long_lived_objects()  # the worker's imports and graders: out of full GC passes
         logger.info(
