@@ -1,16 +1,18 @@
-"""Pieces every framework adapter needs: option parsing help and rate-limited failure logs."""
+"""Pieces every framework adapter needs: plain values, option parsing help and rate-limited failure logs."""
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections import Counter
+from collections.abc import Mapping, Sequence
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from openjudge.results import GraderError
 
-__all__ = ["FailureLog", "plain_options", "validation_problems"]
+__all__ = ["FailureLog", "plain", "plain_options", "validation_problems"]
 
 _LOG_EVERY = 1000
 
@@ -36,6 +38,29 @@ class FailureLog:
             self._logger.warning(
                 "openjudge: %s failed (%s, %d so far): %s", error.name, error.kind, n, error.message
             )
+
+
+def plain(value: object) -> JsonValue:
+    """What a trainer hands over, as plain JSON data: numpy arrays and scalars, torch tensors,
+    OmegaConf nodes, tuples, sets and nested mappings included (anything else as its ``str``)."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(v) for v in value]
+    if "omegaconf" in sys.modules:  # a node can only come from a process that imported it
+        converted = plain_options(value)
+        if converted is not value:
+            return plain(converted)
+    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars, torch tensors (duck-typed)
+    if callable(tolist):
+        listed: object = tolist()
+        if listed is not value:
+            return plain(listed)
+    if isinstance(value, Sequence) and not isinstance(value, bytes):
+        return [plain(v) for v in value]
+    return str(value)
 
 
 def plain_options(value: object) -> object:

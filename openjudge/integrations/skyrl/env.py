@@ -28,6 +28,7 @@ from typing import ClassVar, TypedDict
 
 from pydantic import JsonValue
 
+from openjudge.integrations._shared import plain
 from openjudge.integrations.skyrl._skyrl import BaseTextEnv, register, registry
 from openjudge.integrations.skyrl.scorer import EnvScorer, StepScore, shared_scorer
 from openjudge.integrations.skyrl.settings import OpenJudgeSkyRLSettings, read_settings
@@ -46,28 +47,6 @@ class StepOutput(TypedDict):
     reward: float
     done: bool
     metadata: dict[str, JsonValue]
-
-
-def _plain(value: object) -> JsonValue:
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [_plain(v) for v in value]
-    try:  # OmegaConf containers (SkyRL configs), numpy values
-        from omegaconf import DictConfig, ListConfig, OmegaConf
-
-        if isinstance(value, DictConfig | ListConfig):
-            return _plain(OmegaConf.to_container(value, resolve=True))
-    except ImportError:  # pragma: no cover - skyrl-gym depends on omegaconf
-        pass
-    tolist = getattr(value, "tolist", None)
-    if callable(tolist):
-        converted: object = tolist()
-        if converted is not value:
-            return _plain(converted)
-    return str(value)
 
 
 def _text(message: Mapping[str, JsonValue]) -> str:
@@ -115,7 +94,7 @@ class OpenJudgeEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no typ
             self.settings = read_settings(openjudge, env_config)
             preset = shared_scorer(self.settings)
         self.judge: EnvScorer = preset
-        row = _plain(extras or {})
+        row = plain(extras or {})
         self.extras: dict[str, JsonValue] = row if isinstance(row, dict) else {}
         max_turns = self.extras.get("max_turns")
         self.max_turns = max_turns if isinstance(max_turns, int) and max_turns > 0 else 1
@@ -124,7 +103,7 @@ class OpenJudgeEnv(BaseTextEnv):  # type: ignore[misc]  # skyrl_gym ships no typ
 
     def init(self, prompt: object) -> tuple[object, dict[str, JsonValue]]:
         """Remember the prompt (a list of chat messages) and return it unchanged."""
-        messages = _plain(prompt)
+        messages = plain(prompt)
         if isinstance(messages, str):
             self.prompt = [{"role": "user", "content": messages}]
         elif isinstance(messages, list):

@@ -1,29 +1,27 @@
 """Score one environment step with the graders, from any thread, on one persistent loop.
 
 SkyRL calls ``env.step`` (a sync method) on a thread pool, one new environment per
-trajectory. The graders, their providers (with their concurrency and rate limits) and
-one event-loop thread (:class:`~openjudge.runner.sync.SyncPortal`) are therefore shared
-per process: every step of every environment hands its coroutine to that loop and
-blocks until it is done. HTTP clients live across steps; no ``asyncio.run`` per step.
+trajectory. The graders, their providers (with their concurrency and rate limits), the
+failure ledger (breakers, failure rate) and one event-loop thread
+(:class:`~openjudge.runner.sync.SyncPortal`) are therefore shared per process: every step
+of every environment hands its coroutine to that loop and blocks until it is done. HTTP
+clients live across steps; no ``asyncio.run`` per step. The grading itself is the shared
+:class:`~openjudge.integrations.scoring.RewardScorer`'s, as under VERL and TRL.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import JsonValue
 
-from openjudge.config import ConfigError, load_config
-from openjudge.config.build import build_job
-from openjudge.integrations._shared import FailureLog
+from openjudge.integrations.scoring.loader import ProcessCache, describe_providers, load_job, settings_path
+from openjudge.integrations.scoring.scorer import DEFAULT_AGGREGATE, Placement, RewardScorer, ScoredSample
+from openjudge.integrations.scoring.settings import ScorerSettings
 from openjudge.integrations.skyrl.settings import OpenJudgeSkyRLSettings
-from openjudge.results import GraderError, GraderResult, GraderScore
-from openjudge.runner.aggregators import WeightedMeanAggregator
+from openjudge.results import GraderScore
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.runner.sync import SyncPortal
 
@@ -31,7 +29,8 @@ __all__ = ["DEFAULT_AGGREGATE", "EnvScorer", "StepScore", "shared_scorer"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_AGGREGATE = "mean"
+_PLACEMENT = Placement()
+"""A step cannot be left out (SkyRL needs a number) and knows no group: neutral is 0.0."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +74,7 @@ class StepScore:
 
 
 class EnvScorer:
-    """Grades environment steps: graders, one aggregate as the reward, a fallback on failure.
+    """Grades environment steps: graders, one aggregate as the reward, the failure policy.
 
     Args:
         runner: Graders (with mappers) and aggregators, e.g. ``build_job(...).runner``.
@@ -84,6 +83,8 @@ class EnvScorer:
         fallback_score: The reward of a step whose aggregate failed.
         include_reasons: Keep each grader's reason in the step metadata.
         timeout_s: Seconds per (step, grader) pair (default: the runner's ``timeout``).
+        **options: The other options of :class:`OpenJudgeSkyRLSettings` (``on_failure``,
+            ``breaker_failures``, ``max_failure_rate``, ...).
     """
 
     def __init__(
@@ -94,32 +95,28 @@ class EnvScorer:
         fallback_score: float = 0.0,
         include_reasons: bool = False,
         timeout_s: float | None = None,
+        **options: object,
     ) -> None:
-        aggregators = dict(runner.aggregators)
-        if aggregate is None:
-            aggregate = next(iter(aggregators), DEFAULT_AGGREGATE)
-        if aggregate not in aggregators:
-            if aggregate != DEFAULT_AGGREGATE or aggregators:
-                known = ", ".join(aggregators) or "none"
-                raise ConfigError([f"aggregate: no aggregator named {aggregate!r} (aggregators: {known})"])
-            if DEFAULT_AGGREGATE in runner.grader_configs:
-                raise ConfigError(
-                    [f"a grader is named {DEFAULT_AGGREGATE!r}: add an aggregator to the config or rename it"]
-                )
-            aggregators[aggregate] = WeightedMeanAggregator(DEFAULT_AGGREGATE)
-        self.aggregate = aggregate
-        self.grader_names: tuple[str, ...] = tuple(runner.grader_configs)
-        self.fallback_score = fallback_score
-        self.include_reasons = include_reasons
-        self.runner = runner.replace(
-            aggregators=[aggregators[aggregate]],
-            max_concurrency=len(runner.grader_configs),  # one step's graders run concurrently
-            show_progress=False,
-            timeout=timeout_s if timeout_s is not None else runner.timeout,
-            deadline=None,
+        on_failure = options.pop("on_failure", "fallback")
+        settings = ScorerSettings.model_validate(
+            {
+                "on_failure": on_failure,
+                "fallback_score": fallback_score if on_failure == "fallback" else None,
+                "aggregate": aggregate,
+                "include_reasons": include_reasons,
+                "timeout_s": timeout_s,
+                **options,
+            }
         )
+        self._setup(RewardScorer(runner, settings, where="OpenJudgeEnv", reserve_keys=False))
+
+    def _setup(self, scorer: RewardScorer) -> None:
+        self.scorer = scorer
+        self.aggregate = scorer.aggregate
+        self.grader_names = scorer.grader_names
+        self.fallback_score = scorer.policy.fallback_score
+        self.include_reasons = scorer.settings.include_reasons
         self._portal = SyncPortal()
-        self._failures = FailureLog(logger)
 
     @classmethod
     def from_settings(cls, settings: OpenJudgeSkyRLSettings) -> EnvScorer:
@@ -128,28 +125,36 @@ class EnvScorer:
         Raises:
             ConfigError: The YAML is unreadable or invalid, or names no such aggregator.
         """
-        path = Path(settings.config)
-        job = build_job(load_config(path), source=settings.config, base_dir=path.parent)
-        scorer = cls(
-            job.runner,
-            aggregate=settings.aggregate,
-            fallback_score=settings.fallback_score,
-            include_reasons=settings.include_reasons,
-            timeout_s=settings.timeout_s,
+        _, job = load_job(settings)
+        env_scorer = cls.__new__(cls)
+        env_scorer._setup(
+            RewardScorer(
+                job.runner,
+                settings,
+                grader_providers=job.grader_providers,
+                describe_providers=describe_providers(job),
+                source=settings.config,
+                where="environment.skyrl_gym.<env_class>",
+                reserve_keys=False,
+            )
         )
         logger.info(
-            "openjudge: SkyRL env graders %s, reward = %s (fallback %g) from %s",
-            ", ".join(scorer.grader_names),
-            scorer.aggregate,
-            scorer.fallback_score,
+            "openjudge: SkyRL env graders %s, reward = %s (on_failure=%s) from %s",
+            ", ".join(env_scorer.grader_names),
+            env_scorer.aggregate,
+            settings.on_failure,
             settings.config,
         )
-        return scorer
+        return env_scorer
 
     async def ascore(self, sample: Mapping[str, object]) -> StepScore:
-        """Grade one step's sample (its graders concurrently)."""
-        results = await self.runner.arun([sample])
-        return self._step_score({name: column[0] for name, column in results.items()})
+        """Grade one step's sample (its graders concurrently).
+
+        Raises:
+            FailureRateExceeded: More than ``max_failure_rate`` of the recent steps failed
+                (the message names the judges): the run stops instead of training on them.
+        """
+        return self._step_score(await self.scorer.score(sample, _PLACEMENT))
 
     def score(self, sample: Mapping[str, object]) -> StepScore:
         """Blocking :meth:`ascore` on the scorer's persistent loop; safe from any thread."""
@@ -159,46 +164,31 @@ class EnvScorer:
         """Stop the loop thread (a later :meth:`score` starts a new one)."""
         self._portal.close()
 
-    def _step_score(self, results: Mapping[str, GraderResult]) -> StepScore:
+    def _step_score(self, scored: ScoredSample) -> StepScore:
         scores: dict[str, float | None] = {}
         errors: dict[str, str] = {}
         reasons: dict[str, str] = {}
-        for name in (*self.grader_names, self.aggregate):
-            r = results.get(name)
-            if isinstance(r, GraderScore):
-                scores[name] = r.score
-            else:
-                if not isinstance(r, GraderError):  # a rank (or nothing) where a score was expected
-                    r = GraderError(name=name, kind="invalid_input", message="returned no score")
-                scores[name] = None
-                errors[name] = r.kind
-                if name != self.aggregate:  # the aggregate's failure repeats its input's
-                    self._failures.record(r)
-            if self.include_reasons and name != self.aggregate and r is not None:
-                reasons[name] = r.reason
-        aggregate = results.get(self.aggregate)
-        if isinstance(aggregate, GraderScore):
-            return StepScore(aggregate.score, False, scores, errors, reasons)
-        return StepScore(self.fallback_score, True, scores, errors, reasons)
+        for name, result in scored.results.items():
+            scores[name] = result.score if isinstance(result, GraderScore) else None
+            kind = self.scorer.error_kind(scored, name)
+            if kind:
+                errors[name] = kind
+            if self.include_reasons and name in self.grader_names:
+                reasons[name] = result.reason
+        return StepScore(scored.reward, scored.failed, scores, errors, reasons)
 
 
-_SCORERS: dict[tuple[OpenJudgeSkyRLSettings, str], EnvScorer] = {}
-_SCORERS_LOCK = threading.Lock()
+_SCORERS: ProcessCache[EnvScorer] = ProcessCache()
 
 
 def shared_scorer(settings: OpenJudgeSkyRLSettings) -> EnvScorer:
     """The scorer for these settings in this process, built once.
 
     Every environment instance in the process (SkyRL makes one per trajectory) shares it,
-    and so shares its providers' limits, their HTTP clients and its event-loop thread.
+    and so shares its providers' limits, their HTTP clients, its failure ledger and its
+    event-loop thread.
 
     Raises:
         ConfigError: The graders YAML is unreadable or invalid.
     """
-    key = (settings, os.path.realpath(settings.config))
-    with _SCORERS_LOCK:
-        scorer = _SCORERS.get(key)
-        if scorer is None:
-            scorer = EnvScorer.from_settings(settings)
-            _SCORERS[key] = scorer
-        return scorer
+    return _SCORERS.get((settings, settings_path(settings)), lambda: EnvScorer.from_settings(settings))

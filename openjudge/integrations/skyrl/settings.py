@@ -1,15 +1,15 @@
-"""The options of the SkyRL environment: where the graders come from and the failure policy."""
+"""The options of the SkyRL environment: the shared scorer's, with SkyRL's defaults."""
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, model_validator
 
 from openjudge.integrations._shared import plain_options, validation_problems
+from openjudge.integrations.scoring.settings import ScorerSettings
 
 __all__ = ["CONFIG_ENV", "OpenJudgeSkyRLSettings", "SettingsError", "read_settings"]
 
@@ -21,38 +21,34 @@ class SettingsError(ValueError):
     """The environment's options are missing or invalid (the message says how to fix them)."""
 
 
-class OpenJudgeSkyRLSettings(BaseModel):
+class OpenJudgeSkyRLSettings(ScorerSettings):
     """Options of :class:`~openjudge.integrations.skyrl.OpenJudgeEnv`.
+
+    Every option of :class:`~openjudge.integrations.scoring.ScorerSettings` (failure policy,
+    breaker, failure rate, timeouts), with SkyRL's defaults:
 
     Attributes:
         config: Path of the graders YAML (``openjudge.config`` format). The judge is a
             provider entry there: a frozen vLLM reward model is ``kind: vllm`` (or
             ``kind: openai``) with the server's ``base_url``. Prefer an absolute path.
-        aggregate: Name of the aggregator whose score is the reward. Default: the
-            config's first aggregator, or ``mean`` (equal-weight mean of every grader's
-            normalised score) when it declares none.
-        fallback_score: The reward of a step whose grading failed. SkyRL needs a number
-            for every step, so this is explicit; the step's ``metadata`` and the episode's
-            metrics flag the failure (``openjudge/failed``).
-        include_reasons: Add each grader's reason to the step's ``metadata``.
-        timeout_s: Seconds one (step, grader) pair may take, retries included; ``None``
-            keeps the YAML's ``runner.timeout_s``.
+        on_failure: SkyRL needs a number for every step, so the default is ``fallback``
+            with ``fallback_score`` 0.0; ``drop`` and ``neutral`` give 0.0 (a step knows no
+            group). The step's ``metadata`` and the episode's metrics flag the failure
+            (``openjudge/failed``).
+        fallback_score: The reward of a step whose grading failed (0.0 unless set).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     config: str = Field(min_length=1)
-    aggregate: str | None = None
-    fallback_score: float = 0.0
-    include_reasons: bool = False
-    timeout_s: float | None = Field(default=None, gt=0)
 
-    @field_validator("fallback_score")
+    @model_validator(mode="before")
     @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("fallback_score must be a finite number")
-        return value
+    def _fallback_by_default(cls, data: object) -> object:
+        """Without ``on_failure``, a failed step gets ``fallback_score`` (0.0 unless set)."""
+        if isinstance(data, dict) and data.get("on_failure", "fallback") == "fallback":
+            data = {"fallback_score": 0.0, **data, "on_failure": "fallback"}
+            if data["fallback_score"] is None:
+                data["fallback_score"] = 0.0
+        return data
 
 
 def _plain(value: object) -> object:
@@ -77,7 +73,7 @@ def read_settings(
     data: dict[str, object] = {}
     for source in sources:
         if isinstance(source, OpenJudgeSkyRLSettings):
-            data.update(source.model_dump())
+            data.update(source.model_dump(exclude_unset=True))
             continue
         raw = _plain(source)
         if raw is None:

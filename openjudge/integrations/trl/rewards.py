@@ -14,10 +14,16 @@ leaves NaN out of the reward sum (a completion for which every function returned
 - :meth:`~OpenJudgeRewards.aggregate`: one function returning an aggregator's score
   (the config's first aggregator, or the equal-weight ``mean`` of every grader).
 
-Each call grades the batch concurrently; one capacity limit bounds the gradings in
-flight across every function of the set, since TRL runs them at the same time. A
-failed grading is ``None`` unless a ``fallback_score`` is configured: a failure is
-never silently a number.
+Each function is a :class:`~openjudge.integrations.scoring.RewardScorer` (the scorer
+VERL and SkyRL use too) whose reward is its grader's or aggregator's score. Each call
+grades the batch concurrently; one capacity limit bounds the gradings in flight across
+every function of the set, since TRL runs them at the same time, and one failure ledger
+keeps the set's breakers and failure rate. A failed grading follows ``on_failure``:
+``None`` by default (TRL's dropped reward), the mean of the prompt's scored completions
+under ``neutral``, ``fallback_score`` under ``fallback``: a failure is never silently a
+number. When more than ``max_failure_rate`` of the last ``failure_window`` gradings
+failed, the next call raises :class:`~openjudge.integrations.scoring.FailureRateExceeded`
+and training stops.
 
 The functions are callable objects, so they pickle (``AsyncGRPOTrainer`` sends reward
 functions to a spawned process) when the set was built from a config file: the child
@@ -30,44 +36,40 @@ import inspect
 import logging
 import math
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 
 import anyio
 
-from openjudge.config import ConfigError, load_config
-from openjudge.config.build import build_job
-from openjudge.integrations._shared import FailureLog
+from openjudge.config import ConfigError
+from openjudge.integrations.scoring.ledger import FailureLedger, process_ledger
+from openjudge.integrations.scoring.loader import ProcessCache, describe_providers, load_job, settings_path
+from openjudge.integrations.scoring.scorer import (
+    DEFAULT_AGGREGATE,
+    Placement,
+    RewardScorer,
+    ScoredSample,
+)
 from openjudge.integrations.trl.samples import TRLText, samples_from_batch
 from openjudge.integrations.trl.settings import OpenJudgeTRLSettings
 from openjudge.models.loop_local import LoopLocal
-from openjudge.results import GraderError, GraderResult, GraderScore
-from openjudge.runner.aggregators import AggregatorLike, WeightedMeanAggregator
-from openjudge.runner.grading_runner import GraderConfig, GradingRunner
+from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = ["DEFAULT_AGGREGATE", "OpenJudgeReward", "OpenJudgeRewards", "shared_rewards"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_AGGREGATE = "mean"
-"""The aggregate used when the config declares no aggregator: every grader, equal weights."""
-
-
-def _as_score(name: str, result: GraderResult | None) -> GraderScore | GraderError:
-    if isinstance(result, GraderScore | GraderError):
-        return result
-    if result is None:
-        return GraderError(name=name, kind="internal", message=f"no result for {name!r}")
-    return GraderError(name=name, kind="invalid_input", message=f"{name!r} returned a rank, not a score")
+_WHERE = "OpenJudgeRewards"
+_PLACEMENT = Placement(can_drop=True, drop="nan")
+"""TRL leaves ``None`` (NaN) out of the reward sum: a dropped grading is ``None``."""
 
 
 class OpenJudgeRewards:
-    """A set of TRL reward functions over one set of graders, sharing one concurrency limit.
+    """A set of TRL reward functions over one set of graders, sharing one limit and one ledger.
 
     Args:
         runner: The graders (with their mappers) and aggregators, e.g. ``build_job(...).runner``.
-        fallback_score: The reward of a failed grading; ``None`` returns ``None`` (NaN in TRL).
+        fallback_score: The reward of a failed grading (chooses ``on_failure=fallback``);
+            ``None`` returns ``None`` (NaN in TRL).
         normalize: Return normalised scores (0 worst, 1 best) rather than raw ones.
         max_concurrency: Gradings in flight at once across every function of the set
             (default: the runner's ``max_concurrency``).
@@ -75,6 +77,11 @@ class OpenJudgeRewards:
             runner's ``timeout``).
         log_failures: Report failure rates (``log_metric``) and error kinds (``log_extra``).
         log_reasons: Add each grader's reason to TRL's completions table.
+        **options: The other options of :class:`OpenJudgeTRLSettings` (``on_failure``,
+            ``breaker_failures``, ``max_failure_rate``, ...).
+
+    Raises:
+        pydantic.ValidationError: An option is invalid (a ``ValueError``).
 
     Example:
         >>> rewards = OpenJudgeRewards.from_config("graders.yaml")  # doctest: +SKIP
@@ -91,24 +98,41 @@ class OpenJudgeRewards:
         timeout_s: float | None = None,
         log_failures: bool = True,
         log_reasons: bool = False,
+        **options: object,
     ) -> None:
-        if fallback_score is not None and not math.isfinite(fallback_score):
-            raise ValueError("fallback_score must be a finite number or None")
-        if max_concurrency is not None and max_concurrency < 1:
-            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
-        self.fallback_score = fallback_score
-        self.normalize = normalize
-        self.max_concurrency = max_concurrency if max_concurrency is not None else runner.max_concurrency
-        self.timeout_s = timeout_s if timeout_s is not None else runner.timeout
-        self.log_failures = log_failures
-        self.log_reasons = log_reasons
+        options = {
+            "fallback_score": fallback_score,
+            "normalize": normalize,
+            "max_concurrency": max_concurrency,
+            "timeout_s": timeout_s,
+            "log_failures": log_failures,
+            "log_reasons": log_reasons,
+            **options,
+        }
+        self._setup(runner, OpenJudgeTRLSettings.model_validate(options))
+
+    def _setup(
+        self,
+        runner: GradingRunner,
+        options: OpenJudgeTRLSettings,
+        grader_providers: Mapping[str, str] | None = None,
+        describe: Mapping[str, str] | None = None,
+    ) -> None:
+        self.options = options
         self.settings: OpenJudgeTRLSettings | None = None
-        """The options this set was built from (``None`` when built from a runner in code)."""
-        self._configs: dict[str, GraderConfig] = dict(runner.grader_configs)
-        self._aggregators: dict[str, AggregatorLike] = dict(runner.aggregators)
+        """The options this set was built from a YAML with (``None`` when built from a runner in code)."""
+        self.normalize = options.normalize
+        self.fallback_score = options.fallback_score
+        self.max_concurrency = options.max_concurrent_samples or runner.max_concurrency
+        self.timeout_s = options.timeout_s if options.timeout_s is not None else runner.timeout
+        self.log_failures = options.log_failures
+        self.log_reasons = options.include_reasons
+        self._runner = runner
+        self._grader_providers = grader_providers
         limit = self.max_concurrency
         self._limiter: LoopLocal[anyio.CapacityLimiter] = LoopLocal(lambda: anyio.CapacityLimiter(limit))
-        self._failures = FailureLog(logger)
+        self.ledger: FailureLedger = process_ledger(options.failure_policy(), describe)
+        """The set's breakers and failure rate (every function of the set records here)."""
 
     @classmethod
     def from_config(
@@ -121,6 +145,7 @@ class OpenJudgeRewards:
         timeout_s: float | None = None,
         log_failures: bool = True,
         log_reasons: bool = False,
+        **options: object,
     ) -> OpenJudgeRewards:
         """Build the graders of a YAML config (see :class:`OpenJudgeTRLSettings`).
 
@@ -128,31 +153,26 @@ class OpenJudgeRewards:
             ConfigError: The file is unreadable or invalid (every problem is listed).
             pydantic.ValidationError: An option is invalid.
         """
-        settings = OpenJudgeTRLSettings(
-            config=os.fspath(config),
-            fallback_score=fallback_score,
-            normalize=normalize,
-            max_concurrency=max_concurrency,
-            timeout_s=timeout_s,
-            log_failures=log_failures,
-            log_reasons=log_reasons,
+        settings = OpenJudgeTRLSettings.model_validate(
+            {
+                "config": os.fspath(config),
+                "fallback_score": fallback_score,
+                "normalize": normalize,
+                "max_concurrency": max_concurrency,
+                "timeout_s": timeout_s,
+                "log_failures": log_failures,
+                "log_reasons": log_reasons,
+                **options,
+            }
         )
         return cls.from_settings(settings)
 
     @classmethod
     def from_settings(cls, settings: OpenJudgeTRLSettings) -> OpenJudgeRewards:
         """Build from validated settings (what :meth:`from_config` and unpickling use)."""
-        path = Path(settings.config)
-        job = build_job(load_config(path), source=settings.config, base_dir=path.parent)
-        rewards = cls(
-            job.runner,
-            fallback_score=settings.fallback_score,
-            normalize=settings.normalize,
-            max_concurrency=settings.max_concurrency,
-            timeout_s=settings.timeout_s,
-            log_failures=settings.log_failures,
-            log_reasons=settings.log_reasons,
-        )
+        _, job = load_job(settings)
+        rewards = cls.__new__(cls)
+        rewards._setup(job.runner, settings, job.grader_providers, describe_providers(job))
         rewards.settings = settings
         logger.info(
             "openjudge: TRL rewards over graders %s from %s", ", ".join(rewards.grader_names), settings.config
@@ -175,12 +195,24 @@ class OpenJudgeRewards:
 
     @property
     def grader_names(self) -> tuple[str, ...]:
-        return tuple(self._configs)
+        return tuple(self._runner.grader_configs)
 
     @property
     def aggregate_names(self) -> tuple[str, ...]:
         """The config's aggregators (``mean`` is always available when it declares none)."""
-        return tuple(self._aggregators) or (DEFAULT_AGGREGATE,)
+        return tuple(self._runner.aggregators) or (DEFAULT_AGGREGATE,)
+
+    def _scorer(self, runner: GradingRunner, target: str | None) -> RewardScorer:
+        return RewardScorer(
+            runner,
+            self.options.model_copy(update={"aggregate": target, "timeout_s": self.timeout_s}),
+            grader_providers=self._grader_providers,
+            source=self.options.config or "the graders config",
+            ledger=self.ledger,
+            limiter=self._limiter,
+            where=_WHERE,
+            reserve_keys=False,
+        )
 
     def grader(self, name: str) -> OpenJudgeReward:
         """The reward function of one grader, named after it.
@@ -188,16 +220,15 @@ class OpenJudgeRewards:
         Raises:
             KeyError: No grader of that name (the message lists them).
         """
-        if name not in self._configs:
-            raise KeyError(f"no grader named {name!r} (graders: {', '.join(self._configs)})")
-        runner = GradingRunner(
-            {name: self._configs[name]}, max_concurrency=1, show_progress=False, timeout=self.timeout_s
-        )
-        return OpenJudgeReward(self, name, runner, aggregate=False)
+        configs = self._runner.grader_configs
+        if name not in configs:
+            raise KeyError(f"no grader named {name!r} (graders: {', '.join(configs)})")
+        runner = self._runner.replace(grader_configs={name: configs[name]}, aggregators=None)
+        return OpenJudgeReward(self, name, self._scorer(runner, name), aggregate=False)
 
     def per_grader(self) -> list[OpenJudgeReward]:
         """One reward function per grader, in config order."""
-        return [self.grader(name) for name in self._configs]
+        return [self.grader(name) for name in self._runner.grader_configs]
 
     def aggregate(self, name: str | None = None) -> OpenJudgeReward:
         """One reward function returning an aggregator's score for each completion.
@@ -211,77 +242,32 @@ class OpenJudgeRewards:
             ConfigError: No aggregator of that name, or a grader is named ``mean`` and
                 the config declares no aggregator.
         """
-        if name is None:
-            name = next(iter(self._aggregators), DEFAULT_AGGREGATE)
-        aggregator = self._aggregators.get(name)
-        if aggregator is None:
-            if name != DEFAULT_AGGREGATE or self._aggregators:
-                known = ", ".join(self._aggregators) or "none"
-                raise ConfigError([f"no aggregator named {name!r} (aggregators: {known})"])
-            if DEFAULT_AGGREGATE in self._configs:
-                raise ConfigError(
-                    [f"a grader is named {DEFAULT_AGGREGATE!r}: add an aggregator to the config or rename it"]
-                )
-            aggregator = WeightedMeanAggregator(DEFAULT_AGGREGATE)
-        runner = GradingRunner(
-            self._configs,
-            max_concurrency=len(self._configs),
-            aggregators=[aggregator],
-            show_progress=False,
-            timeout=self.timeout_s,
-        )
-        return OpenJudgeReward(self, name, runner, aggregate=True)
+        aggregators = self._runner.aggregators
+        if name is not None and name not in aggregators and (aggregators or name != DEFAULT_AGGREGATE):
+            known = ", ".join(aggregators) or "none"
+            raise ConfigError([f"no aggregator named {name!r} (aggregators: {known})"])
+        scorer = self._scorer(self._runner, name)
+        return OpenJudgeReward(self, scorer.aggregate, scorer, aggregate=True)
 
-    # -- grading ------------------------------------------------------------------------
-
-    async def _grade(
-        self, runner: GradingRunner, samples: Sequence[Mapping[str, object]]
-    ) -> list[dict[str, GraderResult]]:
-        """Grade every sample through ``runner``, at most ``max_concurrency`` at once (set-wide)."""
-        limiter = self._limiter.get()
-        out: list[dict[str, GraderResult]] = [{} for _ in samples]
-
-        async def one(i: int) -> None:
-            async with limiter:
-                results = await runner.arun([samples[i]])
-            out[i] = {name: column[0] for name, column in results.items()}
-
-        async with anyio.create_task_group() as tg:
-            for i in range(len(samples)):
-                tg.start_soon(one, i)
-        return out
-
-    def _value(self, result: GraderScore | GraderError) -> float | None:
-        """The reward for one result: its (normalised) score, or the fallback."""
-        if isinstance(result, GraderScore):
-            return result.normalized_score if self.normalize else result.score
-        return self.fallback_score
+    # -- reporting ----------------------------------------------------------------------
 
     def _report(
-        self,
-        reward: OpenJudgeReward,
-        results: Sequence[Mapping[str, GraderResult]],
-        columns: Mapping[str, object],
+        self, reward: OpenJudgeReward, scored: Sequence[ScoredSample], columns: Mapping[str, object]
     ) -> None:
-        """Log failures, and hand failure rates and error kinds to TRL's logging hooks."""
-        names = (*self._configs, reward.target) if reward.is_aggregate else (reward.target,)
+        """Hand failure rates, error kinds and reasons to TRL's logging hooks."""
+        names = (*self.grader_names, reward.target) if reward.is_aggregate else (reward.target,)
         log_metric = columns.get("log_metric")
         log_extra = columns.get("log_extra")
-        n = len(results)
+        n = len(scored)
         for name in names:
-            scored = [_as_score(name, r.get(name)) for r in results]
-            kinds = ["" if isinstance(s, GraderScore) else s.kind for s in scored]
-            if name in self._configs:  # an aggregate's failure repeats its input's
-                for s in scored:
-                    if isinstance(s, GraderError):
-                        self._failures.record(s)
+            kinds = [reward.scorer.error_kind(s, name) for s in scored]
             if self.log_failures and n:
                 if callable(log_metric):
                     log_metric(f"openjudge/{name}/failed", sum(1 for k in kinds if k) / n)
                 if callable(log_extra):
                     log_extra(f"openjudge/{name}/error", kinds)
-            if self.log_reasons and callable(log_extra) and name in self._configs:
-                log_extra(f"openjudge/{name}/reason", [s.reason for s in scored])
+            if self.log_reasons and callable(log_extra) and name in self.grader_names:
+                log_extra(f"openjudge/{name}/reason", [s.results[name].reason for s in scored])
 
 
 class OpenJudgeReward:
@@ -292,20 +278,21 @@ class OpenJudgeReward:
     name, which TRL uses in its logs (``rewards/<name>/mean``).
 
     Attributes:
-        rewards: The set it belongs to (its options and its shared limit).
+        rewards: The set it belongs to (its options, its shared limit and ledger).
         target: The grader or aggregator whose score this function returns.
         is_aggregate: Whether ``target`` is an aggregator.
+        scorer: The scorer whose reward is ``target``'s score.
     """
 
     def __init__(
-        self, rewards: OpenJudgeRewards, target: str, runner: GradingRunner, *, aggregate: bool
+        self, rewards: OpenJudgeRewards, target: str, scorer: RewardScorer, *, aggregate: bool
     ) -> None:
         self.rewards = rewards
         self.target = target
         self.is_aggregate = aggregate
+        self.scorer = scorer
         self.__name__ = target
         self.__qualname__ = target
-        self._runner = runner
         # TRL before 1.14 asks `inspect.iscoroutinefunction(f)` (0.27: `asyncio.iscoroutinefunction`)
         # about the object itself, not its `__call__`, and would call it without awaiting. inspect
         # reads the code flags of "function-like" objects (the protocol Cython functions use):
@@ -324,7 +311,7 @@ class OpenJudgeReward:
         completion_ids: Sequence[Sequence[int]] | None = None,
         **kwargs: object,
     ) -> list[float | None]:
-        """Grade a batch; one reward per completion, ``None`` for a failed grading (no fallback).
+        """Grade a batch; one reward per completion, ``None`` for a dropped grading.
 
         Args:
             prompts: One prompt per completion (text, or a list of messages).
@@ -332,11 +319,16 @@ class OpenJudgeReward:
             completion_ids: Their token ids.
             **kwargs: The other dataset columns (one value per completion) and TRL's own
                 keywords (``trainer_state``, ``log_metric``, ``log_extra``, ...).
+
+        Raises:
+            FailureRateExceeded: More than ``max_failure_rate`` of the set's recent
+                gradings failed (the message names the judges): training stops.
         """
         samples = samples_from_batch(prompts, completions, completion_ids, kwargs)
-        results = await self.rewards._grade(self._runner, samples)
-        self.rewards._report(self, results, kwargs)
-        return [self.rewards._value(_as_score(self.target, r.get(self.target))) for r in results]
+        groups = [str(s["prompt"]) for s in samples]  # a prompt's generations: neutral's group
+        scored = await self.scorer.score_many(samples, groups, _PLACEMENT)
+        self.rewards._report(self, scored, kwargs)
+        return [None if math.isnan(s.reward) else s.reward for s in scored]
 
     def __repr__(self) -> str:
         kind = "aggregate" if self.is_aggregate else "grader"
@@ -352,20 +344,14 @@ def _reward_of(rewards: OpenJudgeRewards, target: str, aggregate: bool) -> OpenJ
     return rewards.aggregate(target) if aggregate else rewards.grader(target)
 
 
-_SHARED: dict[tuple[OpenJudgeTRLSettings, str], OpenJudgeRewards] = {}
-_SHARED_LOCK = threading.Lock()
+_SHARED: ProcessCache[OpenJudgeRewards] = ProcessCache()
 
 
 def shared_rewards(settings: OpenJudgeTRLSettings) -> OpenJudgeRewards:
     """The reward set for these settings in this process, built once.
 
     Unpickled reward functions come from here, so every function sent to a process
-    shares one set of graders, providers (and their limits) and one concurrency limit.
+    shares one set of graders, providers (and their limits), one concurrency limit and
+    one failure ledger.
     """
-    key = (settings, os.path.realpath(settings.config))
-    with _SHARED_LOCK:
-        rewards = _SHARED.get(key)
-        if rewards is None:
-            rewards = OpenJudgeRewards.from_settings(settings)
-            _SHARED[key] = rewards
-        return rewards
+    return _SHARED.get((settings, settings_path(settings)), lambda: OpenJudgeRewards.from_settings(settings))

@@ -29,6 +29,8 @@ from typing import TypeAlias
 
 from pydantic import JsonValue
 
+from openjudge.integrations._shared import plain
+
 __all__ = [
     "DERIVED_FIELDS",
     "TRL_KEYWORDS",
@@ -50,22 +52,6 @@ DERIVED_FIELDS = frozenset({"prompt", "response", "messages", "completion", "com
 
 TRL_KEYWORDS = frozenset({"trainer_state", "log_extra", "log_metric", "environments"})
 """Keyword arguments TRL adds that are not dataset columns."""
-
-
-def plain(value: object) -> JsonValue:
-    """A value as plain JSON data: numpy scalars and arrays, tuples and mappings included."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [plain(v) for v in value]
-    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars, torch tensors
-    if callable(tolist):
-        converted: object = tolist()
-        if converted is not value:
-            return plain(converted)
-    return str(value)
 
 
 def message_text(message: Mapping[str, object]) -> str:

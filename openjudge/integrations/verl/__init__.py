@@ -9,7 +9,8 @@ when first used (``from openjudge.integrations.verl import OpenJudgeRewardManage
 - :func:`compute_score`: an async reward function for VERL's own ``naive`` manager.
 - :class:`RewardSample`, :class:`RewardResult`, :class:`BaseOpenJudgeRewardFunction`: the
   seed guide's grouped reward-function API.
-- :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options, including the
+- :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options (those of the
+  reward scorer every adapter shares, :mod:`openjudge.integrations.scoring`), including the
   failure policy (``on_failure``: dropped where VERL can drop, else neutral in its group;
   breaker, ``max_failure_rate``; :mod:`openjudge.integrations.verl.guard`), kept for the
   whole run in one ledger (:mod:`openjudge.integrations.verl.ledger`) whatever VERL's
@@ -34,7 +35,6 @@ from openjudge.integrations.verl.functions import BaseOpenJudgeRewardFunction as
 from openjudge.integrations.verl.functions import ExtraValue as ExtraValue
 from openjudge.integrations.verl.functions import RewardResult as RewardResult
 from openjudge.integrations.verl.functions import RewardSample as RewardSample
-from openjudge.integrations.verl.score_function import compute_score as compute_score
 from openjudge.integrations.verl.settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings
 from openjudge.integrations.verl.settings import SettingsError as SettingsError
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         OpenJudgeLegacyRewardManager as OpenJudgeLegacyRewardManager,
     )
     from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager as OpenJudgeRewardManager
+    from openjudge.integrations.verl.score_function import compute_score as compute_score
 
 __all__ = [
     "BaseOpenJudgeRewardFunction",
@@ -59,6 +60,9 @@ __all__ = [
 _LAZY = {
     "OpenJudgeRewardManager": "openjudge.integrations.verl.reward_loop",
     "OpenJudgeLegacyRewardManager": "openjudge.integrations.verl.legacy",
+    # Lazy too: it builds on the shared scorer (openjudge.integrations.scoring), which reads
+    # this package's settings and keys.
+    "compute_score": "openjudge.integrations.verl.score_function",
 }
 
 

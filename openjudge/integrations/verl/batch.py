@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Literal, overload
 
 import torch
 
+from openjudge.integrations.scoring.scorer import RewardScorer
 from openjudge.integrations.verl.functions import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
-from openjudge.integrations.verl.rows import row_token_ids, sample_from_row, valid_response_lengths
-from openjudge.integrations.verl.samples import Tokenizer
-from openjudge.integrations.verl.scoring import SampleScorer
+from openjudge.integrations.verl.rows import read_row, row_token_ids, valid_response_lengths
+from openjudge.integrations.verl.samples import Tokenizer, to_sample
 from openjudge.runner.sync import SyncPortal
 
 if TYPE_CHECKING:  # no VERL import here (see openjudge.integrations.verl.plugin)
@@ -49,7 +49,7 @@ class BatchRewards:
 class ScorerRewardFunction(BaseOpenJudgeRewardFunction):
     """The graders YAML as a reward function: every sample graded independently."""
 
-    def __init__(self, scorer: SampleScorer) -> None:
+    def __init__(self, scorer: RewardScorer) -> None:
         self.scorer = scorer
 
     async def compute_batch_scores(
@@ -68,7 +68,10 @@ async def decode_batch(
     data: DataProto, tokenizer: Tokenizer, *, reward_fn_key: str = "data_source"
 ) -> list[RewardSample]:
     """Every row as a :class:`RewardSample` (``group_index`` is set by :func:`group_by_prompt`)."""
-    return [await sample_from_row(data, i, tokenizer, reward_fn_key=reward_fn_key) for i in range(len(data))]
+    return [
+        await to_sample(read_row(data, i), tokenizer, index=i, reward_fn_key=reward_fn_key)
+        for i in range(len(data))
+    ]
 
 
 def group_by_prompt(samples: Sequence[RewardSample]) -> dict[str, list[RewardSample]]:

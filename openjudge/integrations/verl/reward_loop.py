@@ -30,8 +30,8 @@ from openjudge.integrations.verl.functions import (
 from openjudge.integrations.verl.hosted_judge import hosted_judge_from_verl
 from openjudge.integrations.verl.ledger import report_start_error
 from openjudge.integrations.verl.modes import reward_path
-from openjudge.integrations.verl.rows import sample_from_row
-from openjudge.integrations.verl.samples import Tokenizer
+from openjudge.integrations.verl.rows import read_row
+from openjudge.integrations.verl.samples import Tokenizer, to_sample
 from openjudge.integrations.verl.scoring import Placement, SampleScorer, neutral_values, shared_scorer
 from openjudge.integrations.verl.settings import (
     OpenJudgeVerlSettings,
@@ -235,8 +235,9 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
             FailureRateExceeded: The run's failure rate was passed, or a reward worker
                 could not start (the message names the judge and the counts).
         """
-        sample = await sample_from_row(
-            data, len(data) - 1, self.batch_tokenizer, reward_fn_key=self.reward_fn_key
+        last = len(data) - 1
+        sample = await to_sample(
+            read_row(data, last), self.batch_tokenizer, index=last, reward_fn_key=self.reward_fn_key
         )
         if sample.ground_truth is None and sample.data_source is None:
             self._warn_once(

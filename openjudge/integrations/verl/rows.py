@@ -13,19 +13,19 @@ really carries (no padding assumption):
   ``attention_mask`` rebuilt from the lengths, and only ``raw_prompt`` besides.
 
 Without length columns, the valid tokens are the ones ``attention_mask`` marks, which is
-right for both padded layouts. Text is decoded with ``skip_special_tokens=True``, as
-VERL's own managers decode it. :func:`sample_from_row` then builds the sample with
-:func:`openjudge.integrations.verl.samples.build_sample` (which documents each field's source).
+right for both padded layouts. :func:`read_row` gives the row as a
+:class:`~openjudge.integrations.verl.samples.Trajectory`, which
+:func:`~openjudge.integrations.verl.samples.to_sample` turns into the sample graders see
+(documenting each field's source). One row's trip through ``run_single``::
+
+    rows.read_row -> samples.to_sample -> RewardScorer.score -> {"reward_score", "reward_extra_info"}
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import JsonValue
-
-from openjudge.integrations.verl.functions import RewardSample
-from openjudge.integrations.verl.samples import Tokenizer, build_sample, decode_pair, plain
+from openjudge.integrations.verl.samples import Trajectory
 
 if (
     TYPE_CHECKING
@@ -33,7 +33,7 @@ if (
     import torch
     from verl import DataProto
 
-__all__ = ["row_fields", "row_token_ids", "sample_from_row", "valid_response_lengths"]
+__all__ = ["read_row", "row_token_ids", "valid_response_lengths"]
 
 
 def valid_response_lengths(data: DataProto) -> torch.Tensor:
@@ -58,29 +58,9 @@ def row_token_ids(data: DataProto, i: int) -> tuple[list[int], list[int]]:
     return prompts[mask[:width]].tolist(), responses[mask[width:]].tolist()
 
 
-def row_fields(data: DataProto, i: int) -> dict[str, JsonValue]:
-    """Row ``i``'s non-tensor fields as plain Python values."""
-    return {str(key): plain(column[i]) for key, column in data.non_tensor_batch.items()}
-
-
-async def sample_from_row(
-    data: DataProto,
-    i: int,
-    tokenizer: Tokenizer,
-    *,
-    group_index: int = 0,
-    reward_fn_key: str = "data_source",
-) -> RewardSample:
-    """Row ``i`` of ``data`` as a :class:`~openjudge.integrations.verl.RewardSample` (long texts decode off the loop)."""
+def read_row(data: DataProto, i: int) -> Trajectory:
+    """Row ``i`` of ``data``: its real token ids and its non-tensor fields."""
     prompt_ids, response_ids = row_token_ids(data, i)
-    prompt_text, response = await decode_pair(tokenizer, prompt_ids, response_ids)
-    return build_sample(
-        prompt_ids,
-        response_ids,
-        row_fields(data, i),
-        prompt_text=prompt_text,
-        response=response,
-        index=i,
-        group_index=group_index,
-        reward_fn_key=reward_fn_key,
+    return Trajectory(
+        prompt_ids, response_ids, {key: column[i] for key, column in data.non_tensor_batch.items()}
     )

@@ -1,8 +1,11 @@
-"""What graders see of one VERL trajectory: :func:`build_sample` (no VERL, torch or numpy import).
+"""What graders see of one VERL trajectory: :func:`to_sample` (no VERL, torch or numpy import).
 
-Both ways a trajectory reaches us use it, so graders see the same fields on each:
+A trajectory is its real token ids and its row's non-tensor fields (:class:`Trajectory`).
+Both ways one reaches us produce that, and :func:`to_sample` turns it into a
+:class:`~openjudge.integrations.verl.RewardSample` in one step (decode, then
+:func:`build_sample`), so graders see the same fields on each:
 
-* the reward managers read a ``DataProto`` row (:func:`openjudge.integrations.verl.rows.sample_from_row`);
+* the reward managers read a ``DataProto`` row (:func:`openjudge.integrations.verl.rows.read_row`);
 * the group stage reads the agent loop's ``AgentLoopOutput`` and the dataset row
   (:func:`sample_from_agent_output`), laid out as VERL's ``_compute_score`` lays them
   out for the reward loop (:func:`agent_output_fields`).
@@ -38,10 +41,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import JsonValue
 
+from openjudge.integrations._shared import plain
 from openjudge.integrations.verl.functions import RewardSample
 
 __all__ = [
@@ -49,12 +54,13 @@ __all__ = [
     "THREAD_DECODE_TOKENS",
     "AgentOutput",
     "Tokenizer",
+    "Trajectory",
     "agent_output_fields",
     "build_sample",
-    "decode_pair",
     "last_user_turn",
     "plain",
     "sample_from_agent_output",
+    "to_sample",
 ]
 
 AGENT_MESSAGES_FIELD = "openjudge/messages"
@@ -88,20 +94,6 @@ class AgentOutput(Protocol):
 _LIFTED = frozenset(
     {AGENT_MESSAGES_FIELD, "messages", "raw_prompt", "turn_scores", "tool_rewards", "reward_extra_info"}
 )
-
-
-def plain(value: object) -> JsonValue:
-    """A numpy-laden value (object arrays, numpy scalars, nested dicts) as plain JSON-like Python."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars (duck-typed: no numpy import)
-    if callable(tolist):
-        return plain(tolist())
-    if isinstance(value, Sequence | set | frozenset) and not isinstance(value, bytes):
-        return [plain(v) for v in value]
-    return str(value)
 
 
 def _messages(value: JsonValue) -> list[dict[str, JsonValue]] | None:
@@ -148,17 +140,52 @@ def _decode(tokenizer: Tokenizer, ids: list[int]) -> str:
     return text
 
 
-async def decode_pair(
-    tokenizer: Tokenizer, prompt_ids: list[int], response_ids: list[int]
-) -> tuple[str, str]:
-    """Prompt and response text, special tokens skipped (as VERL's managers decode); long ones off the loop."""
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """One trajectory as VERL hands it over, before decoding.
+
+    Attributes:
+        prompt_ids, response_ids: The real (unpadded) token ids.
+        fields: The row's non-tensor fields, as VERL holds them (numpy values and all):
+            dataset columns (``raw_prompt``, ``reward_model``, ``data_source``,
+            ``extra_info``, ``uid``, ...), and on the streaming path ``tool_extra_fields``,
+            ``__num_turns__``, ``prompt_len``, ``response_len``.
+    """
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    fields: Mapping[str, object]
+
+
+async def to_sample(
+    trajectory: Trajectory,
+    tokenizer: Tokenizer,
+    *,
+    index: int = 0,
+    group_index: int = 0,
+    reward_fn_key: str = "data_source",
+) -> RewardSample:
+    """The trajectory as graders see it: decoded (special tokens skipped, as VERL's managers
+    decode; long ones off the loop), then :func:`build_sample`."""
+    prompt_ids, response_ids = trajectory.prompt_ids, trajectory.response_ids
 
     def decode() -> tuple[str, str]:
         return _decode(tokenizer, prompt_ids), _decode(tokenizer, response_ids)
 
     if len(prompt_ids) + len(response_ids) >= THREAD_DECODE_TOKENS:
-        return await asyncio.to_thread(decode)
-    return decode()
+        prompt_text, response = await asyncio.to_thread(decode)
+    else:
+        prompt_text, response = decode()
+    return build_sample(
+        prompt_ids,
+        response_ids,
+        {str(key): plain(value) for key, value in trajectory.fields.items()},
+        prompt_text=prompt_text,
+        response=response,
+        index=index,
+        group_index=group_index,
+        reward_fn_key=reward_fn_key,
+    )
 
 
 def agent_output_fields(output: AgentOutput, row: Mapping[str, object]) -> dict[str, JsonValue]:
@@ -185,16 +212,10 @@ async def sample_from_agent_output(
     reward_fn_key: str = "data_source",
 ) -> RewardSample:
     """One agent-loop trajectory as graders see it: the same fields as the reward loop's row."""
-    prompt_ids, response_ids = list(output.prompt_ids), list(output.response_ids)
-    prompt_text, response = await decode_pair(tokenizer, prompt_ids, response_ids)
-    return build_sample(
-        prompt_ids,
-        response_ids,
-        agent_output_fields(output, row),
-        prompt_text=prompt_text,
-        response=response,
-        reward_fn_key=reward_fn_key,
+    trajectory = Trajectory(
+        list(output.prompt_ids), list(output.response_ids), agent_output_fields(output, row)
     )
+    return await to_sample(trajectory, tokenizer, reward_fn_key=reward_fn_key)
 
 
 def build_sample(
@@ -212,10 +233,7 @@ def build_sample(
 
     Args:
         prompt_ids, response_ids: The real (unpadded) token ids.
-        fields: The row's non-tensor fields, plain (see :func:`row_fields`): dataset
-            columns (``raw_prompt``, ``reward_model``, ``data_source``, ``extra_info``,
-            ``uid``, ...), and on the streaming path ``tool_extra_fields``,
-            ``__num_turns__``, ``prompt_len``, ``response_len``.
+        fields: The row's non-tensor fields, plain (:attr:`Trajectory.fields`).
         prompt_text, response: The decoded ids.
         index: The sample's row in its batch.
         group_index: Its prompt group.

@@ -1,23 +1,24 @@
 """What the training command configures: ``+reward.openjudge.<option>=<value>``.
 
-The failure-policy options are also available as one object,
-:meth:`OpenJudgeVerlSettings.failure_policy`. :class:`FallbackPolicy` (``on_failure``,
-``fallback_score``), :func:`option_mapping`, :func:`validated` and :func:`config_value`
-serve the group stage's options too (:mod:`openjudge.integrations.verl.group.settings`).
+The options are the shared scorer's (:mod:`openjudge.integrations.scoring.settings`:
+the failure policy, breaker, failure rate, aggregate, timeouts), re-exported here under
+their VERL names. :class:`FallbackPolicy`, :func:`option_mapping`, :func:`validated` and
+:func:`config_value` serve the group stage's options too
+(:mod:`openjudge.integrations.verl.group.settings`).
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
 from collections.abc import Mapping
-from typing import Literal, Self, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError
 
 from openjudge.integrations._shared import plain_options
+from openjudge.integrations.scoring.settings import FailurePolicy, FallbackPolicy, OnFailure, ScorerSettings
 
 __all__ = [
     "CONFIG_ENV",
@@ -50,111 +51,24 @@ def config_value(node: object, *path: str) -> object:
     return node
 
 
-OnFailure = Literal["drop", "neutral", "fallback"]
-"""What a sample that could not be scored becomes (:class:`FallbackPolicy`)."""
-
-
-class FallbackPolicy(BaseModel):
-    """What a sample that could not be scored becomes. Never an exception that ends the step.
-
-    Attributes:
-        on_failure: ``drop`` (default): VERL trains without the sample where it can drop
-            one (the V1 trainer's streaming path: the session fails, the sync trainer
-            trains the group without it, the async trainers evict and refill the group);
-            everywhere else (V0, the colocated reward model, the batch call) the sample is
-            made *neutral*, as below. ``neutral``: always neutral: the sample's reward is
-            the mean reward of the members of its group that were scored (0.0 when none
-            was), so its GRPO advantage is zero; flagged in ``openjudge/failed``.
-            ``fallback``: reward the sample with ``fallback_score``, flagged.
-        fallback_score: The reward of a failed sample under ``fallback`` (required there,
-            refused otherwise).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    on_failure: OnFailure = "drop"
-    fallback_score: float | None = None
-
-    @field_validator("fallback_score")
-    @classmethod
-    def _finite_fallback(cls, value: float | None) -> float | None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError("fallback_score must be a finite number")
-        return value
-
-    @model_validator(mode="after")
-    def _fallback_is_explicit(self) -> Self:
-        if self.on_failure == "fallback" and self.fallback_score is None:
-            raise ValueError("on_failure=fallback needs an explicit fallback_score (e.g. fallback_score=0.0)")
-        if self.on_failure != "fallback" and self.fallback_score is not None:
-            raise ValueError(
-                "fallback_score is used only with on_failure=fallback; set on_failure=fallback too, "
-                "or remove fallback_score"
-            )
-        return self
-
-
-class FailurePolicy(FallbackPolicy):
-    """What a failed sample becomes, and when judge failures stop the run.
-
-    ``on_failure`` and ``fallback_score`` are :class:`FallbackPolicy`'s.
-
-    Attributes:
-        breaker_failures: After this many consecutive samples failed by one provider
-            (provider error or timeout), that provider's samples fail at once, without a
-            call, for ``breaker_cooldown_s``; then one sample probes it again.
-            ``0`` disables the breaker.
-        breaker_cooldown_s: How long the breaker stays open.
-        max_failure_rate: Stop when more than this share of the last
-            ``failure_window`` samples failed: every later sample raises
-            :class:`~openjudge.integrations.verl.guard.FailureRateExceeded`. ``None``: no limit.
-        failure_window: Samples the failure rate is measured over (it is checked only
-            once the window is full).
-        neutral_wait_s: On the streaming path a neutral sample waits at most this long
-            for the rewards of its group's other members (then takes the mean of those
-            that arrived). The breaker, the failure rate and this wait are counted for
-            the whole run, across every reward worker (:mod:`openjudge.integrations.verl.ledger`).
-    """
-
-    breaker_failures: int = Field(default=5, ge=0)
-    breaker_cooldown_s: float = Field(default=30.0, gt=0)
-    max_failure_rate: float | None = Field(default=0.5, ge=0, le=1)
-    failure_window: int = Field(default=100, ge=1)
-    neutral_wait_s: float = Field(default=600.0, gt=0)
-
-
-class OpenJudgeVerlSettings(FailurePolicy):
+class OpenJudgeVerlSettings(ScorerSettings):
     """Options of the VERL integration, read from ``config.reward.openjudge``.
 
-    The failure-policy options are inherited from :class:`FailurePolicy`.
+    Every option is :class:`~openjudge.integrations.scoring.ScorerSettings`' (the failure
+    policy, breaker and failure rate included); under VERL ``config`` is required and the
+    judge cache is off by default.
 
     Attributes:
         config: Path of the graders YAML (``openjudge.config`` format). Relative paths
             resolve against the working directory of the process that loads it (each
             Ray worker), so prefer an absolute path.
-        aggregate: Name of the aggregator whose score is the reward. Default: the
-            config's first aggregator, or ``mean`` (equal-weight mean of every grader's
-            normalised score; any failed grader fails it) when the config has none.
-        include_reasons: Add each grader's reason as ``openjudge/<name>/reason``.
-        timeout_s: Seconds one (sample, grader) pair may take, retries included; ``None``
-            keeps the config's ``runner.timeout_s``.
-        max_concurrent_samples: Samples graded at once per worker process (``None``: no
-            cap; provider limits still bound judge calls).
         judge_cache: Keep the YAML's on-disk judge cache. Off by default under VERL: RL
             samples rarely repeat, and every worker would write its own SQLite file.
             Identical judge calls in flight at once are still made only once.
     """
 
     config: str = Field(min_length=1)
-    aggregate: str | None = None
-    include_reasons: bool = False
-    timeout_s: float | None = Field(default=None, gt=0)
-    max_concurrent_samples: int | None = Field(default=None, ge=1)
     judge_cache: bool = False
-
-    def failure_policy(self) -> FailurePolicy:
-        """The failure-policy options alone."""
-        return FailurePolicy.model_validate(self.model_dump(include=set(FailurePolicy.model_fields)))
 
 
 def option_mapping(options: object, where: str) -> dict[str, object]:

@@ -1,0 +1,62 @@
+"""One reward scorer behind every trainer adapter (VERL, TRL, SkyRL).
+
+:class:`RewardScorer` owns what scoring a sample for RL means, once: the run settings of
+its runner, the reward's aggregate, the failure policy (``drop``, ``neutral``,
+``fallback``: :class:`ScorerSettings`), the breaker and the failure rate (kept in a
+:class:`FailureLedger`: the process's, or VERL's run-wide actor), the process cache and
+building the graders from a YAML (:mod:`~openjudge.integrations.scoring.loader`). The
+adapters only translate: a trainer's arguments into samples, a :class:`Placement` (what
+the trainer can do with a failure there), and a :class:`ScoredSample` back into what the
+trainer takes. :class:`FailureRateExceeded` is what stops a run whose judge failed too
+often, under every trainer.
+
+Names load their module on first use (the VERL settings import this package's settings).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from openjudge._lazy import lazy_attribute
+
+if TYPE_CHECKING:
+    from openjudge.integrations.scoring.ledger import FailureLedger as FailureLedger
+    from openjudge.integrations.scoring.scorer import Placement as Placement
+    from openjudge.integrations.scoring.scorer import RewardScorer as RewardScorer
+    from openjudge.integrations.scoring.scorer import ScoredSample as ScoredSample
+    from openjudge.integrations.scoring.settings import FailurePolicy as FailurePolicy
+    from openjudge.integrations.scoring.settings import FallbackPolicy as FallbackPolicy
+    from openjudge.integrations.scoring.settings import OnFailure as OnFailure
+    from openjudge.integrations.scoring.settings import ScorerSettings as ScorerSettings
+    from openjudge.integrations.verl.guard import FailureRateExceeded as FailureRateExceeded
+    from openjudge.integrations.verl.guard import SampleFailed as SampleFailed
+
+__all__ = [
+    "FailureLedger",
+    "FailurePolicy",
+    "FailureRateExceeded",
+    "FallbackPolicy",
+    "OnFailure",
+    "Placement",
+    "RewardScorer",
+    "SampleFailed",
+    "ScoredSample",
+    "ScorerSettings",
+]
+
+_LAZY = {
+    "FailureLedger": "openjudge.integrations.scoring.ledger",
+    "FailureRateExceeded": "openjudge.integrations.verl.guard",  # the breaker's rules live there
+    "SampleFailed": "openjudge.integrations.verl.guard",
+    "Placement": "openjudge.integrations.scoring.scorer",
+    "RewardScorer": "openjudge.integrations.scoring.scorer",
+    "ScoredSample": "openjudge.integrations.scoring.scorer",
+    "FailurePolicy": "openjudge.integrations.scoring.settings",
+    "FallbackPolicy": "openjudge.integrations.scoring.settings",
+    "OnFailure": "openjudge.integrations.scoring.settings",
+    "ScorerSettings": "openjudge.integrations.scoring.settings",
+}
+
+
+def __getattr__(name: str) -> object:
+    return lazy_attribute(globals(), _LAZY, name)
