@@ -46,6 +46,7 @@ __all__ = [
     "Ledger",
     "LedgerClient",
     "Neutral",
+    "driver_summary",
     "driver_view",
     "existing_ray_ledger",
     "group_means",
@@ -190,6 +191,10 @@ class Ledger:
     async def counts(self) -> dict[str, int]:
         return self.counts_now()
 
+    async def summary(self) -> str:
+        """The failures of the run's last ``failure_window`` samples, by provider and kind."""
+        return self.guard.summary()
+
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
         self.groups.post(uid, reward, values)
 
@@ -218,6 +223,7 @@ class LedgerClient(Protocol):
     async def problem(self) -> str | None: ...
     async def start_failed(self, message: str) -> None: ...
     async def counts(self) -> dict[str, int]: ...
+    async def summary(self) -> str: ...
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None: ...
     async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral: ...
 
@@ -272,6 +278,10 @@ class _RayLedger:
 
     async def counts(self) -> dict[str, int]:
         result: dict[str, int] = await self._call("counts")
+        return result
+
+    async def summary(self) -> str:
+        result: str = await self._call("summary")
         return result
 
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
@@ -333,6 +343,25 @@ def driver_view(timeout_s: float = 10.0) -> tuple[str | None, dict[str, int]]:
         logger.warning("openjudge: the failure ledger did not answer", exc_info=True)
         return None, {}
     return problem, totals
+
+
+def driver_summary(timeout_s: float = 10.0) -> str | None:
+    """From synchronous code (the driver): the run's recent failures by provider
+    (:meth:`Ledger.summary`), or ``None`` when there is no ledger or it did not answer."""
+    ledger = existing_ray_ledger()
+    if ledger is None:
+        with _lock:
+            local = list(_local.values())
+        summaries = [led.guard.summary() for led in local if led.guard.samples]
+        return "; ".join(summaries) or None
+    import ray
+
+    try:
+        summary: str = ray.get(ledger.handle.summary.remote(), timeout=timeout_s)
+    except Exception:  # the ledger died with its owner, or is slow
+        logger.warning("openjudge: the failure ledger did not answer", exc_info=True)
+        return None
+    return summary
 
 
 def report_start_error(message: str) -> None:

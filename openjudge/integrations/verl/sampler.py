@@ -35,7 +35,7 @@ from typing import Any
 
 from openjudge.integrations.verl.guard import FailureRateExceeded
 from openjudge.integrations.verl.keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
-from openjudge.integrations.verl.ledger import driver_view
+from openjudge.integrations.verl.ledger import driver_summary, driver_view
 
 try:
     from verl.trainer.ppo.v1 import replay_buffer as _verl_replay_buffer
@@ -75,8 +75,28 @@ def stop_if_failed() -> dict[str, int]:
     return counts
 
 
+_NO_TRAJECTORIES = "no materializable trajectories"
+"""VERL's sync buffer, when every group of a batch failed (``ReplayBuffer.sample``)."""
+
+
+def _nothing_scored(exc: RuntimeError) -> FailureRateExceeded | None:
+    """VERL's "no materializable trajectories", said with the judge's name and counts when the
+    judge is why (every session of the batch failed to be scored); ``None`` otherwise."""
+    problem, counts = driver_view()
+    if problem is not None:
+        return FailureRateExceeded(problem)
+    summary = driver_summary()
+    if not counts.get("failed") or summary is None:
+        return None  # the sessions failed for another reason: VERL's message stands
+    return FailureRateExceeded(
+        f"openjudge: no trajectory of this batch could be scored, so VERL's sync trainer has nothing to "
+        f"train ({exc}); the judge: {summary}. Fix the judge, then resume from the last checkpoint"
+    )
+
+
 class _FailureMetrics:
     failure_keys: dict[str, set[str]]
+    sampler_kwargs: Any
 
     def _wait_for_next_poll(self, partition_id: str, last_debug_time: float) -> float:
         stop_if_failed()  # the async trainers poll (and refill failed groups) until enough are ready
@@ -89,7 +109,13 @@ class _FailureMetrics:
 
     def sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[Any, dict[str, Any]]:
         stop_if_failed()
-        batch, metrics = super().sample(global_steps, partition_id, batch_size)  # type: ignore[misc]  # the VERL base comes second in the MRO
+        try:
+            batch, metrics = super().sample(global_steps, partition_id, batch_size)  # type: ignore[misc]  # the VERL base comes second in the MRO
+        except RuntimeError as exc:
+            stop = _nothing_scored(exc) if _NO_TRAJECTORIES in str(exc) else None
+            if stop is None:
+                raise
+            raise stop from exc
         counts = stop_if_failed()  # the run's totals now, this batch's samples included
         prefix = "training" if partition_id == "train" else "validation"
         keys = [k for k, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding", False)]
