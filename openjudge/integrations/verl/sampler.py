@@ -30,7 +30,9 @@ custom sampler no DAPO settings: its ``algorithm.filter_groups`` does not apply 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from openjudge.integrations.verl.guard import FailureRateExceeded
@@ -45,7 +47,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without VERL's V
         f"openjudge.integrations.verl.sampler needs VERL's V1 trainer (verl>=0.9 and TransferQueue): {exc}"
     ) from exc
 
-__all__ = ["OpenJudgeReplayBuffer", "OpenJudgeReplayBufferAsync", "failure_metrics", "stop_if_failed"]
+__all__ = [
+    "OpenJudgeReplayBuffer",
+    "OpenJudgeReplayBufferAsync",
+    "failure_metrics",
+    "stop_if_failed",
+    "write_rollout_dump",
+]
 
 
 def failure_metrics(reward_infos: list[dict[str, Any]], prefix: str) -> dict[str, float]:
@@ -73,6 +81,45 @@ def stop_if_failed() -> dict[str, int]:
     if problem is not None:
         raise FailureRateExceeded(problem)
     return counts
+
+
+DUMP_OPTION = "rollout_data_dir"
+"""``trainer.v1.sampler.sampler_kwargs.rollout_data_dir``: where :func:`write_rollout_dump` writes."""
+DUMP_SUBDIR = "openjudge"
+
+
+def _dump_dir(sampler_kwargs: Any) -> str | None:
+    value = sampler_kwargs.get(DUMP_OPTION) if hasattr(sampler_kwargs, "get") else None
+    return str(value) if value else None
+
+
+def _verl_dump_order(key: str) -> tuple[str, int, int]:
+    """VERL's ``_log_rollout_data`` sorts rows by ``{uid}_{session}_{index}``; so do we."""
+    parts = key.rsplit("_", 2)
+    return (parts[0], int(parts[1]), int(parts[2])) if len(parts) == 3 else (key, 0, 0)
+
+
+def write_rollout_dump(
+    directory: str, global_steps: int, keys: list[str], infos: list[dict[str, Any]]
+) -> Path:
+    """Append the batch's ``reward_extra_info`` to ``<directory>/openjudge/<global_steps>.jsonl``.
+
+    VERL 0.9.1's V1 trainer dumps each training step to ``<rollout_data_dir>/<step>.jsonl``
+    with only ``input``, ``output``, ``gts``, ``score``, ``step`` and ``uid`` (the
+    TransferQueue key ``{uid}_{session}_{index}``): ``PPOTrainer._log_rollout_data`` reads
+    no ``extra_fields``, so no reward manager can add a column there. This file has one
+    row per trajectory, in VERL's order, with the same ``uid`` and ``step`` and every
+    ``reward_extra_info`` key (``openjudge/failed``, ``openjudge/<grader>/error_kind``, ...):
+    join the two on ``uid``.
+    """
+    path = Path(directory) / DUMP_SUBDIR / f"{global_steps}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    order = sorted(range(len(keys)), key=lambda i: _verl_dump_order(keys[i]))
+    with path.open("a", encoding="utf-8") as f:  # sync trainers sample a step in several parts
+        for i in order:
+            row = {"uid": keys[i], "step": global_steps, **infos[i]}
+            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    return path
 
 
 _NO_TRAJECTORIES = "no materializable trajectories"
@@ -127,6 +174,9 @@ class _FailureMetrics:
                 fields = getattr(value, "data", value)
                 info = fields.get("reward_extra_info", {}) if isinstance(fields, dict) else {}
                 infos.append(info if isinstance(info, dict) else {})
+        directory = _dump_dir(self.sampler_kwargs)
+        if directory is not None and partition_id == "train" and keys:
+            write_rollout_dump(directory, global_steps, keys, infos)
         out = dict(metrics)
         out.update(failure_metrics(infos, prefix))
         sampled = {key.split("_")[0] for key in batch.keys}

@@ -101,13 +101,23 @@ def kv_list(partition_id: str | None = None) -> dict[str, dict[str, dict[str, An
         }
 
 
-def kv_batch_get(
-    keys: list[str], partition_id: str, select_fields: list[str] | None = None
-) -> dict[str, list[Any]]:
+def kv_batch_get(keys: list[str], partition_id: str, select_fields: list[str] | None = None) -> Any:
+    """A TensorDict as TransferQueue returns one: tensors of each field as one jagged nested
+    tensor, other values as a ``NonTensorStack`` (``.tolist()``, indexing, iteration)."""
+    import torch
+    from verl.utils import tensordict_utils as tu
+
     with STORE.lock:
         values = STORE.values.get(partition_id, {})
         names = select_fields or sorted({n for k in keys for n in values.get(k, {})})
-        return {name: [values[k][name] for k in keys] for name in names}
+        columns = {name: [values[k][name] for k in keys] for name in names}
+    out: dict[str, Any] = {}
+    for name, column in columns.items():
+        if column and all(isinstance(v, torch.Tensor) for v in column):
+            out[name] = torch.nested.as_nested_tensor(column, layout=torch.jagged)
+        else:
+            out[name] = column
+    return tu.get_tensordict(out)
 
 
 def kv_clear(partition_id: str, keys: list[str]) -> None:

@@ -42,6 +42,7 @@ from tests.integrations.verl.agent_rig import (
     LocalRewardHandle,
     ScriptedServer,
     agent_config,
+    byte_tokenizer,
     v1_agent_loop_worker,
 )
 
@@ -214,13 +215,62 @@ GPU_STAGES = (
 )
 
 
+class _Remote:
+    """``handle.method.remote(...)`` for an in-process worker, run to completion on ``loop``."""
+
+    def __init__(self, method: Callable[..., Any], loop: EventLoopThread) -> None:
+        self._method, self._loop = method, loop
+
+    def remote(self, *args: Any) -> Any:
+        return self._loop.run(self._method(*args))
+
+
+class ColocatedRewardHandle:
+    """A ``RewardLoopWorker`` as VERL's ``RewardLoopManager.compute_rm_score`` calls it
+    (``compute_score_batch.remote``, then ``ray.get``, which the tests make the identity)."""
+
+    def __init__(self, worker: Any, loop: EventLoopThread) -> None:
+        self.compute_score_batch = _Remote(worker.compute_score_batch, loop)
+
+
+def colocated_reward_loop(config: DictConfig, worker: Any, loop: EventLoopThread) -> Any:
+    """VERL's ``RewardLoopManager`` (its ``compute_rm_score`` and ``reward_loop_worker_handles``)
+    over one in-process worker, without starting Ray actors or a reward-model server."""
+    from verl.experimental.reward_loop.reward_loop import RewardLoopManager
+    from verl.trainer.ppo.reward import resolve_reward_manager_cls
+
+    manager = object.__new__(RewardLoopManager)
+    manager.config = config
+    manager.reward_model_manager = None  # the judge's GPUs: nothing to wake on CPU
+    manager.reward_router_address = None
+    manager.reward_manager_cls = resolve_reward_manager_cls(config)
+    manager.reward_loop_workers = [ColocatedRewardHandle(worker, loop)]
+    return manager
+
+
+COLOCATED = (
+    "reward.reward_model.enable=True",
+    "reward.reward_model.enable_resource_pool=False",
+    "reward.custom_reward_function.path=pkg://openjudge.integrations.verl",
+    "reward.custom_reward_function.name=compute_score",
+)
+"""A reward model on the trainer's GPUs: VERL computes rewards after sampling (``compute_rm_score``)."""
+
+
 @contextmanager
 def verl_run(
-    mode: str, model_dir: Path, graders: Path, *overrides: str, question: str = "What is the weather?"
+    mode: str,
+    model_dir: Path,
+    graders: Path,
+    *overrides: str,
+    question: str = "What is the weather?",
+    colocated: bool = False,
 ) -> Iterator[Run]:
     """VERL's ``mode`` trainer wired to VERL's agent-loop and reward workers (see the module docstring).
 
-    Use inside ``fake_tq.installed()``.
+    ``colocated``: the reward-model path (:data:`COLOCATED`; VERL's ``RewardLoopManager.compute_rm_score``
+    over an in-process ``RewardLoopWorker``; ``ray.get`` must be the identity, see
+    :func:`ray_get_identity`). Use inside ``fake_tq.installed()``.
     """
     from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
     from verl.trainer.ppo.v1 import trainer_colocate_async, trainer_separate_async, trainer_sync
@@ -236,6 +286,8 @@ def verl_run(
             "reward.reward_manager.name=openjudge",
             f"+reward.openjudge.config={graders}",
             f"+reward.openjudge.failure_window={WINDOW}",
+            *(COLOCATED if colocated else ()),
+            *(["reward.reward_model.model_path=" + str(model_dir)] if colocated else []),
             *overrides,
         ],
     )
@@ -244,7 +296,9 @@ def verl_run(
         reward = loop.run(_in_loop(lambda: RewardLoopWorker(config)))  # VERL builds it in its actor's loop
         worker = loop.run(
             _in_loop(
-                lambda: v1_agent_loop_worker(config, ScriptedServer(answers()), [LocalRewardHandle(reward)])
+                lambda: v1_agent_loop_worker(
+                    config, ScriptedServer(answers()), None if colocated else [LocalRewardHandle(reward)]
+                )
             )
         )
         manager = AgentLoopManager(worker, loop)
@@ -258,7 +312,13 @@ def verl_run(
         for name in GPU_STAGES:
             setattr(Trainer, name, _identity)
         trainer = Trainer(config)
-        trainer.reward_loop_manager = type("RewardLoop", (), {"reward_loop_worker_handles": [reward]})()
+        trainer.reward_loop_manager = (
+            colocated_reward_loop(config, reward, loop)
+            if colocated
+            else type("RewardLoop", (), {"reward_loop_worker_handles": [reward]})()
+        )
+        trainer.tokenizer = byte_tokenizer()
+        trainer.val_dataloader = [dataset_rows(question)]
         trainer.checkpoint_manager = Recorder()
         trainer.standalone_checkpoint_manager = Recorder()
         trainer.current_mode = HybridEngineMode.TRAINER  # what _setup sets with hybrid_engine=False
@@ -269,6 +329,7 @@ def verl_run(
         trainer.train_dataloader_it = None
         trainer.replay_buffer.poll_interval = 0.02  # VERL's default is 2 s
         trainer._init_dump_executor()
+        trainer.agent_loop_manager = manager  # what fit() sets; _validate() alone needs it too
         run = Run(trainer, manager)
         run.steps = run_steps
         yield run
@@ -280,6 +341,19 @@ def answers() -> Callable[[str], str]:
     """A different answer each time: identical judge requests in flight are sent once."""
     count = iter(range(1_000_000))
     return lambda prompt: f"It is sunny (take {next(count)})."
+
+
+@contextmanager
+def ray_get_identity() -> Iterator[None]:
+    """``ray.get`` returns what it is given: the in-process handles above answer directly."""
+    import ray
+
+    saved = ray.get
+    ray.get = lambda refs, *args, **kwargs: refs
+    try:
+        yield
+    finally:
+        ray.get = saved
 
 
 async def _in_loop(make: Callable[[], Any]) -> Any:
