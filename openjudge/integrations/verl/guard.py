@@ -206,6 +206,12 @@ class FailureGuard:
             "+reward.openjudge.max_failure_rate)."
         )
 
+    def open_providers(self) -> list[str]:
+        """Providers whose breaker is open or half-open (their samples must ask :meth:`open_provider`)."""
+        limit = self.policy.breaker_failures
+        with self._lock:
+            return [n for n, b in self._breakers.items() if limit > 0 and b.consecutive >= limit]
+
     def breaker_open(self, provider: str) -> bool:
         """Whether ``provider``'s breaker is open now (for reports and tests)."""
         b = self._breakers.get(provider)

@@ -22,13 +22,21 @@ It also holds what neither a worker nor VERL can see alone:
   not score can be given its group's mean (zero GRPO advantage) without the reward
   worker ever seeing the group (:meth:`Ledger.neutral`).
 
-Calls cost one Ray round trip (~1 ms); a sample makes two (:meth:`Ledger.admit` before
-grading, :meth:`Ledger.record` after).
+Calls cost one Ray round trip (~1 ms on an idle machine, several under load), so a
+reward worker does not make one per sample. It keeps a view of the ledger (the stop
+message, the providers whose breaker is open) no older than ``VIEW_TTL_S`` (50 ms) and
+asks the actor only for a provider whose breaker is open (so exactly one sample probes
+it); it sends the outcomes of scored samples in batches (at most ``RECORD_BATCH`` or
+``VIEW_TTL_S`` old), and a failed sample's at once. So a breaker opens on every worker
+within 50 ms of the failure that opened it, and the run's counts lag by as much.
+``python -m bench.verl_ledger`` measures the cost per sample.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
 import threading
 import time
 from collections.abc import Mapping
@@ -45,6 +53,7 @@ __all__ = [
     "GroupRewards",
     "Ledger",
     "LedgerClient",
+    "LedgerView",
     "Neutral",
     "driver_summary",
     "driver_view",
@@ -141,6 +150,19 @@ class GroupRewards:
             return done, group_means(group.rewards, group.values)
 
 
+@dataclass(frozen=True, slots=True)
+class LedgerView:
+    """What a reward worker needs to know between its calls to the ledger.
+
+    Attributes:
+        problem: Why the run must stop (``None``: it goes on).
+        open_providers: Providers whose breaker is open or half-open.
+    """
+
+    problem: str | None
+    open_providers: frozenset[str]
+
+
 class Ledger:
     """The ledger's state and rules (held by the named actor in Ray, or per process)."""
 
@@ -171,6 +193,18 @@ class Ledger:
         """Record one graded sample; the stop message once the failure rate is passed."""
         self.guard.record(outage, labels)
         return self.guard.tripped
+
+    async def record_many(self, entries: list[tuple[dict[str, bool], list[str]]]) -> LedgerView:
+        """Record several graded samples (:meth:`record`, in order); the view after them."""
+        for outage, labels in entries:
+            self.guard.record(outage, labels)
+        return self.view_now()
+
+    async def view(self) -> LedgerView:
+        return self.view_now()
+
+    def view_now(self) -> LedgerView:
+        return LedgerView(self.problem_now(), frozenset(self.guard.open_providers()))
 
     async def problem(self) -> str | None:
         """Why the run must stop: a worker's start error, or the tripped failure rate."""
@@ -228,17 +262,32 @@ class LedgerClient(Protocol):
     async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral: ...
 
 
+VIEW_TTL_S = 0.05
+"""A worker's view of the ledger is refreshed, and its batched records sent, at least this often."""
+RECORD_BATCH = 64
+"""Scored samples' outcomes sent in one call at most."""
+
 _RESTART_ATTEMPTS = 50
 _RESTART_PAUSE_S = 0.2
 """A dead ledger is started again for up to ~10 s before the call fails."""
 
 
 class _RayLedger:
-    """The named actor, called with ``await handle.method.remote(...)``."""
+    """The named actor, called with ``await handle.method.remote(...)``, from one worker process.
+
+    ``admit`` and ``record`` of samples that change nothing are answered from a view of
+    the ledger at most :data:`VIEW_TTL_S` old, and their records sent in batches (see
+    the module docstring).
+    """
 
     def __init__(self, handle: Any, make: Any = None) -> None:
         self.handle = handle
         self._make = make
+        self._view = LedgerView(None, frozenset())
+        self._view_at = -math.inf
+        self._pending: list[tuple[dict[str, bool], list[str]]] = []
+        self._flush_due = False
+        self._flushes: set[asyncio.Task[LedgerView]] = set()
 
     async def _call(self, method: str, *args: object) -> Any:
         try:
@@ -261,13 +310,61 @@ class _RayLedger:
             self.handle = self._make()
             return await getattr(self.handle, method).remote(*args)
 
+    def _seen(self, view: LedgerView) -> LedgerView:
+        self._view, self._view_at = view, time.monotonic()
+        return view
+
+    async def _current(self) -> LedgerView:
+        if time.monotonic() - self._view_at > VIEW_TTL_S:
+            view: LedgerView = await self._call("view")
+            return self._seen(view)
+        return self._view
+
     async def admit(self, providers: list[str]) -> tuple[str | None, str | None]:
-        problem, blocked = await self._call("admit", providers)
+        view = await self._current()
+        if view.problem is not None:
+            return view.problem, None
+        if view.open_providers.isdisjoint(providers):
+            return None, None  # no breaker of these providers is open: call them
+        problem, blocked = await self._call("admit", providers)  # the actor picks the one probe
         return problem, blocked
 
     async def record(self, outage: dict[str, bool], labels: list[str]) -> str | None:
-        result: str | None = await self._call("record", outage, labels)
-        return result
+        self._pending.append((dict(outage), list(labels)))
+        urgent = bool(labels) or any(outage.values()) or not self._view.open_providers.isdisjoint(outage)
+        if urgent or len(self._pending) >= RECORD_BATCH:  # failures and probes count at once
+            return (await self._flush()).problem
+        self._flush_soon()
+        return self._view.problem
+
+    async def _flush(self) -> LedgerView:
+        entries, self._pending = self._pending, []
+        if not entries:
+            return self._view
+        view: LedgerView = await self._call("record_many", entries)
+        return self._seen(view)
+
+    def _flush_soon(self) -> None:
+        """Send the batched records within :data:`VIEW_TTL_S`, even if no sample follows."""
+        if self._flush_due:
+            return
+        self._flush_due = True
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            self._flush_due = False
+            task = loop.create_task(self._flush())
+            self._flushes.add(task)
+            task.add_done_callback(self._flushed)
+
+        loop.call_later(VIEW_TTL_S, fire)
+
+    def _flushed(self, task: asyncio.Task[LedgerView]) -> None:
+        self._flushes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning(
+                "openjudge: could not send records to the failure ledger", exc_info=task.exception()
+            )
 
     async def problem(self) -> str | None:
         result: str | None = await self._call("problem")
