@@ -15,12 +15,18 @@ for every sampled batch::
 Dropped groups of the async trainers are evicted before selection: VERL counts them as
 ``training/rollout_failure/evicted_samples``.
 
+**Rollout dumps.** VERL's V1 dump (``trainer.rollout_data_dir``) has no ``reward_extra_info``
+column; with ``trainer.v1.sampler.sampler_kwargs.rollout_data_dir`` set (e.g. to
+``${trainer.rollout_data_dir}``) the buffers write each sampled training batch's keys to
+``<dir>/openjudge/<step>.jsonl``, joined to VERL's file on ``uid`` (:func:`write_rollout_dump`).
+
 **The stop.** Both buffers check the run's failure ledger (:mod:`openjudge.integrations.verl.ledger`)
 at every ``sample()``, every poll (``poll_interval``, 2 s) and every eviction. Once the
 failure rate is passed, or a reward worker could not start, they raise
 :class:`~openjudge.integrations.verl.guard.FailureRateExceeded` with the ledger's message, in the
 driver: VERL's trainer ends there, in every V1 mode, instead of refilling failed
-groups for ever.
+groups for ever. When VERL's sync buffer finds a whole batch without a trajectory (every
+session failed) before the failure window is full, the stop names the judge too.
 
 Select with ``trainer.v1.sampler.custom_sampler.path=pkg://openjudge.integrations.verl.sampler``
 and ``trainer.v1.sampler.custom_sampler.name=OpenJudgeReplayBuffer`` (sync trainer) or
