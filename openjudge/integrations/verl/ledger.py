@@ -39,6 +39,7 @@ import logging
 import math
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -286,8 +287,13 @@ class _RayLedger:
         self._view = LedgerView(None, frozenset())
         self._view_at = -math.inf
         self._pending: list[tuple[dict[str, bool], list[str]]] = []
-        self._flush_due = False
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._flushes: set[asyncio.Task[LedgerView]] = set()
+        _clients.add(self)
+
+    def forget(self) -> None:
+        """A new run (tests): drop the view and the unsent records; the next call asks the actor."""
+        self._view, self._view_at, self._pending = LedgerView(None, frozenset()), -math.inf, []
 
     async def _call(self, method: str, *args: object) -> Any:
         try:
@@ -346,13 +352,13 @@ class _RayLedger:
 
     def _flush_soon(self) -> None:
         """Send the batched records within :data:`VIEW_TTL_S`, even if no sample follows."""
-        if self._flush_due:
-            return
-        self._flush_due = True
         loop = asyncio.get_running_loop()
+        if self._flush_loop is loop:  # already due on this loop (a timer on a loop that ended never fires)
+            return
+        self._flush_loop = loop
 
         def fire() -> None:
-            self._flush_due = False
+            self._flush_loop = None
             task = loop.create_task(self._flush())
             self._flushes.add(task)
             task.add_done_callback(self._flushed)
@@ -389,6 +395,8 @@ class _RayLedger:
         return result
 
 
+_clients: weakref.WeakSet[_RayLedger] = weakref.WeakSet()
+"""Every client of this process (scorers keep theirs), so that a new run resets their views."""
 _local: dict[tuple[FailurePolicy, tuple[tuple[str, str], ...]], Ledger] = {}
 _ray: dict[str, _RayLedger] = {}
 _lock = threading.Lock()
@@ -522,6 +530,8 @@ def reset_run_ledgers() -> None:
         for ledger in _local.values():
             ledger.reset()
         _ray.clear()
+        for client in list(_clients):
+            client.forget()
     if not _ray_running():
         return
     import ray

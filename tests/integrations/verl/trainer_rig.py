@@ -239,7 +239,7 @@ def colocated_reward_loop(config: DictConfig, worker: Any, loop: EventLoopThread
     from verl.experimental.reward_loop.reward_loop import RewardLoopManager
     from verl.trainer.ppo.reward import resolve_reward_manager_cls
 
-    manager = object.__new__(RewardLoopManager)
+    manager: Any = object.__new__(RewardLoopManager)  # its constructor starts Ray actors
     manager.config = config
     manager.reward_model_manager = None  # the judge's GPUs: nothing to wake on CPU
     manager.reward_router_address = None
@@ -348,12 +348,13 @@ def ray_get_identity() -> Iterator[None]:
     """``ray.get`` returns what it is given: the in-process handles above answer directly."""
     import ray
 
-    saved = ray.get
-    ray.get = lambda refs, *args, **kwargs: refs
+    module: Any = ray  # ray.get is an overloaded function: replaced for the test, then restored
+    saved = module.get
+    module.get = lambda refs, *args, **kwargs: refs
     try:
         yield
     finally:
-        ray.get = saved
+        module.get = saved
 
 
 async def _in_loop(make: Callable[[], Any]) -> Any:
