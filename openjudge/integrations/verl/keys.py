@@ -11,6 +11,8 @@ Both paths (the reward managers, :mod:`openjudge.integrations.verl.scoring`; the
     openjudge/failed                1.0 when that reward is a fallback    (reward managers)
     openjudge/group/failed          1.0 when it is neutral or a fallback  (group stage)
     openjudge/group/size            members judged together               (group stage)
+    extra_fields                    {"reward_extra_info": the keys above}  (V1 colocated path only,
+                                    :func:`with_v1_extra_fields`)
 
 A grader or aggregator whose name would make one of its keys equal to another key is
 refused when the manager starts (:func:`check_names`): ``reward``, ``failed``,

@@ -284,6 +284,7 @@ class _RayLedger:
     def __init__(self, handle: Any, make: Any = None) -> None:
         self.handle = handle
         self._make = make
+        self._handles: list[Any] = []
         self._view = LedgerView(None, frozenset())
         self._view_at = -math.inf
         self._pending: list[tuple[dict[str, bool], list[str]]] = []
@@ -308,11 +309,15 @@ class _RayLedger:
             # get the dead actor back for a moment: try again, for a bounded time.
             logger.warning("openjudge: the failure ledger died (%s); starting it again", exc)
             for _ in range(_RESTART_ATTEMPTS - 1):
+                # Keep every handle: the actor is not detached, so dropping the handle of a new one
+                # (another call restarting it at the same moment) would end it with its counts.
+                self._handles.append(self.handle)
                 self.handle = self._make()
                 try:
                     return await getattr(self.handle, method).remote(*args)
                 except RayActorError:
                     await anyio.sleep(_RESTART_PAUSE_S)
+            self._handles.append(self.handle)
             self.handle = self._make()
             return await getattr(self.handle, method).remote(*args)
 

@@ -21,8 +21,12 @@ What is VERL's code here, and what is scripted (and why):
   (``checkpoint_manager``: GPU memory and NCCL; calls are recorded); the GPU stages after
   sampling (log-probs, advantages, updates: identity, they do not decide anything about an
   outage); ``_compute_metrics`` (reads GPU tensors; here it records the step's metrics);
-  and the dataloader (one prompt, repeated). The judge is the project's test server
-  (HTTP, real client), or a closed port for a judge that is down.
+  and the dataloader (one prompt, repeated). On the colocated path, VERL's
+  ``RewardLoopManager`` is built without its constructor (which starts Ray actors and the
+  reward-model servers); its ``compute_rm_score`` and ``assemble_rm_scores`` and the
+  trainer's ``_compute_reward_colocate`` are VERL's, over one in-process worker, with
+  ``ray.get`` made the identity. The judge is the project's test server (HTTP, the real
+  client), or a closed port for a judge that is down.
 """
 
 from __future__ import annotations
@@ -350,7 +354,14 @@ def ray_get_identity() -> Iterator[None]:
 
     module: Any = ray  # ray.get is an overloaded function: replaced for the test, then restored
     saved = module.get
-    module.get = lambda refs, *args, **kwargs: refs
+
+    def get(refs: Any, *args: Any, **kwargs: Any) -> Any:
+        real = isinstance(refs, ray.ObjectRef) or (
+            isinstance(refs, list) and any(isinstance(r, ray.ObjectRef) for r in refs)
+        )
+        return saved(refs, *args, **kwargs) if real else refs  # the ledger actor's answers stay Ray's
+
+    module.get = get
     try:
         yield
     finally:
