@@ -182,19 +182,35 @@ class FailureGuard:
         ):
             self._tripped = self._message()
 
-    def _message(self) -> str:
+    def summary(self) -> str:
+        """``"K of the last M samples failed (<provider> [<endpoint, model>]: <count> <kind>; ...)"``."""
+        with self._lock:
+            return (
+                f"{self._failed_in_window} of the last {len(self._window)} samples failed ({self._causes()})"
+            )
+
+    def _causes(self) -> str:
         causes: Counter[str] = Counter(label for labels in self._window for label in labels)
         named = []
         for label, count in causes.most_common():
             source, _, kind = label.partition(": ")
             where = self._describe.get(source)
             named.append(f"{source}{f' [{where}]' if where else ''}: {count} {kind}")
+        return "; ".join(named) or "no failure"
+
+    def _message(self) -> str:
         return (
             f"openjudge: {self._failed_in_window} of the last {len(self._window)} samples failed, above "
-            f"max_failure_rate={self.policy.max_failure_rate} ({'; '.join(named)}). Stopping instead of "
+            f"max_failure_rate={self.policy.max_failure_rate} ({self._causes()}). Stopping instead of "
             "training on failed judgements: fix the judge, then resume from the last checkpoint (or raise "
             "+reward.openjudge.max_failure_rate)."
         )
+
+    def open_providers(self) -> list[str]:
+        """Providers whose breaker is open or half-open (their samples must ask :meth:`open_provider`)."""
+        limit = self.policy.breaker_failures
+        with self._lock:
+            return [n for n, b in self._breakers.items() if limit > 0 and b.consecutive >= limit]
 
     def breaker_open(self, provider: str) -> bool:
         """Whether ``provider``'s breaker is open now (for reports and tests)."""

@@ -11,6 +11,8 @@ Both paths (the reward managers, :mod:`openjudge.integrations.verl.scoring`; the
     openjudge/failed                1.0 when that reward is a fallback    (reward managers)
     openjudge/group/failed          1.0 when it is neutral or a fallback  (group stage)
     openjudge/group/size            members judged together               (group stage)
+    extra_fields                    {"reward_extra_info": the keys above}  (V1 colocated path only,
+                                    :func:`with_v1_extra_fields`)
 
 A grader or aggregator whose name would make one of its keys equal to another key is
 refused when the manager starts (:func:`check_names`): ``reward``, ``failed``,
@@ -23,6 +25,7 @@ or ``float(...)`` on them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TypeAlias
 
 from openjudge.config import ConfigError
 from openjudge.integrations.verl.functions import ExtraValue
@@ -35,6 +38,8 @@ __all__ = [
     "KEY_PREFIX",
     "RESERVED_NAMES",
     "REWARD_KEY",
+    "V1_EXTRA_FIELDS",
+    "ExtraFields",
     "as_float",
     "check_names",
     "error_key",
@@ -42,6 +47,7 @@ __all__ = [
     "name_problems",
     "score_entries",
     "score_key",
+    "with_v1_extra_fields",
 ]
 
 KEY_PREFIX = "openjudge/"
@@ -49,6 +55,26 @@ REWARD_KEY = f"{KEY_PREFIX}reward"
 FAILED_KEY = f"{KEY_PREFIX}failed"
 GROUP_FAILED_KEY = f"{KEY_PREFIX}group/failed"
 GROUP_SIZE_KEY = f"{KEY_PREFIX}group/size"
+
+V1_EXTRA_FIELDS = "extra_fields"
+"""The TransferQueue field VERL's V1 trainer reads ``reward_extra_info`` from."""
+ExtraFields: TypeAlias = dict[str, dict[str, ExtraValue]]
+
+
+def with_v1_extra_fields(info: Mapping[str, ExtraValue]) -> dict[str, ExtraValue | ExtraFields]:
+    """``info`` plus ``extra_fields = {"reward_extra_info": info}``, for VERL's V1 colocated path.
+
+    There ``PPOTrainer._compute_reward_colocate`` writes every ``reward_extra_info`` key
+    back to TransferQueue as a field of its own, while V1's validation (``_validate``:
+    metrics and dumps) and its replay buffers read ``extra_fields["reward_extra_info"]``,
+    which only the streaming path fills. Returning an ``extra_fields`` key makes VERL
+    write that field too, so the keys reach validation metrics and dumps. It replaces the
+    agent loop's other extra fields of those trajectories (``turn_scores``, speculative
+    decoding counts), which nothing in VERL's V1 trainer reads after the reward except
+    the speculative-decoding metrics.
+    """
+    return {**info, V1_EXTRA_FIELDS: {"reward_extra_info": dict(info)}}
+
 
 RESERVED_NAMES = frozenset({"reward", "failed", "group"})
 """Names whose ``openjudge/<name>`` is (or is the namespace of) a key the integration writes."""

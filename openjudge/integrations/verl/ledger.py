@@ -22,15 +22,24 @@ It also holds what neither a worker nor VERL can see alone:
   not score can be given its group's mean (zero GRPO advantage) without the reward
   worker ever seeing the group (:meth:`Ledger.neutral`).
 
-Calls cost one Ray round trip (~1 ms); a sample makes two (:meth:`Ledger.admit` before
-grading, :meth:`Ledger.record` after).
+Calls cost one Ray round trip (~1 ms on an idle machine, several under load), so a
+reward worker does not make one per sample. It keeps a view of the ledger (the stop
+message, the providers whose breaker is open) no older than ``VIEW_TTL_S`` (50 ms) and
+asks the actor only for a provider whose breaker is open (so exactly one sample probes
+it); it sends the outcomes of scored samples in batches (at most ``RECORD_BATCH`` or
+``VIEW_TTL_S`` old), and a failed sample's at once. So a breaker opens on every worker
+within 50 ms of the failure that opened it, and the run's counts lag by as much.
+``python -m bench.verl_ledger`` measures the cost per sample.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -45,7 +54,9 @@ __all__ = [
     "GroupRewards",
     "Ledger",
     "LedgerClient",
+    "LedgerView",
     "Neutral",
+    "driver_summary",
     "driver_view",
     "existing_ray_ledger",
     "group_means",
@@ -140,6 +151,19 @@ class GroupRewards:
             return done, group_means(group.rewards, group.values)
 
 
+@dataclass(frozen=True, slots=True)
+class LedgerView:
+    """What a reward worker needs to know between its calls to the ledger.
+
+    Attributes:
+        problem: Why the run must stop (``None``: it goes on).
+        open_providers: Providers whose breaker is open or half-open.
+    """
+
+    problem: str | None
+    open_providers: frozenset[str]
+
+
 class Ledger:
     """The ledger's state and rules (held by the named actor in Ray, or per process)."""
 
@@ -171,6 +195,18 @@ class Ledger:
         self.guard.record(outage, labels)
         return self.guard.tripped
 
+    async def record_many(self, entries: list[tuple[dict[str, bool], list[str]]]) -> LedgerView:
+        """Record several graded samples (:meth:`record`, in order); the view after them."""
+        for outage, labels in entries:
+            self.guard.record(outage, labels)
+        return self.view_now()
+
+    async def view(self) -> LedgerView:
+        return self.view_now()
+
+    def view_now(self) -> LedgerView:
+        return LedgerView(self.problem_now(), frozenset(self.guard.open_providers()))
+
     async def problem(self) -> str | None:
         """Why the run must stop: a worker's start error, or the tripped failure rate."""
         return self.problem_now()
@@ -189,6 +225,10 @@ class Ledger:
 
     async def counts(self) -> dict[str, int]:
         return self.counts_now()
+
+    async def summary(self) -> str:
+        """The failures of the run's last ``failure_window`` samples, by provider and kind."""
+        return self.guard.summary()
 
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
         self.groups.post(uid, reward, values)
@@ -218,9 +258,15 @@ class LedgerClient(Protocol):
     async def problem(self) -> str | None: ...
     async def start_failed(self, message: str) -> None: ...
     async def counts(self) -> dict[str, int]: ...
+    async def summary(self) -> str: ...
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None: ...
     async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral: ...
 
+
+VIEW_TTL_S = 0.05
+"""A worker's view of the ledger is refreshed, and its batched records sent, at least this often."""
+RECORD_BATCH = 64
+"""Scored samples' outcomes sent in one call at most."""
 
 _RESTART_ATTEMPTS = 50
 _RESTART_PAUSE_S = 0.2
@@ -228,11 +274,27 @@ _RESTART_PAUSE_S = 0.2
 
 
 class _RayLedger:
-    """The named actor, called with ``await handle.method.remote(...)``."""
+    """The named actor, called with ``await handle.method.remote(...)``, from one worker process.
+
+    ``admit`` and ``record`` of samples that change nothing are answered from a view of
+    the ledger at most :data:`VIEW_TTL_S` old, and their records sent in batches (see
+    the module docstring).
+    """
 
     def __init__(self, handle: Any, make: Any = None) -> None:
         self.handle = handle
         self._make = make
+        self._handles: list[Any] = []
+        self._view = LedgerView(None, frozenset())
+        self._view_at = -math.inf
+        self._pending: list[tuple[dict[str, bool], list[str]]] = []
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
+        self._flushes: set[asyncio.Task[LedgerView]] = set()
+        _clients.add(self)
+
+    def forget(self) -> None:
+        """A new run (tests): drop the view and the unsent records; the next call asks the actor."""
+        self._view, self._view_at, self._pending = LedgerView(None, frozenset()), -math.inf, []
 
     async def _call(self, method: str, *args: object) -> Any:
         try:
@@ -247,21 +309,73 @@ class _RayLedger:
             # get the dead actor back for a moment: try again, for a bounded time.
             logger.warning("openjudge: the failure ledger died (%s); starting it again", exc)
             for _ in range(_RESTART_ATTEMPTS - 1):
+                # Keep every handle: the actor is not detached, so dropping the handle of a new one
+                # (another call restarting it at the same moment) would end it with its counts.
+                self._handles.append(self.handle)
                 self.handle = self._make()
                 try:
                     return await getattr(self.handle, method).remote(*args)
                 except RayActorError:
                     await anyio.sleep(_RESTART_PAUSE_S)
+            self._handles.append(self.handle)
             self.handle = self._make()
             return await getattr(self.handle, method).remote(*args)
 
+    def _seen(self, view: LedgerView) -> LedgerView:
+        self._view, self._view_at = view, time.monotonic()
+        return view
+
+    async def _current(self) -> LedgerView:
+        if time.monotonic() - self._view_at > VIEW_TTL_S:
+            view: LedgerView = await self._call("view")
+            return self._seen(view)
+        return self._view
+
     async def admit(self, providers: list[str]) -> tuple[str | None, str | None]:
-        problem, blocked = await self._call("admit", providers)
+        view = await self._current()
+        if view.problem is not None:
+            return view.problem, None
+        if view.open_providers.isdisjoint(providers):
+            return None, None  # no breaker of these providers is open: call them
+        problem, blocked = await self._call("admit", providers)  # the actor picks the one probe
         return problem, blocked
 
     async def record(self, outage: dict[str, bool], labels: list[str]) -> str | None:
-        result: str | None = await self._call("record", outage, labels)
-        return result
+        self._pending.append((dict(outage), list(labels)))
+        urgent = bool(labels) or any(outage.values()) or not self._view.open_providers.isdisjoint(outage)
+        if urgent or len(self._pending) >= RECORD_BATCH:  # failures and probes count at once
+            return (await self._flush()).problem
+        self._flush_soon()
+        return self._view.problem
+
+    async def _flush(self) -> LedgerView:
+        entries, self._pending = self._pending, []
+        if not entries:
+            return self._view
+        view: LedgerView = await self._call("record_many", entries)
+        return self._seen(view)
+
+    def _flush_soon(self) -> None:
+        """Send the batched records within :data:`VIEW_TTL_S`, even if no sample follows."""
+        loop = asyncio.get_running_loop()
+        if self._flush_loop is loop:  # already due on this loop (a timer on a loop that ended never fires)
+            return
+        self._flush_loop = loop
+
+        def fire() -> None:
+            self._flush_loop = None
+            task = loop.create_task(self._flush())
+            self._flushes.add(task)
+            task.add_done_callback(self._flushed)
+
+        loop.call_later(VIEW_TTL_S, fire)
+
+    def _flushed(self, task: asyncio.Task[LedgerView]) -> None:
+        self._flushes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning(
+                "openjudge: could not send records to the failure ledger", exc_info=task.exception()
+            )
 
     async def problem(self) -> str | None:
         result: str | None = await self._call("problem")
@@ -274,6 +388,10 @@ class _RayLedger:
         result: dict[str, int] = await self._call("counts")
         return result
 
+    async def summary(self) -> str:
+        result: str = await self._call("summary")
+        return result
+
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
         await self._call("post", uid, reward, values)
 
@@ -282,6 +400,8 @@ class _RayLedger:
         return result
 
 
+_clients: weakref.WeakSet[_RayLedger] = weakref.WeakSet()
+"""Every client of this process (scorers keep theirs), so that a new run resets their views."""
 _local: dict[tuple[FailurePolicy, tuple[tuple[str, str], ...]], Ledger] = {}
 _ray: dict[str, _RayLedger] = {}
 _lock = threading.Lock()
@@ -333,6 +453,25 @@ def driver_view(timeout_s: float = 10.0) -> tuple[str | None, dict[str, int]]:
         logger.warning("openjudge: the failure ledger did not answer", exc_info=True)
         return None, {}
     return problem, totals
+
+
+def driver_summary(timeout_s: float = 10.0) -> str | None:
+    """From synchronous code (the driver): the run's recent failures by provider
+    (:meth:`Ledger.summary`), or ``None`` when there is no ledger or it did not answer."""
+    ledger = existing_ray_ledger()
+    if ledger is None:
+        with _lock:
+            local = list(_local.values())
+        summaries = [led.guard.summary() for led in local if led.guard.samples]
+        return "; ".join(summaries) or None
+    import ray
+
+    try:
+        summary: str = ray.get(ledger.handle.summary.remote(), timeout=timeout_s)
+    except Exception:  # the ledger died with its owner, or is slow
+        logger.warning("openjudge: the failure ledger did not answer", exc_info=True)
+        return None
+    return summary
 
 
 def report_start_error(message: str) -> None:
@@ -396,6 +535,8 @@ def reset_run_ledgers() -> None:
         for ledger in _local.values():
             ledger.reset()
         _ray.clear()
+        for client in list(_clients):
+            client.forget()
     if not _ray_running():
         return
     import ray

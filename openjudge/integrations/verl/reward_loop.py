@@ -28,6 +28,7 @@ from openjudge.integrations.verl.functions import (
     find_reward_function,
 )
 from openjudge.integrations.verl.hosted_judge import hosted_judge_from_verl
+from openjudge.integrations.verl.keys import ExtraFields, with_v1_extra_fields
 from openjudge.integrations.verl.ledger import report_start_error
 from openjudge.integrations.verl.modes import reward_path
 from openjudge.integrations.verl.rows import read_row
@@ -65,7 +66,7 @@ class RewardLoopOutput(TypedDict):
     """What ``run_single`` returns to VERL's ``RewardLoopWorker``."""
 
     reward_score: float
-    reward_extra_info: dict[str, ExtraValue]
+    reward_extra_info: dict[str, ExtraValue | ExtraFields]
 
 
 _BASE_TAKES_COMPUTE_SCORE = "compute_score" in inspect.signature(RewardManagerBase.__init__).parameters
@@ -248,8 +249,15 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
                 "score on the streaming path, which has every dataset column.",
             )
         if self._scorer is not None:
-            scored = await self._scorer.score(sample.grader_sample(), self._placement(data, sample.uid))
-            return {"reward_score": scored.reward, "reward_extra_info": scored.extra}
+            placement = self._placement(data, sample.uid)
+            scored = await self._scorer.score(sample.grader_sample(), placement)
+            path = reward_path(self.config)
+            if placement.deferred and path.use_v1 and path.colocated:  # V1 validation reads extra_fields
+                return {
+                    "reward_score": scored.reward,
+                    "reward_extra_info": with_v1_extra_fields(scored.extra),
+                }
+            return {"reward_score": scored.reward, "reward_extra_info": {**scored.extra}}
         self._warn_once(
             "groups_of_one",
             f"openjudge: {type(self.function).__name__} (a BaseOpenJudgeRewardFunction) gets one sample per "

@@ -15,12 +15,18 @@ for every sampled batch::
 Dropped groups of the async trainers are evicted before selection: VERL counts them as
 ``training/rollout_failure/evicted_samples``.
 
+**Rollout dumps.** VERL's V1 dump (``trainer.rollout_data_dir``) has no ``reward_extra_info``
+column; with ``trainer.v1.sampler.sampler_kwargs.rollout_data_dir`` set (e.g. to
+``${trainer.rollout_data_dir}``) the buffers write each sampled training batch's keys to
+``<dir>/openjudge/<step>.jsonl``, joined to VERL's file on ``uid`` (:func:`write_rollout_dump`).
+
 **The stop.** Both buffers check the run's failure ledger (:mod:`openjudge.integrations.verl.ledger`)
 at every ``sample()``, every poll (``poll_interval``, 2 s) and every eviction. Once the
 failure rate is passed, or a reward worker could not start, they raise
 :class:`~openjudge.integrations.verl.guard.FailureRateExceeded` with the ledger's message, in the
 driver: VERL's trainer ends there, in every V1 mode, instead of refilling failed
-groups for ever.
+groups for ever. When VERL's sync buffer finds a whole batch without a trajectory (every
+session failed) before the failure window is full, the stop names the judge too.
 
 Select with ``trainer.v1.sampler.custom_sampler.path=pkg://openjudge.integrations.verl.sampler``
 and ``trainer.v1.sampler.custom_sampler.name=OpenJudgeReplayBuffer`` (sync trainer) or
@@ -30,12 +36,14 @@ custom sampler no DAPO settings: its ``algorithm.filter_groups`` does not apply 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from openjudge.integrations.verl.guard import FailureRateExceeded
 from openjudge.integrations.verl.keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
-from openjudge.integrations.verl.ledger import driver_view
+from openjudge.integrations.verl.ledger import driver_summary, driver_view
 
 try:
     from verl.trainer.ppo.v1 import replay_buffer as _verl_replay_buffer
@@ -45,7 +53,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without VERL's V
         f"openjudge.integrations.verl.sampler needs VERL's V1 trainer (verl>=0.9 and TransferQueue): {exc}"
     ) from exc
 
-__all__ = ["OpenJudgeReplayBuffer", "OpenJudgeReplayBufferAsync", "failure_metrics", "stop_if_failed"]
+__all__ = [
+    "OpenJudgeReplayBuffer",
+    "OpenJudgeReplayBufferAsync",
+    "failure_metrics",
+    "stop_if_failed",
+    "write_rollout_dump",
+]
 
 
 def failure_metrics(reward_infos: list[dict[str, Any]], prefix: str) -> dict[str, float]:
@@ -75,8 +89,67 @@ def stop_if_failed() -> dict[str, int]:
     return counts
 
 
+DUMP_OPTION = "rollout_data_dir"
+"""``trainer.v1.sampler.sampler_kwargs.rollout_data_dir``: where :func:`write_rollout_dump` writes."""
+DUMP_SUBDIR = "openjudge"
+
+
+def _dump_dir(sampler_kwargs: Any) -> str | None:
+    value = sampler_kwargs.get(DUMP_OPTION) if hasattr(sampler_kwargs, "get") else None
+    return str(value) if value else None
+
+
+def _verl_dump_order(key: str) -> tuple[str, int, int]:
+    """VERL's ``_log_rollout_data`` sorts rows by ``{uid}_{session}_{index}``; so do we."""
+    parts = key.rsplit("_", 2)
+    return (parts[0], int(parts[1]), int(parts[2])) if len(parts) == 3 else (key, 0, 0)
+
+
+def write_rollout_dump(
+    directory: str, global_steps: int, keys: list[str], infos: list[dict[str, Any]]
+) -> Path:
+    """Append the batch's ``reward_extra_info`` to ``<directory>/openjudge/<global_steps>.jsonl``.
+
+    VERL 0.9.1's V1 trainer dumps each training step to ``<rollout_data_dir>/<step>.jsonl``
+    with only ``input``, ``output``, ``gts``, ``score``, ``step`` and ``uid`` (the
+    TransferQueue key ``{uid}_{session}_{index}``): ``PPOTrainer._log_rollout_data`` reads
+    no ``extra_fields``, so no reward manager can add a column there. This file has one
+    row per trajectory, in VERL's order, with the same ``uid`` and ``step`` and every
+    ``reward_extra_info`` key (``openjudge/failed``, ``openjudge/<grader>/error_kind``, ...):
+    join the two on ``uid``.
+    """
+    path = Path(directory) / DUMP_SUBDIR / f"{global_steps}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    order = sorted(range(len(keys)), key=lambda i: _verl_dump_order(keys[i]))
+    with path.open("a", encoding="utf-8") as f:  # sync trainers sample a step in several parts
+        for i in order:
+            row = {"uid": keys[i], "step": global_steps, **infos[i]}
+            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    return path
+
+
+_NO_TRAJECTORIES = "no materializable trajectories"
+"""VERL's sync buffer, when every group of a batch failed (``ReplayBuffer.sample``)."""
+
+
+def _nothing_scored(exc: RuntimeError) -> FailureRateExceeded | None:
+    """VERL's "no materializable trajectories", said with the judge's name and counts when the
+    judge is why (every session of the batch failed to be scored); ``None`` otherwise."""
+    problem, counts = driver_view()
+    if problem is not None:
+        return FailureRateExceeded(problem)
+    summary = driver_summary()
+    if not counts.get("failed") or summary is None:
+        return None  # the sessions failed for another reason: VERL's message stands
+    return FailureRateExceeded(
+        f"openjudge: no trajectory of this batch could be scored, so VERL's sync trainer has nothing to "
+        f"train ({exc}); the judge: {summary}. Fix the judge, then resume from the last checkpoint"
+    )
+
+
 class _FailureMetrics:
     failure_keys: dict[str, set[str]]
+    sampler_kwargs: Any
 
     def _wait_for_next_poll(self, partition_id: str, last_debug_time: float) -> float:
         stop_if_failed()  # the async trainers poll (and refill failed groups) until enough are ready
@@ -89,7 +162,13 @@ class _FailureMetrics:
 
     def sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[Any, dict[str, Any]]:
         stop_if_failed()
-        batch, metrics = super().sample(global_steps, partition_id, batch_size)  # type: ignore[misc]  # the VERL base comes second in the MRO
+        try:
+            batch, metrics = super().sample(global_steps, partition_id, batch_size)  # type: ignore[misc]  # the VERL base comes second in the MRO
+        except RuntimeError as exc:
+            stop = _nothing_scored(exc) if _NO_TRAJECTORIES in str(exc) else None
+            if stop is None:
+                raise
+            raise stop from exc
         counts = stop_if_failed()  # the run's totals now, this batch's samples included
         prefix = "training" if partition_id == "train" else "validation"
         keys = [k for k, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding", False)]
@@ -101,6 +180,9 @@ class _FailureMetrics:
                 fields = getattr(value, "data", value)
                 info = fields.get("reward_extra_info", {}) if isinstance(fields, dict) else {}
                 infos.append(info if isinstance(info, dict) else {})
+        directory = _dump_dir(self.sampler_kwargs)
+        if directory is not None and partition_id == "train" and keys:
+            write_rollout_dump(directory, global_steps, keys, infos)
         out = dict(metrics)
         out.update(failure_metrics(infos, prefix))
         sampled = {key.split("_")[0] for key in batch.keys}

@@ -189,9 +189,12 @@ def agent_loop_worker(config: DictConfig, server: ScriptedServer, handles: Seque
     return AgentLoopWorker(config, cast(Any, server), cast(Any, None), cast(Any, list(handles)))
 
 
-def v1_agent_loop_worker(config: DictConfig, server: ScriptedServer, handles: Sequence[object]) -> Any:
-    """VERL's V1 ``AgentLoopWorkerTQ`` (the class behind its ``@ray.remote``), in this process."""
+def v1_agent_loop_worker(config: DictConfig, server: ScriptedServer, handles: Sequence[object] | None) -> Any:
+    """VERL's V1 ``AgentLoopWorkerTQ`` (the class behind its ``@ray.remote``), in this process.
+
+    ``handles=None``: no streaming reward (VERL's colocated reward-model path).
+    """
     from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopWorkerTQ
 
     cls = cast(Any, AgentLoopWorkerTQ).__ray_actor_class__
-    return cls(config, server, None, list(handles))
+    return cls(config, server, None, None if handles is None else list(handles))

@@ -10,6 +10,7 @@ Install it with :func:`installed` before importing ``verl.trainer.ppo.v1``.
 from __future__ import annotations
 
 import sys
+import threading
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,7 +36,16 @@ class Store:
     tags: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     values: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    """The trainer-loop tests write from an agent-loop thread while the driver polls."""
+
     def put(
+        self, partition_id: str, key: str, tag: dict[str, Any] | None, fields: dict[str, Any] | None
+    ) -> None:
+        with self.lock:
+            self._put(partition_id, key, tag, fields)
+
+    def _put(
         self, partition_id: str, key: str, tag: dict[str, Any] | None, fields: dict[str, Any] | None
     ) -> None:
         self.tags.setdefault(partition_id, {}).setdefault(key, {}).update(tag or {})
@@ -83,21 +93,38 @@ def kv_batch_put(keys: list[str], partition_id: str, fields: Any = None, tags: A
 
 
 def kv_list(partition_id: str | None = None) -> dict[str, dict[str, dict[str, Any]]]:
-    return {p: dict(items) for p, items in STORE.tags.items() if partition_id in (None, p)}
+    with STORE.lock:
+        return {
+            p: {k: dict(t) for k, t in items.items()}
+            for p, items in STORE.tags.items()
+            if partition_id in (None, p)
+        }
 
 
-def kv_batch_get(
-    keys: list[str], partition_id: str, select_fields: list[str] | None = None
-) -> dict[str, list[Any]]:
-    values = STORE.values.get(partition_id, {})
-    names = select_fields or sorted({n for k in keys for n in values.get(k, {})})
-    return {name: [values[k][name] for k in keys] for name in names}
+def kv_batch_get(keys: list[str], partition_id: str, select_fields: list[str] | None = None) -> Any:
+    """A TensorDict as TransferQueue returns one: tensors of each field as one jagged nested
+    tensor, other values as a ``NonTensorStack`` (``.tolist()``, indexing, iteration)."""
+    import torch
+    from verl.utils import tensordict_utils as tu
+
+    with STORE.lock:
+        values = STORE.values.get(partition_id, {})
+        names = select_fields or sorted({n for k in keys for n in values.get(k, {})})
+        columns = {name: [values[k][name] for k in keys] for name in names}
+    out: dict[str, Any] = {}
+    for name, column in columns.items():
+        if column and all(isinstance(v, torch.Tensor) for v in column):
+            out[name] = torch.nested.as_nested_tensor(column, layout=torch.jagged)
+        else:
+            out[name] = column
+    return tu.get_tensordict(out)
 
 
 def kv_clear(partition_id: str, keys: list[str]) -> None:
-    for key in keys:
-        STORE.tags.get(partition_id, {}).pop(key, None)
-        STORE.values.get(partition_id, {}).pop(key, None)
+    with STORE.lock:
+        for key in keys:
+            STORE.tags.get(partition_id, {}).pop(key, None)
+            STORE.values.get(partition_id, {}).pop(key, None)
 
 
 @contextmanager

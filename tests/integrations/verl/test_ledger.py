@@ -129,3 +129,45 @@ def test_the_named_actor_is_shared_by_every_process(ray_session: None) -> None:
         assert counts == {"samples": 2, "failed": 2, "blocked": 0}
     finally:
         ray.kill(ray.get_actor(actor_name()))
+
+
+class _Handle:
+    """The ledger actor's handle, over a :class:`Ledger` in this process; counts the calls."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.calls: list[str] = []
+
+    def __getattr__(self, method: str) -> object:
+        outer = self
+
+        class _Method:
+            def remote(self, *args: object) -> object:
+                outer.calls.append(method)
+                return getattr(outer.ledger, method)(*args)
+
+        return _Method()
+
+
+def test_a_worker_batches_scored_samples_and_reports_failures_at_once() -> None:
+    from openjudge.integrations.verl.ledger import RECORD_BATCH, _RayLedger
+
+    policy = FailurePolicy(breaker_failures=2, failure_window=1000, breaker_cooldown_s=60)
+    handle = _Handle(Ledger(policy, {"judge": "http://j/v1"}))
+    client = _RayLedger(handle)
+
+    async def run() -> None:
+        for _ in range(RECORD_BATCH):  # scored samples: one view, one batch of records
+            assert await client.admit(["judge"]) == (None, None)
+            assert await client.record({"judge": False}, []) is None
+        # Two calls (a view, a batch) unless the machine is slow enough for the 50 ms refresh to fire:
+        # far fewer than the two per sample (128) of a ledger asked every time.
+        assert set(handle.calls) == {"view", "record_many"} and len(handle.calls) <= 8
+        assert handle.ledger.counts_now()["samples"] == RECORD_BATCH
+        for _ in range(2):  # failures: sent at once, so the breaker opens for every worker
+            await client.record({"judge": True}, ["judge: timeout"])
+        assert handle.calls[-2:] == ["record_many", "record_many"]
+        problem, blocked = await client.admit(["judge"])  # the actor decides while a breaker is open
+        assert handle.calls[-1] == "admit" and blocked == "judge" and problem is None
+
+    anyio.run(run)
