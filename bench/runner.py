@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import aiohttp
 import openai
@@ -203,7 +204,7 @@ class RawClient:
         self.user = template.replace("{query}", "<query>\n{query}\n</query>")
         for field in ("reference", "response"):
             self.user = self.user.replace("{" + field + "}", f"<{field}>\n{{{field}}}\n</{field}>")
-        self.response_format = {
+        self.response_format: dict[str, Any] = {
             "type": "json_schema",
             "json_schema": {
                 "name": "JudgeVerdict",
@@ -387,13 +388,13 @@ def bench_sdk(n: int = 2_000, concurrency: int = 256) -> None:
         sdk = openai.AsyncOpenAI(api_key="sk-bench", base_url=server.base_url, max_retries=0)
 
         async def one(sample: dict[str, str]) -> None:
-            completion = await sdk.chat.completions.create(
+            completion = await sdk.chat.completions.create(  # type: ignore[call-overload]  # wire dicts
                 model="judge",
                 messages=[
                     {"role": "system", "content": client.system},
                     {"role": "user", "content": client.user.format(**sample)},
                 ],
-                response_format=client.response_format,  # type: ignore[arg-type]  # the wire dict
+                response_format=client.response_format,
             )
             assert json.loads(completion.choices[0].message.content or "")["score"] == 3
 

@@ -95,7 +95,10 @@ def parse_completion(data: Any, *, where: str, model: str) -> ChatResponse:
     content = message.get("content")
     usage = data.get("usage")
     if type(usage) is dict:
-        prompt_tokens, completion_tokens = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+        prompt_tokens, completion_tokens = (
+            _int(usage.get("prompt_tokens")),
+            _int(usage.get("completion_tokens")),
+        )
     else:
         prompt_tokens = completion_tokens = 0
     finish = choice.get("finish_reason")
