@@ -1,12 +1,16 @@
 """Runner and chat-core benchmarks: per-call CPU, wall time against the physical limit, memory.
 
     python -m bench.runner            # all
-    python -m bench.runner clients    # one of: overhead, clients, scale, waves, memory
+    python -m bench.runner ratios     # one of: overhead, ratios, sdk, scale, waves, memory
 
 Each line prints the measured figure, its target and what bounds it. "ideal" is the
 physical limit for a judge of fixed latency L at concurrency C: ceil(N / C) * L.
 Client CPU is the CPU time of this process only (the judge server runs in a child
 process). Figures are noisy on a shared machine: print ``uptime`` beside them.
+
+``ratios`` holds the speed goals: absolute figures differ ~3x between machines of the
+same kind, so each goal is a ratio to raw aiohttp measured in the same run (see
+:func:`bench_ratios` and the comment above :class:`RawClient` for what each side does).
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import aiohttp
 import openai
+import orjson
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.chat_model import ChatRequest
+from openjudge.models.chat_model import ChatRequest, OutputSpec
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
@@ -110,151 +116,324 @@ def bench_overhead(n: int = 20_000) -> None:
     )
 
 
-# -- the same 10,000 judge calls through three clients ------------------------------------
+# -- openjudge over HTTP against raw aiohttp doing the same work -------------------------
+#
+# Both sides send byte-identical bodies (checked before timing) to the same local judge
+# server, hold at most C requests in flight with C worker tasks, and keep one result per
+# sample. What each side does per call:
+#
+# * raw aiohttp (the floor): fill the prompt with an f-string, encode the body with orjson,
+#   POST it with the same headers (bearer key, JSON content type) and a 60 s total timeout,
+#   check the status, read the body, decode it (orjson), take the first choice's content,
+#   decode the verdict JSON and check its score is a number in the range.
+# * openjudge: GradingRunner + LLMGrader + OpenAIChatModel, as a user writes them. On top of
+#   the above: field mapping, input checks, prompt rendering with delimited inputs, a
+#   per-pair timeout, the provider's concurrency and rate bookkeeping, retry policy, usage
+#   and latency accounting, a strict read of the reply and pydantic validation of the
+#   verdict into a GraderScore.
+
+SHORT_TEMPLATE = TEMPLATE
+LONG_TEMPLATE = (
+    "You are grading an answer to a customer-support question for a software product.\n\n"
+    "Rubric:\n"
+    "5 - The answer is correct, complete and directly usable: it names the exact setting, command "
+    "or version involved, explains why the problem happens, and warns about side effects.\n"
+    "4 - The answer is correct and usable but misses one useful detail (a caveat, a version "
+    "number, an alternative for older releases) that an expert would add.\n"
+    "3 - The answer is mostly correct but vague: the user must search further, or one step is "
+    "ambiguous enough that a careful reader could get it wrong.\n"
+    "2 - The answer contains a substantive error, or it solves a different problem than the "
+    "one asked, or it recommends something unsafe without saying so.\n"
+    "1 - The answer is wrong, empty, off-topic or refuses without reason.\n\n"
+    "Judge only the answer's content against the reference; ignore tone and formatting unless "
+    "they hide the content. Do not reward length. If the reference and the answer disagree, "
+    "prefer the reference unless the answer shows clearly that the reference is outdated.\n\n"
+    "Question: {query}\n\nReference answer: {reference}\n\nAnswer to grade: {response}"
+)
+_PARAGRAPH = (
+    "To change the connection pool size, set pool.max_connections in the configuration file and "
+    "restart the service; on releases before 2.4 the key was called pool.size. A pool that is too "
+    "small makes requests queue under load, which shows up as rising latency rather than errors. "
+)
 
 
-def _messages(i: int) -> list[dict[str, str]]:
+def long_samples(n: int) -> list[dict[str, str]]:
     return [
-        {"role": "system", "content": "You are an impartial evaluator. Reply with JSON."},
-        {"role": "user", "content": f"Question: What is {i} + {i}?\nAnswer: It is {2 * i}."},
+        {
+            "query": f"Ticket {i}: our service slows down at peak hours and requests queue. How do we "
+            "raise the number of concurrent connections, and what should we watch out for?",
+            "reference": _PARAGRAPH * 2,
+            "response": f"(answer {i}) " + _PARAGRAPH * 5,
+        }
+        for i in range(n)
     ]
 
 
-async def _bounded(n: int, concurrency: int, one: Callable[[int], Awaitable[None]]) -> None:
-    sem = asyncio.Semaphore(concurrency)
-
-    async def run(i: int) -> None:
-        async with sem:
-            await one(i)
-
-    await asyncio.gather(*(run(i) for i in range(n)))
+CASES = {
+    "short": (SHORT_TEMPLATE, samples),
+    "long": (LONG_TEMPLATE, long_samples),
+}
 
 
-async def _raw_aiohttp(base_url: str, n: int, concurrency: int) -> None:
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as session:
-
-        async def one(i: int) -> None:
-            body = {"model": "judge", "messages": _messages(i)}
-            async with session.post(f"{base_url}/chat/completions", json=body) as response:
-                data = await response.json()
-                assert data["choices"][0]["message"]["content"]
-
-        await _bounded(min(n, concurrency), concurrency, one)  # open connections
-        await _timed(lambda: _bounded(n, concurrency, one))
+def case_runner(model: OpenAIChatModel | FunctionChatModel, case: str, concurrency: int) -> GradingRunner:
+    template, make = CASES[case]
+    fields = list(make(1)[0])
+    grader = LLMGrader(model, name="judge0", template=template, score_range=(1, 5))
+    return GradingRunner(
+        {"judge0": GraderConfig(grader, {f: f for f in fields})},
+        max_concurrency=concurrency,
+        show_progress=False,
+    )
 
 
-async def _openai_sdk(base_url: str, n: int, concurrency: int) -> None:
-    client = openai.AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)
+class RawClient:
+    """What a user writes with aiohttp alone to get the same verdicts (see the comment above)."""
 
-    async def one(i: int) -> None:
-        completion = await client.chat.completions.create(model="judge", messages=_messages(i))  # type: ignore[arg-type]  # plain dicts are the wire format
-        assert completion.choices[0].message.content
+    def __init__(self, base_url: str, case: str, concurrency: int) -> None:
+        template, _ = CASES[case]
+        self.url = f"{base_url}/chat/completions"
+        self.concurrency = concurrency
+        self.headers = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            "authorization": "Bearer sk-bench",
+        }
+        # The user's own prompt text: the same instructions and schema openjudge sends.
+        probe = LLMGrader(FunctionChatModel(reply), template=template, score_range=(1, 5))
+        self.system = probe.build_messages(dict.fromkeys(probe.input_spec().required, ""))[0]["content"]
+        self.user = template.replace("{query}", "<query>\n{query}\n</query>")
+        for field in ("reference", "response"):
+            self.user = self.user.replace("{" + field + "}", f"<{field}>\n{{{field}}}\n</{field}>")
+        self.response_format: dict[str, Any] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "JudgeVerdict",
+                "schema": {
+                    "description": "The default judge output: a short reason, then a score.",
+                    "properties": {
+                        "reason": {"description": "A brief justification of the score.", "type": "string"},
+                        "score": {"description": "The score.", "type": "number"},
+                    },
+                    "required": ["reason", "score"],
+                    "type": "object",
+                    "additionalProperties": False,
+                },
+                "strict": True,
+            },
+        }
 
-    await _bounded(min(n, concurrency), concurrency, one)
-    await _timed(lambda: _bounded(n, concurrency, one))
-    await client.close()
+    def body(self, sample: dict[str, str]) -> bytes:
+        messages = [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": self.user.format(**sample)},
+        ]
+        return orjson.dumps({"model": "judge", "messages": messages, "response_format": self.response_format})
+
+    async def run(self, session: aiohttp.ClientSession, data: list[dict[str, str]]) -> list[float]:
+        scores = [math.nan] * len(data)
+        jobs = iter(enumerate(data))
+        timeout = aiohttp.ClientTimeout(total=60)
+
+        async def worker() -> None:
+            for i, sample in jobs:
+                async with session.post(
+                    self.url, data=self.body(sample), headers=self.headers, timeout=timeout
+                ) as response:
+                    if response.status != 200:
+                        raise RuntimeError(f"HTTP {response.status}")
+                    reply = orjson.loads(await response.read())
+                verdict = orjson.loads(reply["choices"][0]["message"]["content"])
+                score = verdict["score"]
+                if not isinstance(score, int | float) or not 1 <= score <= 5:
+                    raise ValueError(f"bad score {score!r}")
+                scores[i] = float(score)
+
+        async with asyncio.TaskGroup() as tg:
+            for _ in range(min(self.concurrency, len(data))):
+                tg.create_task(worker())
+        return scores
 
 
-async def _openjudge(base_url: str, n: int, concurrency: int) -> None:
-    model = OpenAIChatModel("judge", api_key="sk-bench", base_url=base_url, max_concurrency=concurrency)
-    runner = judge_runner(model, 1, concurrency)
-    data = samples(n)
-    await runner.arun(data[:concurrency])  # open connections
-
-    async def run() -> None:
-        result = await runner.arun(data)
-        assert sum(1 for r in result["judge0"] if getattr(r, "score", None) == 3.0) == n
-
-    await _timed(run)
-    await model.aclose()
+def _check_same_bodies(raw: RawClient, case: str) -> None:
+    """The floor must send exactly what openjudge sends."""
+    model = OpenAIChatModel("judge", api_key="sk-bench", base_url="http://127.0.0.1:9/v1")
+    grader = case_runner(model, case, 1).grader_configs["judge0"].grader
+    assert isinstance(grader, LLMGrader)
+    output = OutputSpec.for_model(grader.structured_model)
+    for sample in CASES[case][1](3):
+        ours = model.transport.wire_body(ChatRequest(grader.build_messages(sample), output, model.sampling))
+        if ours != raw.body(sample):
+            raise AssertionError(f"raw body differs from openjudge's:\n{raw.body(sample)!r}\n{ours!r}")
 
 
-async def _openjudge_as_written(base_url: str, n: int, concurrency: int) -> None:
-    """As a user writes it: the runner's concurrency only; the provider keeps its default limit.
-
-    The runner logs a warning naming the provider's cap (64) and how to lift it.
-    """
-    model = OpenAIChatModel("judge", api_key="sk-bench", base_url=base_url)
-    runner = judge_runner(model, 1, concurrency)
-    data = samples(n)
-    await runner.arun(data[:concurrency])
-
-    async def run() -> None:
-        result = await runner.arun(data)
-        assert sum(1 for r in result["judge0"] if getattr(r, "score", None) == 3.0) == n
-
-    await _timed(run)
-    await model.aclose()
-
-
-_LAST: list[tuple[float, float]] = []
-
-
-async def _timed(fn: Callable[[], Awaitable[None]]) -> None:
+async def _timed(run: Callable[[], Awaitable[object]]) -> tuple[float, float]:
+    """(wall, process CPU) of one awaited run, after a full collection."""
     gc.collect()
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    await fn()
-    _LAST.append((time.perf_counter() - wall0, time.process_time() - cpu0))
+    await run()
+    return time.perf_counter() - wall0, time.process_time() - cpu0
 
 
-def _measure(
-    server: JudgeServerProcess,
-    client: Callable[[str, int, int], Coroutine[object, object, None]],
-    n: int,
-    concurrency: int,
-) -> tuple[float, float]:
-    asyncio.run(client(server.base_url, n, concurrency))
-    return _LAST.pop()
+def measure_raw(base_url: str, case: str, n: int, concurrency: int) -> tuple[float, float]:
+    """(wall, CPU) of n calls through raw aiohttp, after a warm-up round that opens the connections."""
+    client = RawClient(base_url, case, concurrency)
+    _check_same_bodies(client, case)
+    data = CASES[case][1](n)
+
+    async def go() -> tuple[float, float]:
+        connector = aiohttp.TCPConnector(limit=concurrency)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            await client.run(session, data[:concurrency])
+
+            async def run() -> None:
+                assert all(s == 3.0 for s in await client.run(session, data))
+
+            return await _timed(run)
+
+    return asyncio.run(go())
 
 
-def bench_clients(n: int = 10_000, concurrency: int = 256) -> None:
-    """10,000 judge calls at C=256 against a 200 ms server: raw aiohttp, the openai SDK, openjudge."""
+def measure_openjudge(base_url: str, case: str, n: int, concurrency: int) -> tuple[float, float]:
+    """(wall, CPU) of n calls through openjudge over HTTP, after the same warm-up round."""
+    model = OpenAIChatModel("judge", api_key="sk-bench", base_url=base_url, max_concurrency=concurrency)
+    runner = case_runner(model, case, concurrency)
+    data = CASES[case][1](n)
+
+    async def go() -> tuple[float, float]:
+        await runner.arun(data[:concurrency])
+
+        async def run() -> None:
+            result = await runner.arun(data)
+            assert sum(1 for r in result["judge0"] if getattr(r, "score", None) == 3.0) == n
+
+        figures = await _timed(run)
+        await model.aclose()
+        return figures
+
+    return asyncio.run(go())
+
+
+def framework_cpu(n: int = 20_000) -> float:
+    """CPU seconds per grading call with an in-process judge: everything but the network."""
+    model = FunctionChatModel(reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=32)))
+    runner = judge_runner(model, 1, 32)
+    data = samples(n)
+
+    async def main() -> float:
+        await runner.arun(data[:500])  # warm caches
+        return (await _timed(lambda: runner.arun(data)))[1] / n
+
+    return asyncio.run(main())
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> None:
+    """The speed goals as ratios to raw aiohttp, all measured in this one run.
+
+    Absolute figures differ ~3x between machines of the same kind; ratios to the floor
+    measured beside them do not. Each case alternates raw and openjudge ``rounds`` times
+    and compares medians.
+    """
     ideal = math.ceil(n / concurrency) * LATENCY_S
+    cpu: dict[tuple[str, str], list[float]] = {}
+    wall: dict[tuple[str, str], list[float]] = {}
+    framework: list[float] = []
     with JudgeServerProcess(latency_s=LATENCY_S) as server:
-        figures = {
-            name: _measure(server, client, n, concurrency)
-            for name, client in (
-                ("raw aiohttp ClientSession", _raw_aiohttp),
-                ("openai SDK typed create()", _openai_sdk),
-                ("openjudge (runner + LLM grader + OpenAIChatModel)", _openjudge),
-                ("openjudge as a user writes it (runner max_concurrency only)", _openjudge_as_written),
-            )
-        }
-        peak = server.stats().peak_in_flight
-    print(f"  {n:,} calls at C={concurrency}, 200 ms judge, ideal {ideal:.1f} s ({load()}):")
-    for name, (wall, cpu) in figures.items():
-        print(f"    {name}: {cpu / n * 1e6:.0f} us CPU per call, wall/ideal {wall / ideal:.2f}")
-    written_wall = figures["openjudge as a user writes it (runner max_concurrency only)"][0]
+        for _ in range(rounds):
+            framework.append(framework_cpu())
+            for case in CASES:
+                for side, measure in (("raw", measure_raw), ("openjudge", measure_openjudge)):
+                    w, c = measure(server.base_url, case, n, concurrency)
+                    cpu.setdefault((case, side), []).append(c / n)
+                    wall.setdefault((case, side), []).append(w / ideal)
+    print(f"  {n:,} calls per run at C={concurrency}, 200 ms judge, {rounds} rounds, medians ({load()}):")
+    for (case, side), values in cpu.items():
+        body = "~1.2 kB" if case == "short" else "~3.5 kB"
+        print(
+            f"    {case} prompt ({body} body, json_schema) {side}: {_median(values) * 1e6:.0f} us CPU per call "
+            f"(runs {', '.join(f'{v * 1e6:.0f}' for v in values)}), wall/ideal {_median(wall[case, side]):.2f}"
+        )
     print(
-        f"    as written, the provider's default limit (64 in flight) bounds it: wall/ideal "
-        f"{written_wall / ideal:.2f} against the cap's own ceil(N/64)*L/ideal "
-        f"{math.ceil(n / 64) * LATENCY_S / ideal:.2f}; the runner warns at start and names the fix"
+        f"    framework, in-process judge: {_median(framework) * 1e6:.1f} us CPU per call "
+        f"(runs {', '.join(f'{v * 1e6:.1f}' for v in framework)})"
     )
-    wall, cpu = figures["openjudge (runner + LLM grader + OpenAIChatModel)"]
-    sdk_cpu = figures["openai SDK typed create()"][1]
-    floor_cpu = figures["raw aiohttp ClientSession"][1]
-    print(f"    server peak in flight {peak}")
+    floor = _median(cpu["short", "raw"])
     report(
-        f"openjudge client CPU per judge call, C={concurrency}",
-        cpu / n * 1e6,
-        " us",
-        250,
-        bound=f"aiohttp's own {floor_cpu / n * 1e6:.0f} us per request plus the framework's work",
+        "framework CPU per call / raw aiohttp's per request (short prompt)",
+        _median(framework) / floor,
+        "x",
+        0.10,
+        bound="the runner's pool, the LLM grader (prompt rendering, verdict validation into a "
+        "GraderScore) and the engine (limits, policy, usage)",
+    )
+    bounds = {
+        "short": "aiohttp's own per-request CPU (the floor) plus the framework's work above (about a "
+        "third of the excess), and the garbage collector's and caches' cost of the framework's state "
+        "kept alive by 256 calls in flight for 200 ms each",
+        "long": "as the short prompt, plus prompt rendering: escape_tags builds a position list for "
+        "every input character (~90 us per call for 3 kB of ASCII inputs; an ASCII fast path in "
+        "openjudge/models/schema/data_blocks.py brings the long ratio to the short one's)",
+    }
+    for case in CASES:
+        report(
+            f"openjudge over HTTP / raw aiohttp, CPU per call, C={concurrency}, {case} prompt + json_schema",
+            _median(cpu[case, "openjudge"]) / _median(cpu[case, "raw"]),
+            "x",
+            1.25,
+            bound=bounds[case],
+        )
+
+
+def bench_sdk(n: int = 2_000, concurrency: int = 256) -> None:
+    """The openai SDK's typed ``create()`` against openjudge, same messages (fewer calls: the SDK is slow)."""
+    with JudgeServerProcess(latency_s=LATENCY_S) as server:
+        client = RawClient(server.base_url, "short", concurrency)
+        data = samples(n)
+        sdk = openai.AsyncOpenAI(api_key="sk-bench", base_url=server.base_url, max_retries=0)
+
+        async def one(sample: dict[str, str]) -> None:
+            completion = await sdk.chat.completions.create(  # type: ignore[call-overload]  # wire dicts
+                model="judge",
+                messages=[
+                    {"role": "system", "content": client.system},
+                    {"role": "user", "content": client.user.format(**sample)},
+                ],
+                response_format=client.response_format,
+            )
+            assert json.loads(completion.choices[0].message.content or "")["score"] == 3
+
+        async def pool(items: list[dict[str, str]]) -> None:
+            jobs = iter(items)
+
+            async def worker() -> None:
+                for sample in jobs:
+                    await one(sample)
+
+            async with asyncio.TaskGroup() as tg:
+                for _ in range(concurrency):
+                    tg.create_task(worker())
+
+        async def go() -> tuple[float, float]:
+            await pool(data[:concurrency])
+            figures = await _timed(lambda: pool(data))
+            await sdk.close()
+            return figures
+
+        _, sdk_cpu = asyncio.run(go())
+        _, oj_cpu = measure_openjudge(server.base_url, "short", n, concurrency)
+    print(
+        f"  {n:,} calls at C={concurrency} ({load()}): openai SDK {sdk_cpu / n * 1e6:.0f} us CPU per call, "
+        f"openjudge {oj_cpu / n * 1e6:.0f} us"
     )
     report(
         "openjudge CPU per call / openai SDK's",
-        cpu / sdk_cpu,
+        oj_cpu / sdk_cpu,
         "",
         1 / 8,
-        bound="the SDK's typed request and response models dominate its figure",
-    )
-    report(
-        f"{n:,} calls, C={concurrency}: wall / ideal",
-        wall / ideal,
-        "",
-        1.5,
-        bound="client and server CPU on the same two cores",
+        bound="the SDK's typed request and response models and httpx's pool dominate its figure",
     )
 
 
@@ -262,8 +441,8 @@ def bench_scale(n: int = 10_000, concurrency: int = 1024) -> None:
     """10,000 judge calls at C=1024, with raw aiohttp beside: at 5,000 requests/s the cores bound the wall."""
     ideal = math.ceil(n / concurrency) * LATENCY_S
     with JudgeServerProcess(latency_s=LATENCY_S) as server:
-        floor_wall, floor_cpu = _measure(server, _raw_aiohttp, n, concurrency)
-        wall, cpu = _measure(server, _openjudge, n, concurrency)
+        floor_wall, floor_cpu = measure_raw(server.base_url, "short", n, concurrency)
+        wall, cpu = measure_openjudge(server.base_url, "short", n, concurrency)
         peak = server.stats().peak_in_flight
     print(f"  {n:,} calls at C={concurrency}, ideal {ideal:.2f} s ({load()}):")
     print(
@@ -369,7 +548,8 @@ def bench_memory(n: int = 100_000) -> None:
 
 BENCHES = {
     "overhead": bench_overhead,
-    "clients": bench_clients,
+    "ratios": bench_ratios,
+    "sdk": bench_sdk,
     "scale": bench_scale,
     "waves": bench_waves,
     "memory": bench_memory,

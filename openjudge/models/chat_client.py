@@ -20,7 +20,7 @@ from typing import Any, Self
 
 from openjudge.models.cache import JudgeCache, cache_key
 from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabilities, OutputSpec, Sampling
-from openjudge.models.engine import CallEngine
+from openjudge.models.engine import CallEngine, Outcome
 from openjudge.models.errors import ChatModelError
 from openjudge.models.inflight import Flight
 from openjudge.models.limits import ConnectionLimits, ProviderGate
@@ -122,10 +122,10 @@ class ChatClient:
         """
         request = ChatRequest(messages, output, self.sampling.merged(sampling), top_logprobs)
         if request.sampling.temperature != 0 or (self.cache is None and not self.dedupe):
-            return await self._call(request, None)
+            return self._response(await self._engine.call(request), None)  # one frame fewer per call
         body = self.transport.wire_body(request)
         if body is None:
-            return await self._call(request, None)
+            return self._response(await self._engine.call(request), None)
         key = cache_key(endpoint=self.transport.endpoint, body=body, tag=cache_tag)
         if self.cache is not None:
             hit = await self.cache.aget(key)
@@ -163,12 +163,20 @@ class ChatClient:
             await self.cache.adelete(key)
 
     async def _call(self, request: ChatRequest, key: str | None) -> ChatResponse:
-        outcome = await self._engine.call(request)
+        response = self._response(await self._engine.call(request), key)
+        if response.cache_key is not None and self.cache is not None:
+            # Stored before the identical calls that follow this one are released, so none of
+            # them asks again; evicted if the caller finds it unusable.
+            await self.cache.aput(response.cache_key, response)
+        return response
+
+    def _response(self, outcome: Outcome[ChatResponse], key: str | None) -> ChatResponse:
+        """The call's response: the last attempt's, with the whole call's usage and timing."""
         r = outcome.response
         usage = r.usage
         if usage.requests != outcome.requests:
             usage = TokenUsage(usage.prompt_tokens, usage.completion_tokens, outcome.requests)
-        response = ChatResponse(
+        return ChatResponse(
             r.content,
             usage,
             r.finish_reason,
@@ -179,11 +187,6 @@ class ChatClient:
             key if self.cache is not None else None,
             outcome.queue_s,
         )
-        if response.cache_key is not None and self.cache is not None:
-            # Stored before the identical calls that follow this one are released, so none of
-            # them asks again; evicted if the caller finds it unusable.
-            await self.cache.aput(response.cache_key, response)
-        return response
 
     async def aclose(self) -> None:
         """Close the transport's clients of the running loop (others close with their loops)."""

@@ -35,30 +35,41 @@ def running_loop() -> object:
 class LoopLocal(Generic[T]):
     """A value per running event loop, made by ``factory`` on first use in that loop."""
 
-    __slots__ = ("_factory", "_lock", "_values")
+    __slots__ = ("_factory", "_last", "_lock", "_values")
 
     def __init__(self, factory: Callable[[], T]) -> None:
         self._factory = factory
         self._values: weakref.WeakKeyDictionary[object, T] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+        # The last loop asked for and its value: almost every call comes from the same loop, and
+        # this check is several times cheaper than a WeakKeyDictionary lookup (a new weakref each).
+        self._last: tuple[weakref.ref[object], T] | None = None
 
     def get(self) -> T:
         """The value for the running loop (must be called from inside one)."""
         key = running_loop()
-        try:
-            return self._values[key]
-        except KeyError:
-            with self._lock:
-                value = self._values.get(key)
-                if value is None:
-                    value = self._factory()
-                    self._values[key] = value
-                return value
+        last = self._last
+        if last is not None and last[0]() is key:
+            return last[1]
+        with self._lock:
+            value = self._values.get(key)
+            if value is None:
+                value = self._factory()
+                self._values[key] = value
+            self._last = (weakref.ref(key, self._forget), value)
+            return value
+
+    def _forget(self, ref: weakref.ref[object]) -> None:
+        """The loop of ``_last`` is gone: do not keep its value alive."""
+        last = self._last
+        if last is not None and last[0] is ref:
+            self._last = None
 
     def pop(self) -> T | None:
         """Forget the running loop's value and return it (``None`` if there was none)."""
         key = running_loop()
         with self._lock:
+            self._last = None
             return self._values.pop(key, None)
 
     def values(self) -> list[T]:

@@ -133,11 +133,8 @@ class OpenAICompatibleTransport:
         return _json.dumps(self.params(request))
 
     async def attempt(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
-        return await self.post(_json.dumps(self.params(request)), timeout_s)
-
-    async def post(self, body: bytes, timeout_s: float) -> ChatResponse:
-        """Send one encoded body and read the reply."""
         where = self._where
+        body = _json.dumps(self.params(request))
         reply = await self._clients.get().send("POST", self._url, body, self._headers, timeout_s, where)
         # A 2xx that is not JSON (a proxy's error page) may well be fine on the next attempt.
         data = json_reply(reply, where=where, secrets=self._secrets, malformed_retryable=True)
