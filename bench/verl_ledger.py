@@ -25,7 +25,8 @@ from pathlib import Path
 
 import anyio
 
-from openjudge.integrations.verl.ledger import RECORD_BATCH, VIEW_TTL_S, Ledger, run_ledger
+from openjudge.integrations.scoring.ledger import Ledger
+from openjudge.integrations.verl.ledger import RECORD_BATCH, VIEW_TTL_S, run_ledger
 from openjudge.integrations.verl.settings import FailurePolicy
 
 N = 2_000

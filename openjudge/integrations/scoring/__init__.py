@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
+    from openjudge.integrations.scoring.guard import FailureRateExceeded as FailureRateExceeded
+    from openjudge.integrations.scoring.guard import SampleFailed as SampleFailed
     from openjudge.integrations.scoring.ledger import FailureLedger as FailureLedger
     from openjudge.integrations.scoring.scorer import Placement as Placement
     from openjudge.integrations.scoring.scorer import RewardScorer as RewardScorer
@@ -28,8 +30,6 @@ if TYPE_CHECKING:
     from openjudge.integrations.scoring.settings import FallbackPolicy as FallbackPolicy
     from openjudge.integrations.scoring.settings import OnFailure as OnFailure
     from openjudge.integrations.scoring.settings import ScorerSettings as ScorerSettings
-    from openjudge.integrations.verl.guard import FailureRateExceeded as FailureRateExceeded
-    from openjudge.integrations.verl.guard import SampleFailed as SampleFailed
 
 __all__ = [
     "FailureLedger",
@@ -46,8 +46,8 @@ __all__ = [
 
 _LAZY = {
     "FailureLedger": "openjudge.integrations.scoring.ledger",
-    "FailureRateExceeded": "openjudge.integrations.verl.guard",  # the breaker's rules live there
-    "SampleFailed": "openjudge.integrations.verl.guard",
+    "FailureRateExceeded": "openjudge.integrations.scoring.guard",  # the breaker's rules live there
+    "SampleFailed": "openjudge.integrations.scoring.guard",
     "Placement": "openjudge.integrations.scoring.scorer",
     "RewardScorer": "openjudge.integrations.scoring.scorer",
     "ScoredSample": "openjudge.integrations.scoring.scorer",

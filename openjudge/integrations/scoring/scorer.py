@@ -2,7 +2,7 @@
 
 The result of every sample has the same extra keys, fixed when the scorer is built
 (``K`` is each grader name and the reward's aggregate; see
-:mod:`openjudge.integrations.verl.keys`, which also refuses names that would collide). Every
+:mod:`openjudge.integrations.scoring.keys`, which also refuses names that would collide). Every
 numeric value is a float, in every case::
 
     openjudge/<K>              the score, or 0.0 when it failed
@@ -30,18 +30,18 @@ import anyio
 
 from openjudge.config import ConfigError
 from openjudge.integrations._shared import FailureLog
-from openjudge.integrations.scoring.ledger import FailureLedger, group_means, process_ledger
-from openjudge.integrations.scoring.settings import ScorerSettings
-from openjudge.integrations.verl.functions import ExtraValue
-from openjudge.integrations.verl.guard import FailureRateExceeded, SampleFailed, is_outage
-from openjudge.integrations.verl.keys import (
+from openjudge.integrations.scoring.guard import FailureRateExceeded, SampleFailed, is_outage
+from openjudge.integrations.scoring.keys import (
     FAILED_KEY,
     REWARD_KEY,
+    ExtraValue,
     check_names,
     error_key,
     score_entries,
     score_key,
 )
+from openjudge.integrations.scoring.ledger import FailureLedger, group_means, process_ledger
+from openjudge.integrations.scoring.settings import ScorerSettings
 from openjudge.models.loop_local import LoopLocal
 from openjudge.results import GraderError, GraderResult, GraderScore
 from openjudge.runner.aggregators import WeightedMeanAggregator
@@ -133,7 +133,7 @@ class RewardScorer:
 
     Raises:
         ConfigError: An unknown ``aggregate``, or a grader or aggregate name that would
-            collide with another extra key (:func:`~openjudge.integrations.verl.keys.check_names`).
+            collide with another extra key (:func:`~openjudge.integrations.scoring.keys.check_names`).
     """
 
     def __init__(

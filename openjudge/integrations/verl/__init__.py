@@ -12,7 +12,7 @@ when first used (``from openjudge.integrations.verl import OpenJudgeRewardManage
 - :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options (those of the
   reward scorer every adapter shares, :mod:`openjudge.integrations.scoring`), including the
   failure policy (``on_failure``: dropped where VERL can drop, else neutral in its group;
-  breaker, ``max_failure_rate``; :mod:`openjudge.integrations.verl.guard`), kept for the
+  breaker, ``max_failure_rate``; :mod:`openjudge.integrations.scoring.guard`), kept for the
   whole run in one ledger (:mod:`openjudge.integrations.verl.ledger`) whatever VERL's
   trainer mode (:mod:`openjudge.integrations.verl.modes`).
 
@@ -31,8 +31,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_attribute
+from openjudge.integrations.scoring.keys import ExtraValue as ExtraValue
 from openjudge.integrations.verl.functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
-from openjudge.integrations.verl.functions import ExtraValue as ExtraValue
 from openjudge.integrations.verl.functions import RewardResult as RewardResult
 from openjudge.integrations.verl.functions import RewardSample as RewardSample
 from openjudge.integrations.verl.settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings

@@ -16,9 +16,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TypeAlias
 
 from pydantic import JsonValue
+
+from openjudge.integrations.scoring.keys import ExtraValue
 
 __all__ = [
     "BaseOpenJudgeRewardFunction",
@@ -27,9 +28,6 @@ __all__ = [
     "RewardSample",
     "find_reward_function",
 ]
-
-ExtraValue: TypeAlias = float | int | str | bool | None
-"""A value in ``reward_extra_info``: a number, a flag, a string, or ``None`` (no value)."""
 
 
 @dataclass(slots=True)

@@ -29,7 +29,7 @@ from pydantic import SecretStr
 
 from openjudge.config.build import BuiltJob
 from openjudge.config.schema import JobConfig, ProviderSpec
-from openjudge.integrations.verl.guard import REFUSED_MARK
+from openjudge.integrations.scoring.guard import REFUSED_MARK
 from openjudge.integrations.verl.settings import config_value
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.errors import ChatModelError
@@ -134,7 +134,7 @@ class RouterTransport:
     500 this transport sends the router a one-token probe (``ping``, ``max_tokens=1``):
     if the judge answers it, the judge is up and the request itself was refused, so the
     error is final (not retried) and marked as a refusal, which never counts toward the
-    breaker (:func:`~openjudge.integrations.verl.guard.is_outage`); otherwise it stays a retryable
+    breaker (:func:`~openjudge.integrations.scoring.guard.is_outage`); otherwise it stays a retryable
     outage. A probe's answer is reused for two seconds, so an outage costs one probe per
     two seconds, not one per request. Everything else is the wrapped transport's.
     """

@@ -23,7 +23,7 @@ column; with ``trainer.v1.sampler.sampler_kwargs.rollout_data_dir`` set (e.g. to
 **The stop.** Both buffers check the run's failure ledger (:mod:`openjudge.integrations.verl.ledger`)
 at every ``sample()``, every poll (``poll_interval``, 2 s) and every eviction. Once the
 failure rate is passed, or a reward worker could not start, they raise
-:class:`~openjudge.integrations.verl.guard.FailureRateExceeded` with the ledger's message, in the
+:class:`~openjudge.integrations.scoring.guard.FailureRateExceeded` with the ledger's message, in the
 driver: VERL's trainer ends there, in every V1 mode, instead of refilling failed
 groups for ever. When VERL's sync buffer finds a whole batch without a trajectory (every
 session failed) before the failure window is full, the stop names the judge too.
@@ -41,8 +41,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from openjudge.integrations.verl.guard import FailureRateExceeded
-from openjudge.integrations.verl.keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
+from openjudge.integrations.scoring.guard import FailureRateExceeded
+from openjudge.integrations.scoring.keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
 from openjudge.integrations.verl.ledger import driver_summary, driver_view
 
 try:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 from pydantic import JsonValue
 
-from openjudge.integrations.verl.functions import ExtraValue
+from openjudge.integrations.scoring.keys import ExtraValue
 from openjudge.integrations.verl.hosted_judge import hosted_judge_from_verl
 from openjudge.integrations.verl.samples import build_sample, plain
 from openjudge.integrations.verl.scoring import Placement, shared_scorer

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Mapping
 
 from openjudge.config import load_config
+from openjudge.integrations.scoring.ledger import FailureLedger, Neutral
 from openjudge.integrations.scoring.loader import ProcessCache, describe_providers, load_job, settings_path
 from openjudge.integrations.scoring.scorer import (
     DEFAULT_AGGREGATE,
@@ -26,7 +27,7 @@ from openjudge.integrations.scoring.scorer import (
 )
 from openjudge.integrations.verl.gc_freeze import freeze_long_lived_objects
 from openjudge.integrations.verl.hosted_judge import HostedJudge, resolve_hosted_providers, route_through_verl
-from openjudge.integrations.verl.ledger import LedgerClient, Neutral, run_ledger
+from openjudge.integrations.verl.ledger import run_ledger
 from openjudge.integrations.verl.lifecycle import close_at_exit
 from openjudge.integrations.verl.settings import CONFIG_ENV, FailurePolicy, OpenJudgeVerlSettings
 
@@ -59,7 +60,7 @@ class _RunLedger:
     def __init__(self, policy: FailurePolicy, describe: Mapping[str, str]) -> None:
         self._policy, self._describe = policy, dict(describe)
 
-    def _ledger(self) -> LedgerClient:
+    def _ledger(self) -> FailureLedger:
         return run_ledger(self._policy, self._describe)
 
     async def admit(self, providers: list[str]) -> tuple[str | None, str | None]:
@@ -76,6 +77,9 @@ class _RunLedger:
 
     async def counts(self) -> dict[str, int]:
         return await self._ledger().counts()
+
+    async def summary(self) -> str:
+        return await self._ledger().summary()
 
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
         await self._ledger().post(uid, reward, values)

@@ -19,7 +19,7 @@ from verl import DataProto
 from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
 from verl.trainer.ppo.reward import load_reward_manager
 
-from openjudge.integrations.verl.guard import SampleFailed, is_outage
+from openjudge.integrations.scoring.guard import SampleFailed, is_outage
 from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager, RewardLoopOutput
 from openjudge.integrations.verl.scoring import neutral_values
 from openjudge.results import GraderError

@@ -10,8 +10,8 @@ import pytest
 
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.verl.guard import FailureGuard, FailureRateExceeded, SampleFailed
-from openjudge.integrations.verl.ledger import Ledger
+from openjudge.integrations.scoring.guard import FailureGuard, FailureRateExceeded, SampleFailed
+from openjudge.integrations.scoring.ledger import Ledger
 from openjudge.integrations.verl.scoring import SampleScorer
 from openjudge.integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest

@@ -9,8 +9,9 @@ import anyio
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.verl.guard import FailureRateExceeded
-from openjudge.integrations.verl.ledger import GroupRewards, Ledger, actor_name, driver_view, run_ledger
+from openjudge.integrations.scoring.guard import FailureRateExceeded
+from openjudge.integrations.scoring.ledger import GroupRewards, Ledger
+from openjudge.integrations.verl.ledger import actor_name, driver_view, run_ledger
 from openjudge.integrations.verl.scoring import SampleScorer
 from openjudge.integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest

@@ -23,7 +23,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.verl.guard import FailureRateExceeded, SampleFailed
+from openjudge.integrations.scoring.guard import FailureRateExceeded, SampleFailed
 from openjudge.integrations.verl.ledger import run_ledger
 from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager
 from openjudge.integrations.verl.scoring import SampleScorer

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from verl import DataProto
 
-from openjudge.integrations.verl.guard import FailureRateExceeded
+from openjudge.integrations.scoring.guard import FailureRateExceeded
 from openjudge.integrations.verl.ledger import driver_view
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl import fake_tq

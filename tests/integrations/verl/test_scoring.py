@@ -13,7 +13,7 @@ import pytest
 from openjudge.config import ConfigError
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.verl.guard import SampleFailed
+from openjudge.integrations.scoring.guard import SampleFailed
 from openjudge.integrations.verl.scoring import SampleScorer, shared_scorer
 from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
 from openjudge.models.chat_model import ChatRequest

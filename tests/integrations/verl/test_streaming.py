@@ -18,7 +18,7 @@ import pytest
 from verl import DataProto
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
-from openjudge.integrations.verl.guard import SampleFailed
+from openjudge.integrations.scoring.guard import SampleFailed
 from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager
 from openjudge.integrations.verl.scoring import Placement, ScoredSample
 from openjudge.testing.judge_server import JudgeServerProcess

@@ -35,6 +35,15 @@ import anyio
 from openjudge.config import ConfigError
 from openjudge.graders.comparison import member_results
 from openjudge.integrations._shared import FailureLog
+from openjudge.integrations.scoring.guard import FailureRateExceeded, is_outage
+from openjudge.integrations.scoring.keys import (
+    GROUP_SIZE_KEY,
+    error_key,
+    name_problems,
+    score_entries,
+    score_key,
+)
+from openjudge.integrations.scoring.ledger import FailureLedger, Ledger
 from openjudge.integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, RewardResult
 from openjudge.integrations.verl.group.members import Member, group_sample, member_sample, reward_sample
 from openjudge.integrations.verl.group.settings import GroupSettings
@@ -45,15 +54,6 @@ from openjudge.integrations.verl.group.verdict import (
     Outcome,
     settle,
 )
-from openjudge.integrations.verl.guard import FailureRateExceeded, is_outage
-from openjudge.integrations.verl.keys import (
-    GROUP_SIZE_KEY,
-    error_key,
-    name_problems,
-    score_entries,
-    score_key,
-)
-from openjudge.integrations.verl.ledger import Ledger, LedgerClient
 from openjudge.integrations.verl.settings import FailurePolicy
 from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore
 from openjudge.runner.aggregators import AggregatorLike, WeightedMeanAggregator
@@ -97,7 +97,7 @@ class GraderGroupJudge:
         source: str,
         reward_loop_names: Sequence[str] = (),
         grader_providers: Mapping[str, str] | None = None,
-        ledger: LedgerClient | None = None,
+        ledger: FailureLedger | None = None,
     ) -> None:
         configs = dict(runner.grader_configs)
         group = {n: c for n, c in configs.items() if c.grader.mode is GraderMode.LISTWISE}
@@ -137,7 +137,7 @@ class GraderGroupJudge:
         self._failures = FailureLog(logger)
         self.grader_providers = dict(grader_providers or {})
         self.providers = list(dict.fromkeys(self.grader_providers.values()))
-        self.ledger: LedgerClient = ledger if ledger is not None else Ledger(FailurePolicy())
+        self.ledger: FailureLedger = ledger if ledger is not None else Ledger(FailurePolicy())
 
     @staticmethod
     def _runner(

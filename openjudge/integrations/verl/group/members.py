@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from openjudge.integrations.verl.functions import ExtraValue, RewardSample
+from openjudge.integrations.scoring.keys import ExtraValue
+from openjudge.integrations.verl.functions import RewardSample
 
 __all__ = ["POINTWISE_FIELD", "SHARED_FIELDS", "Member", "group_sample", "member_sample", "reward_sample"]
 

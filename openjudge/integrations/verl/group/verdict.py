@@ -19,9 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from openjudge.integrations.verl.functions import ExtraValue
+from openjudge.integrations.scoring.keys import GROUP_FAILED_KEY, REWARD_KEY, ExtraValue, as_float, failed
 from openjudge.integrations.verl.group.settings import GroupSettings
-from openjudge.integrations.verl.keys import GROUP_FAILED_KEY, REWARD_KEY, as_float, failed
 
 __all__ = ["GroupVerdict", "MemberDropped", "MemberReward", "Outcome", "neutralise", "settle"]
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, cast
 
+from openjudge.integrations.scoring.keys import FAILED_KEY, as_float
 from openjudge.integrations.verl.group._verl_v1 import (
     AgentLoopOutput,
     AgentLoopWorkerTQ,
@@ -34,7 +35,6 @@ from openjudge.integrations.verl.group.barrier import GroupBarrier, RolloutClock
 from openjudge.integrations.verl.group.members import Member
 from openjudge.integrations.verl.group.stage import GroupStage, build_stage
 from openjudge.integrations.verl.group.verdict import GroupVerdict, MemberDropped
-from openjudge.integrations.verl.keys import FAILED_KEY, as_float
 from openjudge.integrations.verl.samples import sample_from_agent_output
 from openjudge.integrations.verl.settings import SettingsError, config_value
 

@@ -24,7 +24,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from openjudge.integrations.verl.settings import FailurePolicy
+from openjudge.integrations.scoring.settings import FailurePolicy
 from openjudge.results import GraderError
 
 __all__ = ["OUTAGE_KINDS", "REFUSED_MARK", "FailureGuard", "FailureRateExceeded", "SampleFailed", "is_outage"]
