@@ -32,7 +32,7 @@ from openjudge.jobs.results import ResultsFileError
 from openjudge.jobs.resume import DISTRIBUTION
 from openjudge.metaeval import cli as metaeval_cli
 
-__all__ = ["COMMANDS", "Command", "main"]
+__all__ = ["main"]
 
 EPILOG = """exit codes:
   0    finished (grader errors are recorded as results)

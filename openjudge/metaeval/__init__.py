@@ -43,40 +43,34 @@ if TYPE_CHECKING:
     from openjudge.metaeval.loaders import LabelledDataError as LabelledDataError
     from openjudge.metaeval.loaders import load_labelled as load_labelled
     from openjudge.metaeval.metrics import summarize as summarize
-    from openjudge.metaeval.report import BenchmarkFigure as BenchmarkFigure
-    from openjudge.metaeval.report import Estimate as Estimate
     from openjudge.metaeval.report import MetaEvalReport as MetaEvalReport
     from openjudge.metaeval.rescore import load_recorded as load_recorded
     from openjudge.metaeval.rescore import merge_runs as merge_runs
-    from openjudge.metaeval.runs import GraderRun as GraderRun
     from openjudge.metaeval.runs import MetaEvalRun as MetaEvalRun
     from openjudge.metaeval.runs import collect as collect
 
 _EXPORTS = {
-    "GraderRun": "runs",
-    "MetaEvalRun": "runs",
-    "collect": "runs",
-    "ComparisonReport": "compare",
-    "compare_runs": "compare",
-    "collect_config": "configured",
-    "render_comparison": "console",
-    "render_report": "console",
-    "render_html": "html",
-    "write_html": "html",
-    "PairItem": "items",
-    "PairwiseSet": "items",
-    "PointItem": "items",
-    "PointwiseSet": "items",
-    "LabelledDataError": "loaders",
-    "load_labelled": "loaders",
-    "summarize": "metrics",
-    "read_judgements": "judgements",
-    "write_judgements": "judgements",
-    "load_recorded": "rescore",
-    "merge_runs": "rescore",
-    "BenchmarkFigure": "report",
-    "Estimate": "report",
-    "MetaEvalReport": "report",
+    "MetaEvalRun": "openjudge.metaeval.runs",
+    "collect": "openjudge.metaeval.runs",
+    "ComparisonReport": "openjudge.metaeval.compare",
+    "compare_runs": "openjudge.metaeval.compare",
+    "collect_config": "openjudge.metaeval.configured",
+    "render_comparison": "openjudge.metaeval.console",
+    "render_report": "openjudge.metaeval.console",
+    "render_html": "openjudge.metaeval.html",
+    "write_html": "openjudge.metaeval.html",
+    "PairItem": "openjudge.metaeval.items",
+    "PairwiseSet": "openjudge.metaeval.items",
+    "PointItem": "openjudge.metaeval.items",
+    "PointwiseSet": "openjudge.metaeval.items",
+    "LabelledDataError": "openjudge.metaeval.loaders",
+    "load_labelled": "openjudge.metaeval.loaders",
+    "summarize": "openjudge.metaeval.metrics",
+    "read_judgements": "openjudge.metaeval.judgements",
+    "write_judgements": "openjudge.metaeval.judgements",
+    "load_recorded": "openjudge.metaeval.rescore",
+    "merge_runs": "openjudge.metaeval.rescore",
+    "MetaEvalReport": "openjudge.metaeval.report",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -87,7 +81,7 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'openjudge.metaeval' has no attribute {name!r}")
     try:
-        imported = importlib.import_module(f"openjudge.metaeval.{module}")
+        imported = importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name != "numpy":
             raise
