@@ -51,12 +51,14 @@ class Rename:
     why: str
 
 
-def _rows(*rows: tuple[str, str]) -> tuple[Rename, ...]:
-    """``(old, why)`` rows; the new name is the old one with ``_`` before its last part."""
+def _rows(*rows: tuple[str, str] | tuple[str, str, str]) -> tuple[Rename, ...]:
+    """``(old, why)`` rows, the new name being the old one with ``_`` before its last part,
+    or ``(old, why, new)`` rows."""
     out = []
-    for old, why in rows:
+    for row in rows:
+        old, why = row[0], row[1]
         parent, _, leaf = old.rpartition(".")
-        out.append(Rename(old, f"{parent}._{leaf}", why))
+        out.append(Rename(old, row[2] if len(row) == 3 else f"{parent}._{leaf}", why))
     return tuple(out)
 
 
@@ -74,7 +76,10 @@ APPLIED: tuple[Rename, ...] = _rows(
     ("openjudge.jobs.report", "the HTML report; write_report exported by openjudge.jobs"),
     ("openjudge.jobs.replay", "re-grading part of a results file; engine internals"),
     ("openjudge.config.loader", "YAML loading and messages; load_config exported by openjudge.config"),
-    ("openjudge.config.build", "config -> providers, graders, runner; build_job exported by openjudge.config"),
+    (
+        "openjudge.config.build",
+        "config -> providers, graders, runner; build_job exported by openjudge.config",
+    ),
     ("openjudge.config.custom", "importing module:Class types from a config's folder"),
     ("openjudge.config.locations", "file/line positions of YAML fields, for messages"),
     ("openjudge.config.params", "checking grader params against constructors, for messages"),
@@ -82,8 +87,14 @@ APPLIED: tuple[Rename, ...] = _rows(
     ("openjudge.cli.validate", "`openjudge validate` and `estimate`"),
     ("openjudge.cli.estimate", "token and cost estimates for `openjudge estimate`"),
     ("openjudge.cli.import_openai", "`openjudge import-openai-graders`"),
-    ("openjudge.distributed.limits", "provider limits split per worker; plan_workers exported by the package"),
-    ("openjudge.distributed.ray_backend", "the Ray back end; RayBackend and grade_on_ray exported by the package"),
+    (
+        "openjudge.distributed.limits",
+        "provider limits split per worker; plan_workers exported by the package",
+    ),
+    (
+        "openjudge.distributed.ray_backend",
+        "the Ray back end; RayBackend and grade_on_ray exported by the package",
+    ),
     ("openjudge.metaeval.charts", "SVG charts of the HTML report"),
     ("openjudge.metaeval.cli", "`openjudge meta-eval`"),
     ("openjudge.metaeval.compare", "two runs compared; compare_runs exported by openjudge.metaeval"),
@@ -103,11 +114,10 @@ APPLIED: tuple[Rename, ...] = _rows(
     ("openjudge.metaeval.scales", "scores on the labels' scale"),
     ("openjudge.metaeval.stats", "bootstrap intervals"),
     ("openjudge.metaeval.verdicts", "judge verdicts read from results"),
-) + (
-    Rename(
+    (
         "openjudge.config.schema",
-        "openjudge.config._spec",
         "the config-file models; one `schema` in the tree (openjudge.models.schema: messages, prompts)",
+        "openjudge.config._spec",
     ),
 )
 

@@ -20,17 +20,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import openjudge
-from openjudge.cli import import_openai
+from openjudge.cli import _import_openai as import_openai
 from openjudge.cli._codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SIGPIPE
-from openjudge.cli.run import add_run_arguments, cmd_run
-from openjudge.cli.validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
-from openjudge.config.loader import ConfigError
-from openjudge.config.schema import config_json_schema
+from openjudge.cli._run import add_run_arguments, cmd_run
+from openjudge.cli._validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
+from openjudge.config._loader import ConfigError
+from openjudge.config._spec import config_json_schema
 from openjudge.graders.registry import BUILTIN_GRADERS, describe
-from openjudge.jobs.datasets import DatasetError
-from openjudge.jobs.results import ResultsFileError
-from openjudge.jobs.resume import DISTRIBUTION
-from openjudge.metaeval import cli as metaeval_cli
+from openjudge.jobs._datasets import DatasetError
+from openjudge.jobs._results import ResultsFileError
+from openjudge.jobs._resume import DISTRIBUTION
+from openjudge.metaeval import _cli as metaeval_cli
 
 __all__ = ["main"]
 

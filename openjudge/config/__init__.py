@@ -9,15 +9,15 @@ Each section of a config file is a frozen pydantic model named ``...Spec`` (``Gr
 is one entry under ``graders:``); :class:`JobConfig` is the whole file.
 """
 
-from openjudge.config.build import BuiltJob as BuiltJob
-from openjudge.config.build import build_job as build_job
-from openjudge.config.loader import ConfigError as ConfigError
-from openjudge.config.loader import load_config as load_config
-from openjudge.config.loader import parse_config as parse_config
-from openjudge.config.schema import GraderSpec as GraderSpec
-from openjudge.config.schema import JobConfig as JobConfig
-from openjudge.config.schema import ProviderSpec as ProviderSpec
-from openjudge.config.schema import config_json_schema as config_json_schema
+from openjudge.config._build import BuiltJob as BuiltJob
+from openjudge.config._build import build_job as build_job
+from openjudge.config._loader import ConfigError as ConfigError
+from openjudge.config._loader import load_config as load_config
+from openjudge.config._loader import parse_config as parse_config
+from openjudge.config._spec import GraderSpec as GraderSpec
+from openjudge.config._spec import JobConfig as JobConfig
+from openjudge.config._spec import ProviderSpec as ProviderSpec
+from openjudge.config._spec import config_json_schema as config_json_schema
 
 __all__ = [
     "BuiltJob",

@@ -10,9 +10,9 @@ run starts; without it the run fails with an ImportError naming the ``ray`` extr
 * :func:`plan_workers` (a :class:`WorkerPlan`): how provider limits are split per worker.
 """
 
-from openjudge.distributed.limits import WorkerPlan as WorkerPlan
-from openjudge.distributed.limits import plan_workers as plan_workers
-from openjudge.distributed.ray_backend import RayBackend as RayBackend
-from openjudge.distributed.ray_backend import grade_on_ray as grade_on_ray
+from openjudge.distributed._limits import WorkerPlan as WorkerPlan
+from openjudge.distributed._limits import plan_workers as plan_workers
+from openjudge.distributed._ray_backend import RayBackend as RayBackend
+from openjudge.distributed._ray_backend import grade_on_ray as grade_on_ray
 
 __all__ = ["RayBackend", "WorkerPlan", "grade_on_ray", "plan_workers"]

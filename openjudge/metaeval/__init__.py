@@ -27,50 +27,50 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from openjudge.metaeval.compare import ComparisonReport as ComparisonReport
-    from openjudge.metaeval.compare import compare_runs as compare_runs
-    from openjudge.metaeval.configured import collect_config as collect_config
-    from openjudge.metaeval.console import render_comparison as render_comparison
-    from openjudge.metaeval.console import render_report as render_report
-    from openjudge.metaeval.html import render_html as render_html
-    from openjudge.metaeval.html import write_html as write_html
-    from openjudge.metaeval.items import PairItem as PairItem
-    from openjudge.metaeval.items import PairwiseSet as PairwiseSet
-    from openjudge.metaeval.items import PointItem as PointItem
-    from openjudge.metaeval.items import PointwiseSet as PointwiseSet
-    from openjudge.metaeval.judgements import read_judgements as read_judgements
-    from openjudge.metaeval.judgements import write_judgements as write_judgements
-    from openjudge.metaeval.loaders import LabelledDataError as LabelledDataError
-    from openjudge.metaeval.loaders import load_labelled as load_labelled
-    from openjudge.metaeval.metrics import summarize as summarize
-    from openjudge.metaeval.report import MetaEvalReport as MetaEvalReport
-    from openjudge.metaeval.rescore import load_recorded as load_recorded
-    from openjudge.metaeval.rescore import merge_runs as merge_runs
-    from openjudge.metaeval.runs import MetaEvalRun as MetaEvalRun
-    from openjudge.metaeval.runs import collect as collect
+    from openjudge.metaeval._compare import ComparisonReport as ComparisonReport
+    from openjudge.metaeval._compare import compare_runs as compare_runs
+    from openjudge.metaeval._configured import collect_config as collect_config
+    from openjudge.metaeval._console import render_comparison as render_comparison
+    from openjudge.metaeval._console import render_report as render_report
+    from openjudge.metaeval._html import render_html as render_html
+    from openjudge.metaeval._html import write_html as write_html
+    from openjudge.metaeval._items import PairItem as PairItem
+    from openjudge.metaeval._items import PairwiseSet as PairwiseSet
+    from openjudge.metaeval._items import PointItem as PointItem
+    from openjudge.metaeval._items import PointwiseSet as PointwiseSet
+    from openjudge.metaeval._judgements import read_judgements as read_judgements
+    from openjudge.metaeval._judgements import write_judgements as write_judgements
+    from openjudge.metaeval._loaders import LabelledDataError as LabelledDataError
+    from openjudge.metaeval._loaders import load_labelled as load_labelled
+    from openjudge.metaeval._metrics import summarize as summarize
+    from openjudge.metaeval._report import MetaEvalReport as MetaEvalReport
+    from openjudge.metaeval._rescore import load_recorded as load_recorded
+    from openjudge.metaeval._rescore import merge_runs as merge_runs
+    from openjudge.metaeval._runs import MetaEvalRun as MetaEvalRun
+    from openjudge.metaeval._runs import collect as collect
 
 _EXPORTS = {
-    "MetaEvalRun": "openjudge.metaeval.runs",
-    "collect": "openjudge.metaeval.runs",
-    "ComparisonReport": "openjudge.metaeval.compare",
-    "compare_runs": "openjudge.metaeval.compare",
-    "collect_config": "openjudge.metaeval.configured",
-    "render_comparison": "openjudge.metaeval.console",
-    "render_report": "openjudge.metaeval.console",
-    "render_html": "openjudge.metaeval.html",
-    "write_html": "openjudge.metaeval.html",
-    "PairItem": "openjudge.metaeval.items",
-    "PairwiseSet": "openjudge.metaeval.items",
-    "PointItem": "openjudge.metaeval.items",
-    "PointwiseSet": "openjudge.metaeval.items",
-    "LabelledDataError": "openjudge.metaeval.loaders",
-    "load_labelled": "openjudge.metaeval.loaders",
-    "summarize": "openjudge.metaeval.metrics",
-    "read_judgements": "openjudge.metaeval.judgements",
-    "write_judgements": "openjudge.metaeval.judgements",
-    "load_recorded": "openjudge.metaeval.rescore",
-    "merge_runs": "openjudge.metaeval.rescore",
-    "MetaEvalReport": "openjudge.metaeval.report",
+    "MetaEvalRun": "openjudge.metaeval._runs",
+    "collect": "openjudge.metaeval._runs",
+    "ComparisonReport": "openjudge.metaeval._compare",
+    "compare_runs": "openjudge.metaeval._compare",
+    "collect_config": "openjudge.metaeval._configured",
+    "render_comparison": "openjudge.metaeval._console",
+    "render_report": "openjudge.metaeval._console",
+    "render_html": "openjudge.metaeval._html",
+    "write_html": "openjudge.metaeval._html",
+    "PairItem": "openjudge.metaeval._items",
+    "PairwiseSet": "openjudge.metaeval._items",
+    "PointItem": "openjudge.metaeval._items",
+    "PointwiseSet": "openjudge.metaeval._items",
+    "LabelledDataError": "openjudge.metaeval._loaders",
+    "load_labelled": "openjudge.metaeval._loaders",
+    "summarize": "openjudge.metaeval._metrics",
+    "read_judgements": "openjudge.metaeval._judgements",
+    "write_judgements": "openjudge.metaeval._judgements",
+    "load_recorded": "openjudge.metaeval._rescore",
+    "merge_runs": "openjudge.metaeval._rescore",
+    "MetaEvalReport": "openjudge.metaeval._report",
 }
 
 __all__ = sorted(_EXPORTS)

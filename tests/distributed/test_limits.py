@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from openjudge.cli import main
-from openjudge.config.loader import parse_config
+from openjudge.config._loader import parse_config
 from openjudge.distributed import plan_workers, worker_limits
 from openjudge.models.policy import ProviderLimits
 

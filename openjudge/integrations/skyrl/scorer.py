@@ -18,8 +18,7 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from openjudge.config import ConfigError, load_config
-from openjudge.config.build import build_job
+from openjudge.config import ConfigError, build_job, load_config
 from openjudge.integrations._shared import FailureLog
 from openjudge.integrations.skyrl.settings import OpenJudgeSkyRLSettings
 from openjudge.results import GraderError, GraderResult, GraderScore

@@ -36,8 +36,7 @@ from pathlib import Path
 
 import anyio
 
-from openjudge.config import ConfigError, load_config
-from openjudge.config.build import build_job
+from openjudge.config import ConfigError, build_job, load_config
 from openjudge.integrations._shared import FailureLog
 from openjudge.integrations.trl.samples import TRLText, samples_from_batch
 from openjudge.integrations.trl.settings import OpenJudgeTRLSettings

@@ -27,8 +27,7 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from openjudge.config.build import BuiltJob
-from openjudge.config.schema import JobConfig, ProviderSpec
+from openjudge.config import BuiltJob, JobConfig, ProviderSpec
 from openjudge.integrations.verl.guard import REFUSED_MARK
 from openjudge.integrations.verl.settings import config_value
 from openjudge.models.chat_client import ChatClient

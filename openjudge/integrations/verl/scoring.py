@@ -29,8 +29,7 @@ from typing import Any
 
 import anyio
 
-from openjudge.config import ConfigError, load_config
-from openjudge.config.build import build_job
+from openjudge.config import ConfigError, build_job, load_config
 from openjudge.integrations._shared import FailureLog
 from openjudge.integrations.verl.functions import ExtraValue
 from openjudge.integrations.verl.gc_freeze import freeze_long_lived_objects
