@@ -26,7 +26,7 @@ from openjudge.cli._run import add_run_arguments, cmd_run
 from openjudge.cli._validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
 from openjudge.config._loader import ConfigError
 from openjudge.config._spec import config_json_schema
-from openjudge.graders.registry import BUILTIN_GRADERS, describe
+from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.jobs._datasets import DatasetError
 from openjudge.jobs._results import ResultsFileError
 from openjudge.jobs._resume import DISTRIBUTION
@@ -50,7 +50,7 @@ others exit 0, 1 or 2, as ``openjudge --help`` lists)."""
 
 
 def _cmd_graders(args: argparse.Namespace) -> int:
-    infos = [describe(entry) for entry in BUILTIN_GRADERS.values()]
+    infos = list(BUILTIN_GRADERS.values())
     if args.json:
         print(
             json.dumps(
