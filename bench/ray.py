@@ -37,7 +37,8 @@ import anyio
 
 from openjudge.config._build import build_job
 from openjudge.config._loader import load_config
-from openjudge.distributed import grade_on_ray, import_ray, plan_workers
+from openjudge.distributed import grade_on_ray, plan_workers
+from openjudge.distributed._ray_backend import import_ray
 from openjudge.jobs._engine import run_job
 from openjudge.jobs._results import read_results
 from openjudge.testing.judge_server import JudgeServerProcess

@@ -109,7 +109,7 @@ def _usage_error(message: str) -> int:
 def _backend(args: argparse.Namespace, config: JobConfig, job: BuiltJob) -> GradingBackend:
     if args.engine == "local":
         return LocalBackend(job.runner)
-    from openjudge.distributed import RayBackend
+    from openjudge.distributed._ray_backend import RayBackend
 
     return RayBackend(
         config,
@@ -243,7 +243,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.max_error_rate is not None and not 0 <= args.max_error_rate <= 1:
         return _usage_error(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate:g}")
     if args.engine == "ray":
-        from openjudge.distributed import import_ray
+        from openjudge.distributed._ray_backend import import_ray
 
         try:
             import_ray()

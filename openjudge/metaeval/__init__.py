@@ -7,15 +7,14 @@
     report = summarize(run)                                  # agreement, biases, consistency, cost
     print(render_report(report))
 
-* :mod:`.loaders`: our formats and JudgeBench, LLMBar, PandaLM, MT-Bench human files.
-* :mod:`.runs`: run the graders (:func:`collect`; :func:`collect_config` for a config file).
-* :mod:`.metrics` and :mod:`.stats`: the metrics, with bootstrap 95 % intervals over items.
-* :mod:`.compare`: two configs on the same items, paired-bootstrap differences.
-* :mod:`.rescore`: judgements already made, scored without a judge: benchmarks' stored
-  outputs (:mod:`.recorded`, with their own headline rules from :mod:`.headline`), a
-  meta-eval's ``--judgements`` file (:mod:`.judgements`), a run's results file.
-* :mod:`.readings`, :mod:`.scales`: each figure in plain words; scores on the labels' scale.
-* :mod:`.console`, :mod:`.html`: the text table and the HTML report.
+* :func:`load_labelled`: our formats and JudgeBench, LLMBar, PandaLM, MT-Bench human files.
+* :func:`collect` runs the graders (:func:`collect_config` for a config file);
+  :func:`summarize` computes the metrics, with bootstrap 95 % intervals over items.
+* :func:`compare_runs`: two configs on the same items, paired-bootstrap differences.
+* :func:`load_recorded`, :func:`read_judgements`, :func:`merge_runs`: judgements already
+  made (benchmarks' stored outputs, a meta-eval's ``--judgements`` file), scored without a judge.
+* :func:`render_report`, :func:`render_comparison`, :func:`write_html`: the text table and
+  the HTML report, each figure with a reading in plain words.
 
 Needs numpy (``pip install 'openjudge-graders[metaeval]'``). Names are imported on first use, so
 importing this package (as the ``openjudge`` command does) costs nothing.

@@ -1,6 +1,6 @@
 """``openjudge meta-eval``: how far to trust a judge config, measured on labelled data.
 
-Registered in :data:`openjudge.cli.COMMANDS` (:func:`add_arguments`, :func:`run_command`); this module imports nothing
+Registered in :data:`openjudge.cli._main.COMMANDS` (:func:`add_arguments`, :func:`run_command`); this module imports nothing
 heavy until the command runs (numpy comes with the statistics).
 """
 

@@ -24,7 +24,7 @@ def test_every_public_name_resolves_to_its_object_not_a_module() -> None:
 
 
 def test_the_command_line_does_not_import_numpy() -> None:
-    code = "import json, sys, openjudge.cli; openjudge.cli._parser(); print(json.dumps(sorted(sys.modules)))"
+    code = "import json, sys, openjudge.cli._main; openjudge.cli._main._parser(); print(json.dumps(sorted(sys.modules)))"
     loaded = json.loads(
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     )
