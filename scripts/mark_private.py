@@ -14,7 +14,8 @@ each row whose table is chosen:
    pyproject.toml (entry points, import-linter, mypy overrides): dotted names in code,
    strings and prose (``openjudge.jobs.engine`` and ``openjudge.jobs.engine.run_job``),
    file paths (``openjudge/jobs/engine.py``), and ``from openjudge.jobs import engine``
-   (rewritten to ``from openjudge.jobs import _engine as engine`` so the code reads on).
+   (rewritten to ``from openjudge.jobs import _engine as engine`` so the code reads on);
+3. sorts the imports of the files it rewrote and formats them (``ruff``).
 
 Running it again changes nothing (the old names are gone), so it is safe to rerun after a
 merge brings in new references to an old name: they are rewritten too.
@@ -559,29 +560,31 @@ def _from_parent_imports(text: str, rename: Rename) -> str:
     """``from parent import leaf`` -> ``from parent import _leaf as leaf`` (also in lists)."""
     parent, _, leaf = rename.old.rpartition(".")
     new_leaf = rename.new.rpartition(".")[2]
-    if f"import {leaf}" not in text and leaf not in text:
+    if f"from {parent} import" not in text:
         return text
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return text
-    lines = text.splitlines(keepends=True)
-    edits: list[tuple[int, int, int, int, str]] = []
+    # Offset of each line's first character (ast counts "\n" lines, not str.splitlines()'s).
+    starts = [0, *(match.end() for match in re.finditer("\n", text))]
+    spans = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.ImportFrom) and node.module == parent and node.level == 0):
-            continue
-        if not any(alias.name == leaf for alias in node.names):
-            continue
-        assert node.end_lineno is not None and node.end_col_offset is not None
-        start = sum(len(line) for line in lines[: node.lineno - 1]) + node.col_offset
-        end = sum(len(line) for line in lines[: node.end_lineno - 1]) + node.end_col_offset
-        segment = text[start:end]
-        head, _, names = segment.partition(" import ")
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == parent
+            and node.level == 0
+            and any(alias.name == leaf for alias in node.names)
+        ):
+            assert node.end_lineno is not None and node.end_col_offset is not None
+            spans.append(
+                (starts[node.lineno - 1] + node.col_offset, starts[node.end_lineno - 1] + node.end_col_offset)
+            )
+    for start, end in sorted(spans, reverse=True):  # from the end, so earlier offsets stay valid
+        head, _, names = text[start:end].partition(" import ")
         names = re.sub(rf"(?<![\w.]){leaf}\s+as\b", f"{new_leaf} as", names)
-        names = re.sub(rf"(?<![\w.]){leaf}(?![\w])(?!\s+as\b)", f"{new_leaf} as {leaf}", names)
-        edits.append((start, end, 0, 0, f"{head} import {names}"))
-    for start, end, _, _, replacement in sorted(edits, reverse=True):
-        text = text[:start] + replacement + text[end:]
+        names = re.sub(rf"(?<![\w.]){leaf}(?!\w)(?!\s+as\b)", f"{new_leaf} as {leaf}", names)
+        text = f"{text[:start]}{head} import {names}{text[end:]}"
     return text
 
 
@@ -619,6 +622,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if moved:
             print(moved)
     changed = 0
+    python_files: list[str] = []
     for rename in renames:
         for file, old, new in ALSO.get(rename.old, ()):
             path = ROOT / file
@@ -638,6 +642,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"rewrote {path.relative_to(ROOT)}")
             if not args.dry_run:
                 path.write_text(new, encoding="utf-8")
+                if path.suffix == ".py":
+                    python_files.append(str(path))
+    if python_files:  # renamed imports sort differently: let ruff put them back in order
+        ruff = [sys.executable, "-m", "ruff"]
+        subprocess.run(
+            [*ruff, "check", "--fix", "--select", "I001", "-q", *python_files], cwd=ROOT, check=False
+        )
+        subprocess.run([*ruff, "format", "-q", *python_files], cwd=ROOT, check=False)
     print(f"{len(renames)} modules, {changed} files rewritten{' (dry run)' if args.dry_run else ''}")
     return 0
 
