@@ -127,7 +127,9 @@ APPLIED: tuple[Rename, ...] = _rows(
 # Not here, and so public: seed-guide paths, modules run by name (``python -m``, entry
 # points, VERL configs) and modules the docs import by path, listed with their reasons in
 # PUBLIC_MODULES of tests/test_public_api.py. The reason of each row is the first line of
-# the module's docstring: what it implements, behind its package's exports.
+# the module's docstring: what it implements, behind its package's exports. Not here
+# either: openjudge/graders/code/harness/, which runs inside the sandbox as a top-level
+# package named ``harness`` (RUN_ELSEWHERE in tests/test_public_api.py).
 PENDING: tuple[Rename, ...] = _rows(
     (
         "openjudge.graders.agent.tool.tool_call_precision_recall_match",
@@ -501,18 +503,7 @@ PENDING: tuple[Rename, ...] = _rows(
     ("openjudge.runner.settings", "How a runner runs: one frozen settings object, replaced rather ..."),
     ("openjudge.runner.sync", "A synchronous facade: one long-lived event loop on a helper thread"),
     ("openjudge.runner.watchdog", "Per-pair timeouts for a whole run from one timer task (asyncio only)"),
-    (
-        "openjudge.graders.code.harness",
-        "the sandbox harness: files run by path in the sandbox, never imported by users",
-        "openjudge.graders.code._harness",
-    ),
 )
-ALSO: dict[str, tuple[tuple[str, str, str], ...]] = {
-    # References the dotted and path rewrites cannot see: (file, old text, new text).
-    "openjudge.graders.code.harness": (
-        ("openjudge/graders/code/local.py", 'with_name("harness")', 'with_name("_harness")'),
-    ),
-}
 
 
 def tables(pending: bool) -> tuple[Rename, ...]:
@@ -623,14 +614,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(moved)
     changed = 0
     python_files: list[str] = []
-    for rename in renames:
-        for file, old, new in ALSO.get(rename.old, ()):
-            path = ROOT / file
-            if path.is_file() and old in (text := path.read_text(encoding="utf-8")):
-                changed += 1
-                print(f"rewrote {file} ({old} -> {new})")
-                if not args.dry_run:
-                    path.write_text(text.replace(old, new), encoding="utf-8")
     for path in _files():
         try:
             text = path.read_text(encoding="utf-8")
