@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from openjudge.jobs.results import read_results
+from openjudge.jobs._results import read_results
 
 CONFIG = """
 graders:

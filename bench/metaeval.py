@@ -33,11 +33,11 @@ from pydantic import JsonValue
 from openjudge.graders.comparison import PairwiseJudge
 from openjudge.graders.comparison.prompts import pairwise_template
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.metaeval.console import render_report
-from openjudge.metaeval.html import render_html
-from openjudge.metaeval.items import LabelledSet, PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
-from openjudge.metaeval.metrics import summarize
-from openjudge.metaeval.runs import collect
+from openjudge.metaeval._console import render_report
+from openjudge.metaeval._html import render_html
+from openjudge.metaeval._items import LabelledSet, PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
+from openjudge.metaeval._metrics import summarize
+from openjudge.metaeval._runs import collect
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner

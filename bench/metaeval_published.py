@@ -6,7 +6,7 @@
 
 (a bare git directory works too: files are then read with ``git show HEAD:<file>``).
 Nothing calls a judge: every stored output is read by ``openjudge.metaeval`` as a
-recording (:mod:`openjudge.metaeval.recorded`) and summarised as ``openjudge meta-eval
+recording (:mod:`openjudge.metaeval._recorded`) and summarised as ``openjudge meta-eval
 --recorded FILE --format judgebench|llmbar`` does. For each judge it prints the figure the
 benchmark publishes, the same figure computed by the benchmark's own code, ours, our 95 %
 bootstrap interval (1,000 resamples, seed 0), and whether ours is within 0.01 percentage
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from openjudge.metaeval.metrics import summarize
-from openjudge.metaeval.recorded import load_benchmark_recording
-from openjudge.metaeval.report import BenchmarkFigure
+from openjudge.metaeval._metrics import summarize
+from openjudge.metaeval._recorded import load_benchmark_recording
+from openjudge.metaeval._report import BenchmarkFigure
 
 TOLERANCE_PP = 0.01
 

@@ -35,11 +35,12 @@ from pathlib import Path
 
 import anyio
 
-from openjudge.config.build import build_job
-from openjudge.config.loader import load_config
-from openjudge.distributed import grade_on_ray, import_ray, plan_workers
-from openjudge.jobs.engine import run_job
-from openjudge.jobs.results import read_results
+from openjudge.config._build import build_job
+from openjudge.config._loader import load_config
+from openjudge.distributed import grade_on_ray, plan_workers
+from openjudge.distributed._ray_backend import import_ray
+from openjudge.jobs._engine import run_job
+from openjudge.jobs._results import read_results
 from openjudge.testing.judge_server import JudgeServerProcess
 
 ROOT = Path(__file__).resolve().parents[1]

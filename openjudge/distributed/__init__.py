@@ -7,14 +7,12 @@ run starts; without it the run fails with an ImportError naming the ``ray`` extr
 
 * :class:`RayBackend`: the job engine's back end that grades on Ray Data actors.
 * :func:`grade_on_ray`: the job engine with that back end, as one call.
-* :func:`plan_workers`, :func:`worker_limits`: how provider limits are split per worker.
+* :func:`plan_workers` (a :class:`WorkerPlan`): how provider limits are split per worker.
 """
 
-from openjudge.distributed.limits import WorkerPlan as WorkerPlan
-from openjudge.distributed.limits import plan_workers as plan_workers
-from openjudge.distributed.limits import worker_limits as worker_limits
-from openjudge.distributed.ray_backend import RayBackend as RayBackend
-from openjudge.distributed.ray_backend import grade_on_ray as grade_on_ray
-from openjudge.distributed.ray_backend import import_ray as import_ray
+from openjudge.distributed._limits import WorkerPlan as WorkerPlan
+from openjudge.distributed._limits import plan_workers as plan_workers
+from openjudge.distributed._ray_backend import RayBackend as RayBackend
+from openjudge.distributed._ray_backend import grade_on_ray as grade_on_ray
 
-__all__ = ["RayBackend", "WorkerPlan", "grade_on_ray", "import_ray", "plan_workers", "worker_limits"]
+__all__ = ["RayBackend", "WorkerPlan", "grade_on_ray", "plan_workers"]

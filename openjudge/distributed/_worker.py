@@ -3,7 +3,7 @@
 Input batches are Arrow tables with the columns ``id`` (string), ``line`` (int64) and
 ``data`` (the sample as JSON text, so nested and mixed-type fields cross Arrow
 unchanged). Output batches have one column, ``outcome``: the results-file line of each
-sample as JSON text (see :mod:`openjudge.jobs.results`).
+sample as JSON text (see :mod:`openjudge.jobs._results`).
 
 The class imports neither Ray nor pyarrow at module level; Ray pickles it by reference.
 """
@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openjudge.config.build import build_job
-from openjudge.config.schema import JobConfig
-from openjudge.jobs.replay import replaying_runner
-from openjudge.jobs.results import SampleOutcome
+from openjudge.config._build import build_job
+from openjudge.config._spec import JobConfig
+from openjudge.jobs._replay import replaying_runner
+from openjudge.jobs._results import SampleOutcome
 from openjudge.results import GraderScore
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.runner.sync import SyncPortal
@@ -33,7 +33,7 @@ class BatchGrader:
 
     Every batch runs on the actor's one long-lived event loop (a :class:`SyncPortal`
     thread), so concurrent batches in the same actor share its providers and therefore
-    one set of limits: the worker's share from :mod:`openjudge.distributed.limits`.
+    one set of limits: the worker's share from :mod:`openjudge.distributed._limits`.
 
     Args:
         config: The job config, with provider limits already split per worker.
@@ -42,7 +42,7 @@ class BatchGrader:
         use_cache: Use the judge-reply cache of the config.
         deadline_at: Wall-clock time (``time.time()``) when the run's deadline passes,
             or ``None``; pairs not finished by then become timeout errors.
-        replay: Samples may carry stored results to re-use (:mod:`openjudge.jobs.replay`).
+        replay: Samples may carry stored results to re-use (:mod:`openjudge.jobs._replay`).
     """
 
     def __init__(

@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from openjudge.graders.registry import BUILTIN_GRADERS, GraderInfo, describe
+from openjudge.graders.registry import BUILTIN_GRADERS, GraderType
 
 __all__ = ["END_MARKER", "START_MARKER", "main", "render_catalogue", "replace_section", "section"]
 
@@ -38,7 +38,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _inputs(info: GraderInfo) -> str:
+def _inputs(info: GraderType) -> str:
     if not info.required_inputs and not info.optional_inputs:
         return "the template's placeholders" if info.kind == "llm" else "none"
     required = ", ".join(f"`{name}`" for name in info.required_inputs)
@@ -48,7 +48,7 @@ def _inputs(info: GraderInfo) -> str:
     return f"{required}; optional {optional}" if required else f"optional {optional}"
 
 
-def _row(info: GraderInfo) -> str:
+def _row(info: GraderType) -> str:
     if info.score_range is None:
         score_range, better = "-", "-"
     else:
@@ -65,7 +65,7 @@ def render_catalogue() -> str:
     one that returns a rank).
     """
     infos = sorted(
-        (describe(entry) for entry in BUILTIN_GRADERS.values()),
+        BUILTIN_GRADERS.values(),
         key=lambda info: (_KIND_ORDER[info.kind], info.name),
     )
     return "\n".join([*_HEADER, *(_row(info) for info in infos)]) + "\n"

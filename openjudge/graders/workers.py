@@ -10,6 +10,10 @@ Functions are named ``"package.module:function"`` and take and return JSON value
 Workers start with the grader's ``sys.path``, import ``preload`` modules once, and then
 serve calls one at a time; startup is not charged to any call's budget. A worker dies
 with the grading process (``PR_SET_PDEATHSIG`` on Linux, and end of input everywhere).
+
+A worker is a fresh ``python -I`` running :mod:`openjudge.graders._worker_process` by path,
+not :mod:`multiprocessing`: a forked child would inherit the event loop's threads and
+locks, and a spawned one re-imports the parent's ``__main__`` (a training script) first.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import subprocess
 import sys
 import threading
 import weakref
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -34,51 +39,8 @@ __all__ = ["WorkFailed", "WorkTimeout", "WorkerPool"]
 
 _HEADER = struct.Struct(">I")
 _MAX_FRAME = 256 * 1024 * 1024
-_WORKER = r"""
-import importlib, json, os, struct, sys
-_HEADER = struct.Struct(">I")
-channel = os.fdopen(os.dup(1), "wb")
-os.dup2(2, 1)  # what imported code prints must not reach the channel
-source = sys.stdin.buffer
-try:
-    import ctypes
-    ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGKILL when the grader dies
-except Exception:
-    pass
-
-def read():
-    header = source.read(4)
-    if len(header) < 4:
-        raise SystemExit(0)
-    return json.loads(source.read(_HEADER.unpack(header)[0]))
-
-def write(message):
-    data = json.dumps(message).encode()
-    channel.write(_HEADER.pack(len(data)) + data)
-    channel.flush()
-
-hello = read()
-sys.path[:] = hello["sys_path"]
-if os.getppid() != hello["parent"]:
-    raise SystemExit(0)
-for name in hello["preload"]:
-    try:
-        importlib.import_module(name)
-    except ImportError:
-        pass
-if hello["memory_bytes"]:
-    import resource
-    resource.setrlimit(resource.RLIMIT_AS, (hello["memory_bytes"], hello["memory_bytes"]))
-write({"ready": True})
-while True:
-    request = read()
-    try:
-        module, _, name = request["function"].partition(":")
-        value = getattr(importlib.import_module(module), name)(*request["args"])
-        write({"ok": True, "value": value})
-    except Exception as exc:
-        write({"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]})
-"""
+_WORKER = str(Path(__file__).with_name("_worker_process.py"))
+"""The worker's code: a script of the standard library only, run by path (see its docstring)."""
 
 
 class WorkTimeout(TimeoutError):
@@ -213,7 +175,7 @@ class WorkerPool:
             # Started from the event loop thread on purpose: PR_SET_PDEATHSIG fires when the
             # creating *thread* ends, and a worker thread of anyio may end at any time.
             process = subprocess.Popen(  # noqa: ASYNC220
-                [sys.executable, "-I", "-c", _WORKER],
+                [sys.executable, "-I", _WORKER],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -1,7 +1,7 @@
 """The frame of a self-contained HTML report: the page, its tables, writing it out.
 
-Shared by the results report (:mod:`openjudge.jobs.report`) and the meta-eval report
-(:mod:`openjudge.metaeval.html`): inline CSS only (each report brings its own), no
+Shared by the results report (:mod:`openjudge.jobs._report`) and the meta-eval report
+(:mod:`openjudge.metaeval._html`): inline CSS only (each report brings its own), no
 scripts, every text taken from the data escaped here.
 """
 

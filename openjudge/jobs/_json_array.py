@@ -11,6 +11,13 @@ Valid JSON that Python's parser cannot hold (nested too deeply for its recursion
 an integer longer than ``sys.get_int_max_str_digits()``) is skipped by a bracket scan that
 respects strings, and reported as an :class:`UnreadableElement` in place of the value: the
 elements after it are read as usual.
+
+Why not a library: ijson (BSD/ISC, with a C backend) streams arrays as well, but gives no
+positions, so a bad record could not be reported by file line, and its yajl backend stops
+the whole file on valid JSON it cannot hold (``integer overflow`` on a 5,000-digit number)
+where this reader reports the one element and reads on. Measured with ``python -m
+bench.json_array`` (60,000 agent records, 33 MB, CPU time, one 2-core machine under load):
+this reader 0.40 s, ijson's yajl2_c 0.35 s, ``json.load`` of the whole file 0.76 s.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from openjudge.jobs.summary import format_number
+from openjudge.jobs._summary import format_number
 
 __all__ = ["bin_counts", "histogram_svg", "nice_top", "svg_open"]
 

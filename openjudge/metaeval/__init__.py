@@ -7,15 +7,14 @@
     report = summarize(run)                                  # agreement, biases, consistency, cost
     print(render_report(report))
 
-* :mod:`.loaders`: our formats and JudgeBench, LLMBar, PandaLM, MT-Bench human files.
-* :mod:`.runs`: run the graders (:func:`collect`; :func:`collect_config` for a config file).
-* :mod:`.metrics` and :mod:`.stats`: the metrics, with bootstrap 95 % intervals over items.
-* :mod:`.compare`: two configs on the same items, paired-bootstrap differences.
-* :mod:`.rescore`: judgements already made, scored without a judge: benchmarks' stored
-  outputs (:mod:`.recorded`, with their own headline rules from :mod:`.headline`), a
-  meta-eval's ``--judgements`` file (:mod:`.judgements`), a run's results file.
-* :mod:`.readings`, :mod:`.scales`: each figure in plain words; scores on the labels' scale.
-* :mod:`.console`, :mod:`.html`: the text table and the HTML report.
+* :func:`load_labelled`: our formats and JudgeBench, LLMBar, PandaLM, MT-Bench human files.
+* :func:`collect` runs the graders (:func:`collect_config` for a config file);
+  :func:`summarize` computes the metrics, with bootstrap 95 % intervals over items.
+* :func:`compare_runs`: two configs on the same items, paired-bootstrap differences.
+* :func:`load_recorded`, :func:`read_judgements`, :func:`merge_runs`: judgements already
+  made (benchmarks' stored outputs, a meta-eval's ``--judgements`` file), scored without a judge.
+* :func:`render_report`, :func:`render_comparison`, :func:`write_html`: the text table and
+  the HTML report, each figure with a reading in plain words.
 
 Needs numpy (``pip install 'openjudge-graders[metaeval]'``). Names are imported on first use, so
 importing this package (as the ``openjudge`` command does) costs nothing.
@@ -27,56 +26,50 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from openjudge.metaeval.compare import ComparisonReport as ComparisonReport
-    from openjudge.metaeval.compare import compare_runs as compare_runs
-    from openjudge.metaeval.configured import collect_config as collect_config
-    from openjudge.metaeval.console import render_comparison as render_comparison
-    from openjudge.metaeval.console import render_report as render_report
-    from openjudge.metaeval.html import render_html as render_html
-    from openjudge.metaeval.html import write_html as write_html
-    from openjudge.metaeval.items import PairItem as PairItem
-    from openjudge.metaeval.items import PairwiseSet as PairwiseSet
-    from openjudge.metaeval.items import PointItem as PointItem
-    from openjudge.metaeval.items import PointwiseSet as PointwiseSet
-    from openjudge.metaeval.judgements import read_judgements as read_judgements
-    from openjudge.metaeval.judgements import write_judgements as write_judgements
-    from openjudge.metaeval.loaders import LabelledDataError as LabelledDataError
-    from openjudge.metaeval.loaders import load_labelled as load_labelled
-    from openjudge.metaeval.metrics import summarize as summarize
-    from openjudge.metaeval.report import BenchmarkFigure as BenchmarkFigure
-    from openjudge.metaeval.report import Estimate as Estimate
-    from openjudge.metaeval.report import MetaEvalReport as MetaEvalReport
-    from openjudge.metaeval.rescore import load_recorded as load_recorded
-    from openjudge.metaeval.rescore import merge_runs as merge_runs
-    from openjudge.metaeval.runs import GraderRun as GraderRun
-    from openjudge.metaeval.runs import MetaEvalRun as MetaEvalRun
-    from openjudge.metaeval.runs import collect as collect
+    from openjudge.metaeval._compare import ComparisonReport as ComparisonReport
+    from openjudge.metaeval._compare import compare_runs as compare_runs
+    from openjudge.metaeval._configured import collect_config as collect_config
+    from openjudge.metaeval._console import render_comparison as render_comparison
+    from openjudge.metaeval._console import render_report as render_report
+    from openjudge.metaeval._html import render_html as render_html
+    from openjudge.metaeval._html import write_html as write_html
+    from openjudge.metaeval._items import PairItem as PairItem
+    from openjudge.metaeval._items import PairwiseSet as PairwiseSet
+    from openjudge.metaeval._items import PointItem as PointItem
+    from openjudge.metaeval._items import PointwiseSet as PointwiseSet
+    from openjudge.metaeval._judgements import read_judgements as read_judgements
+    from openjudge.metaeval._judgements import write_judgements as write_judgements
+    from openjudge.metaeval._loaders import LabelledDataError as LabelledDataError
+    from openjudge.metaeval._loaders import load_labelled as load_labelled
+    from openjudge.metaeval._metrics import summarize as summarize
+    from openjudge.metaeval._report import MetaEvalReport as MetaEvalReport
+    from openjudge.metaeval._rescore import load_recorded as load_recorded
+    from openjudge.metaeval._rescore import merge_runs as merge_runs
+    from openjudge.metaeval._runs import MetaEvalRun as MetaEvalRun
+    from openjudge.metaeval._runs import collect as collect
 
 _EXPORTS = {
-    "GraderRun": "runs",
-    "MetaEvalRun": "runs",
-    "collect": "runs",
-    "ComparisonReport": "compare",
-    "compare_runs": "compare",
-    "collect_config": "configured",
-    "render_comparison": "console",
-    "render_report": "console",
-    "render_html": "html",
-    "write_html": "html",
-    "PairItem": "items",
-    "PairwiseSet": "items",
-    "PointItem": "items",
-    "PointwiseSet": "items",
-    "LabelledDataError": "loaders",
-    "load_labelled": "loaders",
-    "summarize": "metrics",
-    "read_judgements": "judgements",
-    "write_judgements": "judgements",
-    "load_recorded": "rescore",
-    "merge_runs": "rescore",
-    "BenchmarkFigure": "report",
-    "Estimate": "report",
-    "MetaEvalReport": "report",
+    "MetaEvalRun": "openjudge.metaeval._runs",
+    "collect": "openjudge.metaeval._runs",
+    "ComparisonReport": "openjudge.metaeval._compare",
+    "compare_runs": "openjudge.metaeval._compare",
+    "collect_config": "openjudge.metaeval._configured",
+    "render_comparison": "openjudge.metaeval._console",
+    "render_report": "openjudge.metaeval._console",
+    "render_html": "openjudge.metaeval._html",
+    "write_html": "openjudge.metaeval._html",
+    "PairItem": "openjudge.metaeval._items",
+    "PairwiseSet": "openjudge.metaeval._items",
+    "PointItem": "openjudge.metaeval._items",
+    "PointwiseSet": "openjudge.metaeval._items",
+    "LabelledDataError": "openjudge.metaeval._loaders",
+    "load_labelled": "openjudge.metaeval._loaders",
+    "summarize": "openjudge.metaeval._metrics",
+    "read_judgements": "openjudge.metaeval._judgements",
+    "write_judgements": "openjudge.metaeval._judgements",
+    "load_recorded": "openjudge.metaeval._rescore",
+    "merge_runs": "openjudge.metaeval._rescore",
+    "MetaEvalReport": "openjudge.metaeval._report",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -87,7 +80,7 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'openjudge.metaeval' has no attribute {name!r}")
     try:
-        imported = importlib.import_module(f"openjudge.metaeval.{module}")
+        imported = importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name != "numpy":
             raise

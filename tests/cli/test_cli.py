@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from openjudge.cli import main
-from openjudge.jobs.results import read_results
+from openjudge.jobs._results import read_results
 from openjudge.testing.judge_server import JudgeServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]

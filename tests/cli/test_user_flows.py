@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.jobs.results import read_header, read_results
-from openjudge.jobs.summary import format_cost
+from openjudge.jobs._results import read_header, read_results
+from openjudge.jobs._summary import format_cost
 from openjudge.testing.judge_server import JudgeServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]

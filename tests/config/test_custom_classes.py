@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from openjudge.config import ConfigError, load_config
-from openjudge.config.build import build_job
+from openjudge.config._build import build_job
 from openjudge.integrations.trl import OpenJudgeRewards
 from openjudge.results import GraderScore
 

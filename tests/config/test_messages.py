@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.config.build import build_job
-from openjudge.config.loader import ConfigError, parse_config
+from openjudge.config._build import build_job
+from openjudge.config._loader import ConfigError, parse_config
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.results import GraderScore, ScoreRange

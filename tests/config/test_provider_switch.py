@@ -6,8 +6,8 @@ import warnings
 
 import pytest
 
-from openjudge.config.build import build_job
-from openjudge.config.loader import ConfigError, parse_config
+from openjudge.config._build import build_job
+from openjudge.config._loader import ConfigError, parse_config
 from openjudge.results import GraderScore
 from openjudge.testing.judge_server import JudgeServer
 

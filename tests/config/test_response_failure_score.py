@@ -10,7 +10,7 @@ import yaml
 
 from openjudge.cli import main
 from openjudge.config import load_config
-from openjudge.config.build import build_job
+from openjudge.config._build import build_job
 from openjudge.results import GraderScore
 
 GRADER: dict[str, object] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from openjudge.jobs.results import read_results
+from openjudge.jobs._results import read_results
 
 JOB = """
 providers:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from openjudge.cli import main
-from openjudge.config.loader import parse_config
-from openjudge.distributed import plan_workers, worker_limits
+from openjudge.config._loader import parse_config
+from openjudge.distributed import plan_workers
+from openjudge.distributed._limits import worker_limits
 from openjudge.models.policy import ProviderLimits
 
 CONFIG = """
@@ -76,7 +77,7 @@ def test_importing_the_package_or_the_cli_does_not_import_ray() -> None:
 
 
 def test_a_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from openjudge.distributed import import_ray
+    from openjudge.distributed._ray_backend import import_ray
 
     monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` fail
     with pytest.raises(ImportError, match=r'pip install "openjudge-graders\[ray\]"'):

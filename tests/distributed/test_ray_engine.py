@@ -18,13 +18,13 @@ import pytest
 import ray
 
 from openjudge.cli import main
-from openjudge.config.build import build_job
-from openjudge.config.loader import load_config
+from openjudge.config._build import build_job
+from openjudge.config._loader import load_config
 from openjudge.distributed import RayBackend, grade_on_ray
-from openjudge.jobs.engine import run_job
-from openjudge.jobs.fingerprint import job_fingerprint
-from openjudge.jobs.records import HeaderLine, OutcomeLine, ResultsHeader
-from openjudge.jobs.results import ResultsWriter, SampleOutcome
+from openjudge.jobs._engine import run_job
+from openjudge.jobs._fingerprint import job_fingerprint
+from openjudge.jobs._records import HeaderLine, OutcomeLine, ResultsHeader
+from openjudge.jobs._results import ResultsWriter, SampleOutcome
 from openjudge.models.policy import ProviderLimits
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.distributed.helpers import graded, ids_in, judge_score, write_job, write_samples

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from openjudge.graders.provided_score import ProvidedScoreGrader
-from openjudge.graders.registry import BUILTIN_GRADERS, describe
+from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.results import GraderError, GraderScore
 
 pytestmark = pytest.mark.anyio
@@ -31,5 +31,5 @@ async def test_bad_scores_are_invalid_input(score: object, message: str) -> None
 
 
 def test_registered_as_a_rule_grader_taking_score() -> None:
-    info = describe(BUILTIN_GRADERS["provided_score"])
+    info = BUILTIN_GRADERS["provided_score"]
     assert (info.kind, info.required_inputs, info.optional_inputs) == ("rule", ("score",), ())

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from openjudge.jobs import SampleOutcome
+from openjudge.jobs._results import SampleOutcome
 from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 OutcomeFactory = Callable[[int], SampleOutcome]

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import JsonValue
 
-from openjudge.jobs.datasets import BadRecord, DatasetError, SampleRecord, iter_samples, sample_id
+from openjudge.jobs._datasets import BadRecord, DatasetError, SampleRecord, iter_samples, sample_id
 
 
 def _records(

@@ -12,14 +12,14 @@ from typing import Any
 import anyio
 import pytest
 
-from openjudge.config.build import BuiltJob, build_job
-from openjudge.config.loader import parse_config
-from openjudge.config.schema import JobConfig
-from openjudge.jobs.datasets import SampleRecord
-from openjudge.jobs.engine import Deliver, GradingBackend, LocalBackend, RunStats, run_job
-from openjudge.jobs.records import OutcomeLine
-from openjudge.jobs.results import ResultsWriter, SampleOutcome, read_header, read_results
-from openjudge.jobs.resume import JobMismatchError
+from openjudge.config._build import BuiltJob, build_job
+from openjudge.config._loader import parse_config
+from openjudge.config._spec import JobConfig
+from openjudge.jobs._datasets import SampleRecord
+from openjudge.jobs._engine import Deliver, GradingBackend, LocalBackend, RunStats, run_job
+from openjudge.jobs._records import OutcomeLine
+from openjudge.jobs._results import ResultsWriter, SampleOutcome, read_header, read_results
+from openjudge.jobs._resume import JobMismatchError
 
 pytestmark = pytest.mark.anyio
 

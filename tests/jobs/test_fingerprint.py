@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from openjudge.config.build import build_job
-from openjudge.config.loader import parse_config
-from openjudge.jobs.fingerprint import JobFingerprint, compare, job_fingerprint
+from openjudge.config._build import build_job
+from openjudge.config._loader import parse_config
+from openjudge.jobs._fingerprint import JobFingerprint, compare, job_fingerprint
 
 BASE = """
 providers:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from openjudge.jobs._report import SampleSource, write_report
+from openjudge.jobs._results import ResultsWriter, SampleOutcome
 from openjudge.jobs._svg import nice_top
-from openjudge.jobs.report import SampleSource, write_report
-from openjudge.jobs.results import ResultsWriter, SampleOutcome
 from openjudge.results import GraderError, GraderRank, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 _VOID = {"meta", "link", "br", "img", "hr", "input"}

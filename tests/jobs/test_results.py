@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.jobs.fingerprint import GraderFingerprint, JobFingerprint
-from openjudge.jobs.records import HeaderLine, OutcomeLine, ResultsHeader, ScoreEntry
-from openjudge.jobs.results import (
+from openjudge.jobs._fingerprint import GraderFingerprint, JobFingerprint
+from openjudge.jobs._records import HeaderLine, OutcomeLine, ResultsHeader, ScoreEntry
+from openjudge.jobs._results import (
     ResultsFileError,
     ResultsWriter,
     SampleOutcome,

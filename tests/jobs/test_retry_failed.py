@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.jobs.datasets import SampleRecord
-from openjudge.jobs.fingerprint import GraderFingerprint, JobFingerprint
-from openjudge.jobs.records import ErrorEntry, ResultsHeader
-from openjudge.jobs.replay import STORED_KEY
-from openjudge.jobs.results import SYSTEM_ERROR_KINDS, ResultsWriter, SampleOutcome
-from openjudge.jobs.resume import BoundResults, writer_name
+from openjudge.jobs._datasets import SampleRecord
+from openjudge.jobs._fingerprint import GraderFingerprint, JobFingerprint
+from openjudge.jobs._records import ErrorEntry, ResultsHeader
+from openjudge.jobs._replay import STORED_KEY
+from openjudge.jobs._results import SYSTEM_ERROR_KINDS, ResultsWriter, SampleOutcome
+from openjudge.jobs._resume import BoundResults, writer_name
 from openjudge.results import GraderError, GraderResult, GraderScore
 
 JOB = JobFingerprint(

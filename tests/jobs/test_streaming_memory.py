@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.jobs.datasets import SampleRecord, iter_samples
-from openjudge.jobs.report import write_report
+from openjudge.jobs._datasets import SampleRecord, iter_samples
+from openjudge.jobs._report import write_report
 
 # Kept small because tracemalloc slows Python several times over; the files are still
 # larger than the limit, so loading either whole would fail. bench/cli.py measures RSS

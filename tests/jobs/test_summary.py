@@ -5,8 +5,8 @@ import math
 import pytest
 from pydantic import JsonValue
 
-from openjudge.jobs.results import SampleOutcome
-from openjudge.jobs.summary import (
+from openjudge.jobs._results import SampleOutcome
+from openjudge.jobs._summary import (
     RunSummary,
     SummaryBuilder,
     format_cost,

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from openjudge.metaeval.items import PairItem, PairLabel, PairwiseSet
+from openjudge.metaeval._items import PairItem, PairLabel, PairwiseSet
 from openjudge.models.chat_model import ChatRequest
 
 Category = Literal["position", "random", "length"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from openjudge.metaeval.compare import compare_runs
-from openjudge.metaeval.console import render_comparison
-from openjudge.metaeval.items import PairLabel, PairwiseSet
-from openjudge.metaeval.runs import MetaEvalRun, collect
+from openjudge.metaeval._compare import compare_runs
+from openjudge.metaeval._console import render_comparison
+from openjudge.metaeval._items import PairLabel, PairwiseSet
+from openjudge.metaeval._runs import MetaEvalRun, collect
 from openjudge.results import GraderResult
 from tests.metaeval.test_metrics import CannedPairGrader, pair_set, score
 

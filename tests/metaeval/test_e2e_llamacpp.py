@@ -23,10 +23,10 @@ from pydantic import BaseModel, Field
 
 from openjudge.cli import main
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.metaeval.items import PairItem, PairLabel, PairwiseSet
-from openjudge.metaeval.metrics import summarize
-from openjudge.metaeval.runs import collect
-from openjudge.metaeval.verdicts import NONE
+from openjudge.metaeval._items import PairItem, PairLabel, PairwiseSet
+from openjudge.metaeval._metrics import summarize
+from openjudge.metaeval._runs import collect
+from openjudge.metaeval._verdicts import NONE
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.runner.grading_runner import GradingRunner
 

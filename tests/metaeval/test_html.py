@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from openjudge.metaeval import collect, compare_runs, render_html, summarize, write_html
-from openjudge.metaeval.items import PointItem, PointwiseSet
+from openjudge.metaeval._items import PointItem, PointwiseSet
 from openjudge.results import GraderResult
 from tests.metaeval.test_metrics import CannedPairGrader, CountingScorer, pair_set, score
 

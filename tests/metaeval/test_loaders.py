@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.jobs.datasets import DatasetError
-from openjudge.metaeval.items import PairwiseSet, PointwiseSet
-from openjudge.metaeval.loaders import LabelledDataError, load_labelled
+from openjudge.jobs._datasets import DatasetError
+from openjudge.metaeval._items import PairwiseSet, PointwiseSet
+from openjudge.metaeval._loaders import LabelledDataError, load_labelled
 
 
 def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:

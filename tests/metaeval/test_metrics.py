@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.jobs.summary import Price
-from openjudge.metaeval.items import PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
-from openjudge.metaeval.metrics import summarize
-from openjudge.metaeval.runs import collect
+from openjudge.jobs._summary import Price
+from openjudge.metaeval._items import PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
+from openjudge.metaeval._metrics import summarize
+from openjudge.metaeval._runs import collect
 from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
 
 pytestmark = pytest.mark.anyio
@@ -167,7 +167,7 @@ async def test_consistency_on_scored_responses() -> None:
 
 
 async def test_a_report_serialises_to_json_and_back() -> None:
-    from openjudge.metaeval.report import MetaEvalReport
+    from openjudge.metaeval._report import MetaEvalReport
 
     data = pair_set(["A", "B"])
     report = summarize(

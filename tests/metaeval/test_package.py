@@ -10,7 +10,7 @@ import types
 import pytest
 
 import openjudge.metaeval as metaeval
-from openjudge.metaeval.cli import needs_numpy
+from openjudge.metaeval._cli import needs_numpy
 
 
 def test_every_public_name_resolves_to_its_object_not_a_module() -> None:
@@ -18,17 +18,17 @@ def test_every_public_name_resolves_to_its_object_not_a_module() -> None:
     for name in metaeval.__all__:
         value = getattr(metaeval, name)
         assert not isinstance(value, types.ModuleType), name
-    assert callable(metaeval.collect) and metaeval.collect.__module__ == "openjudge.metaeval.runs"
+    assert callable(metaeval.collect) and metaeval.collect.__module__ == "openjudge.metaeval._runs"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = metaeval.nope
 
 
 def test_the_command_line_does_not_import_numpy() -> None:
-    code = "import json, sys, openjudge.cli; openjudge.cli._parser(); print(json.dumps(sorted(sys.modules)))"
+    code = "import json, sys, openjudge.cli._main; openjudge.cli._main._parser(); print(json.dumps(sorted(sys.modules)))"
     loaded = json.loads(
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     )
-    assert "numpy" not in loaded and "openjudge.metaeval.cli" in loaded
+    assert "numpy" not in loaded and "openjudge.metaeval._cli" in loaded
 
 
 def test_a_missing_numpy_names_the_extra() -> None:

@@ -26,10 +26,10 @@ import pytest
 from openjudge.graders.comparison import PairwiseJudge, PairwisePreferenceGrader
 from openjudge.graders.comparison.prompts import pairwise_template
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.metaeval.items import PairItem, PointItem, PointwiseSet
-from openjudge.metaeval.metrics import summarize
-from openjudge.metaeval.report import Estimate, GraderReport
-from openjudge.metaeval.runs import collect
+from openjudge.metaeval._items import PairItem, PointItem, PointwiseSet
+from openjudge.metaeval._metrics import summarize
+from openjudge.metaeval._report import Estimate, GraderReport
+from openjudge.metaeval._runs import collect
 from openjudge.models.chat_model import ChatRequest, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.testing.function_model import FunctionChatModel

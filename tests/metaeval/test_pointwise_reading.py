@@ -14,13 +14,13 @@ import pytest
 
 from openjudge.cli import main
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.metaeval.console import render_report
-from openjudge.metaeval.items import PairItem, PairwiseSet, PointItem, PointwiseSet
-from openjudge.metaeval.judgements import read_judgements, write_judgements
-from openjudge.metaeval.metrics import summarize
-from openjudge.metaeval.report import Estimate, GraderReport
-from openjudge.metaeval.rescore import load_recorded
-from openjudge.metaeval.runs import collect
+from openjudge.metaeval._console import render_report
+from openjudge.metaeval._items import PairItem, PairwiseSet, PointItem, PointwiseSet
+from openjudge.metaeval._judgements import read_judgements, write_judgements
+from openjudge.metaeval._metrics import summarize
+from openjudge.metaeval._report import Estimate, GraderReport
+from openjudge.metaeval._rescore import load_recorded
+from openjudge.metaeval._runs import collect
 from openjudge.results import GraderResult, GraderScore, ScoreRange
 
 pytestmark = pytest.mark.anyio
@@ -113,7 +113,7 @@ async def test_a_given_label_scale_is_used() -> None:
 
 
 def test_position_bias_reads_in_plain_words() -> None:
-    from openjudge.metaeval.readings import readings
+    from openjudge.metaeval._readings import readings
 
     base = summarize_stub()
     biased = base.model_copy(
@@ -144,7 +144,7 @@ def test_position_bias_reads_in_plain_words() -> None:
 
 def summarize_stub() -> GraderReport:
     data = PairwiseSet((PairItem("1", 1, "q", "a", "b", "A"),))
-    from openjudge.metaeval.runs import GraderRun, MetaEvalRun
+    from openjudge.metaeval._runs import GraderRun, MetaEvalRun
 
     run = GraderRun(name="g", kind="pair", repeats=1, swapped=False)
     import numpy as np

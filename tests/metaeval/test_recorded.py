@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from openjudge.cli import main
-from openjudge.metaeval.items import PairwiseSet
-from openjudge.metaeval.loaders import LabelledDataError
-from openjudge.metaeval.metrics import summarize
-from openjudge.metaeval.report import BenchmarkFigure, GraderReport
-from openjudge.metaeval.rescore import load_recorded, merge_runs
+from openjudge.metaeval._items import PairwiseSet
+from openjudge.metaeval._loaders import LabelledDataError
+from openjudge.metaeval._metrics import summarize
+from openjudge.metaeval._report import BenchmarkFigure, GraderReport
+from openjudge.metaeval._rescore import load_recorded, merge_runs
 
 DATA = Path(__file__).parent / "data"
 O1_MINI = DATA / "judgebench" / "o1-mini-arena-hard.jsonl"
@@ -106,7 +106,7 @@ def test_llmbar_figures_are_those_of_its_statistics(
 
 def test_llmbar_ids_match_the_dataset_file(tmp_path: Path) -> None:
     """Items of a result.json get the ids their dataset.json records get, so runs line up."""
-    from openjudge.metaeval.loaders import load_labelled
+    from openjudge.metaeval._loaders import load_labelled
 
     records = json.loads((LLMBAR / "GPT-4/Vanilla/result.json").read_text(encoding="utf-8"))
     dataset = tmp_path / "dataset.json"
@@ -239,8 +239,8 @@ def test_usage_errors_and_undetectable_files(tmp_path: Path, capsys: pytest.Capt
 @pytest.mark.anyio
 async def test_a_live_run_on_benchmark_data_gets_the_benchmark_figures_too() -> None:
     from openjudge.graders.base_grader import BaseGrader
-    from openjudge.metaeval.items import PairItem
-    from openjudge.metaeval.runs import collect
+    from openjudge.metaeval._items import PairItem
+    from openjudge.metaeval._runs import collect
     from openjudge.results import GraderResult, GraderScore, ScoreRange
 
     class FirstShown(BaseGrader):
@@ -286,9 +286,9 @@ async def test_a_live_run_on_benchmark_data_gets_the_benchmark_figures_too() -> 
 async def test_your_judge_beside_a_published_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Judge the benchmark's pairs live, save the judgements, then read them beside a recording."""
     from openjudge.graders.base_grader import BaseGrader
-    from openjudge.metaeval.judgements import write_judgements
-    from openjudge.metaeval.loaders import load_labelled
-    from openjudge.metaeval.runs import collect
+    from openjudge.metaeval._judgements import write_judgements
+    from openjudge.metaeval._loaders import load_labelled
+    from openjudge.metaeval._runs import collect
     from openjudge.results import GraderResult, GraderScore, ScoreRange, TokenUsage
 
     class Shorter(BaseGrader):
@@ -335,9 +335,9 @@ def test_a_single_game_file_is_scored_on_its_one_order(tmp_path: Path) -> None:
 def test_single_graders_on_pairs_say_nothing_of_orders() -> None:
     import numpy as np
 
-    from openjudge.metaeval.console import render_report
-    from openjudge.metaeval.items import PairItem
-    from openjudge.metaeval.runs import GraderRun, MetaEvalRun, pair_verdicts_from_scores
+    from openjudge.metaeval._console import render_report
+    from openjudge.metaeval._items import PairItem
+    from openjudge.metaeval._runs import GraderRun, MetaEvalRun, pair_verdicts_from_scores
 
     data = PairwiseSet((PairItem("1", 1, "q", "a", "bb", "A"), PairItem("2", 2, "q", "aa", "b", "B")))
     run = GraderRun(name="rm", kind="single", repeats=1, swapped=False)

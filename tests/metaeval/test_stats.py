@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from openjudge.metaeval.stats import Correlation, Ratio, Resamples, difference_interval, interval
+from openjudge.metaeval._stats import Correlation, Ratio, Resamples, difference_interval, interval
 
 
 def brute_tau_b(x: list[float], y: list[float]) -> float:

@@ -10,7 +10,7 @@ import pytest
 from openjudge.graders.comparison import GroupTournamentGrader, PairwisePreferenceGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.text.string_match import StringMatchGrader
-from openjudge.metaeval.verdicts import NONE, TIE, A, B, grader_kind, read_pair, read_single
+from openjudge.metaeval._verdicts import NONE, TIE, A, B, grader_kind, read_pair, read_single
 from openjudge.results import GraderError, GraderRank, GraderScore, ScoreRange
 from openjudge.runner.grader_config import GraderConfig
 from openjudge.testing.function_model import FunctionChatModel
@@ -95,8 +95,8 @@ def test_single_readings() -> None:
 
 @pytest.mark.anyio
 async def test_kinds_are_settled_before_any_judge_is_called() -> None:
-    from openjudge.metaeval.items import PairItem, PairwiseSet
-    from openjudge.metaeval.runs import collect
+    from openjudge.metaeval._items import PairItem, PairwiseSet
+    from openjudge.metaeval._runs import collect
 
     calls: list[object] = []
 

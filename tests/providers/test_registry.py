@@ -107,7 +107,7 @@ def test_table_is_explicit_and_lazy() -> None:
     ],
 )
 def test_every_factory_takes_the_config_keywords(kind: str, model: str, base_url: str | None) -> None:
-    # Exactly what openjudge.config.build.build_provider passes.
+    # Exactly what openjudge.config._build.build_provider passes.
     built = load_factory(kind)(
         model,
         api_key=SecretStr("k"),

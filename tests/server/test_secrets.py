@@ -23,9 +23,9 @@ from typing import ClassVar
 import pytest
 
 from openjudge.cli import main
-from openjudge.config.build import build_job
-from openjudge.config.loader import load_config
-from openjudge.jobs.results import read_header
+from openjudge.config._build import build_job
+from openjudge.config._loader import load_config
+from openjudge.jobs._results import read_header
 from openjudge.models.errors import ChatModelError
 from openjudge.models.secrets import redact, safe_url
 from openjudge.providers.litellm import LiteLLMChatModel

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from openjudge.config import ConfigError, load_config
-from openjudge.config.build import BuiltJob, build_job
-from openjudge.config.schema import JobConfig
+from openjudge.config._build import BuiltJob, build_job
+from openjudge.config._spec import JobConfig
 from openjudge.integrations.scoring.settings import ScorerSettings
 
 __all__ = ["ProcessCache", "describe_providers", "load_job", "settings_path"]

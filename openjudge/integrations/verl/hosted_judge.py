@@ -27,8 +27,8 @@ from typing import Any
 import httpx
 from pydantic import SecretStr
 
-from openjudge.config.build import BuiltJob
-from openjudge.config.schema import JobConfig, ProviderSpec
+from openjudge.config._build import BuiltJob
+from openjudge.config._spec import JobConfig, ProviderSpec
 from openjudge.integrations.scoring.guard import REFUSED_MARK
 from openjudge.integrations.verl.settings import config_value
 from openjudge.models.chat_client import ChatClient

@@ -20,7 +20,7 @@ import logging
 import threading
 from typing import Protocol, runtime_checkable
 
-from openjudge.config.build import BuiltJob
+from openjudge.config import BuiltJob
 
 __all__ = ["close_all", "close_at_exit", "close_job"]
 

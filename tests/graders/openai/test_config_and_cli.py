@@ -13,7 +13,7 @@ import pytest
 
 from openjudge.cli import main
 from openjudge.config import ConfigError, load_config
-from openjudge.config.build import build_job
+from openjudge.config._build import build_job
 from openjudge.graders.openai import OpenAIGrader, graders_in, job_config_yaml
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.graders.openai.helpers import DATA, GUIDE_MULTI, GUIDE_SCORE_MODEL

@@ -113,7 +113,7 @@ def test_kind_verl_without_a_verl_reward_model_says_what_to_set(hosted_yaml: Pat
 
 def test_kind_verl_outside_verl_is_a_clear_config_error(hosted_yaml: Path) -> None:
     from openjudge.config import load_config
-    from openjudge.config.build import build_job
+    from openjudge.config._build import build_job
 
     with pytest.raises(ConfigError, match=r"providers\.judge: kind 'verl' is the judge VERL serves"):
         build_job(load_config(hosted_yaml), source=str(hosted_yaml))

@@ -10,7 +10,7 @@ from typing import cast
 
 import pytest
 
-from openjudge.config.build import BuiltJob
+from openjudge.config._build import BuiltJob
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.integrations.verl.lifecycle import close_all, close_at_exit, close_job
 from openjudge.models.cache import JudgeCache

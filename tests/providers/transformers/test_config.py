@@ -10,10 +10,10 @@ import pytest
 
 from openjudge.cli import main
 from openjudge.config import ConfigError
-from openjudge.config.build import build_job
-from openjudge.config.loader import parse_config
+from openjudge.config._build import build_job
+from openjudge.config._loader import parse_config
 from openjudge.graders.reward_model import RewardModelGrader
-from openjudge.jobs.results import read_results
+from openjudge.jobs._results import read_results
 from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel
 from openjudge.providers.vllm_reward import RewardModelClient
 from tests.providers.transformers.helpers import direct_reward

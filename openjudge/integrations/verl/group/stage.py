@@ -6,8 +6,7 @@ import logging
 import os
 from dataclasses import dataclass
 
-from openjudge.config import load_config
-from openjudge.config.build import build_job
+from openjudge.config import build_job, load_config
 from openjudge.integrations.verl.functions import find_reward_function
 from openjudge.integrations.verl.gc_freeze import freeze_long_lived_objects
 from openjudge.integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge, GroupJudge

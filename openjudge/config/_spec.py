@@ -1,0 +1,335 @@
+"""The shape of a job config file (validated by pydantic, exported as JSON Schema)."""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    PrivateAttr,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from openjudge.config._locations import Located
+from openjudge.models.chat_model import StructuredOutputMode
+from openjudge.models.policy import ProviderLimits
+from openjudge.models.secrets import safe_url
+
+__all__ = [
+    "AGGREGATOR_TYPES",
+    "PROVIDER_KINDS",
+    "AggregatorSpec",
+    "CacheSpec",
+    "DataSpec",
+    "GraderSpec",
+    "JobConfig",
+    "ProviderKind",
+    "ProviderSpec",
+    "RunnerSpec",
+    "SamplingSpec",
+    "config_json_schema",
+]
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderKind:
+    """A provider ``kind`` a config may name.
+
+    Attributes:
+        summary: One line for docs and messages.
+        fields: The kind-specific :class:`ProviderSpec` fields it takes (passed to its
+            factory as keyword arguments when set; an error for other kinds).
+    """
+
+    summary: str
+    fields: frozenset[str] = frozenset()
+
+
+PROVIDER_KINDS: Mapping[str, ProviderKind] = {
+    "openai": ProviderKind("OpenAI or any OpenAI-compatible server (vLLM, SGLang, llama.cpp, ...)"),
+    "vllm": ProviderKind("a vLLM server: adds vLLM's structured outputs and model discovery"),
+    "azure": ProviderKind(
+        "Azure OpenAI: model is the deployment, base_url the resource endpoint", frozenset({"api_version"})
+    ),
+    "litellm": ProviderKind(
+        "any litellm route; model carries the route, e.g. hosted_vllm/qwen3-8b", frozenset({"api_version"})
+    ),
+    "transformers": ProviderKind(
+        "a model run in this process on torch; model is a local directory or hub id",
+        frozenset(
+            {
+                "device",
+                "dtype",
+                "max_batch_size",
+                "batch_window_s",
+                "max_new_tokens",
+                "max_input_tokens",
+                "revision",
+                "trust_remote_code",
+                "chat_template",
+            }
+        ),
+    ),
+    "verl": ProviderKind(
+        "the judge VERL serves during training (openjudge.integrations.verl supplies base_url and model)"
+    ),
+}
+"""Provider kinds configs may name. To add one: an entry here (with any kind-specific
+fields, added to :class:`ProviderSpec` as optional fields) and its factory in
+``openjudge.providers.registry.PROVIDER_FACTORIES``; the loader, the JSON Schema and
+:func:`openjudge.config._build.build_provider` follow this table."""
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"must be a finite number, got {value}")
+    return value
+
+
+FiniteFloat = Annotated[float, AfterValidator(_finite)]
+Weight = Annotated[float, Field(ge=0), AfterValidator(_finite)]
+Minimum = Annotated[float, Field(ge=0, le=1)]
+
+
+class SamplingSpec(_Spec):
+    """Judge sampling. Temperature 0 and a fixed seed by default: judges should be repeatable."""
+
+    temperature: float | None = Field(default=0.0, ge=0)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, gt=0)
+    seed: int | None = 0
+
+
+class ProviderSpec(_Spec):
+    """A judge backend, referred to by name from graders.
+
+    Attributes:
+        kind: ``openai`` (OpenAI or any OpenAI-compatible server), ``vllm`` (adds vLLM's
+            structured outputs and discovery), ``azure`` (Azure OpenAI; ``model`` is the
+            deployment, ``base_url`` the resource endpoint), ``litellm`` (any litellm
+            route; ``model`` carries the route, e.g. ``hosted_vllm/qwen3-8b``),
+            ``transformers`` (the model runs in this process on torch; ``model`` is a
+            local directory or hub id) or ``verl`` (the judge VERL serves under
+            ``reward.reward_model``; built by ``openjudge.integrations.verl``, which supplies
+            ``base_url`` and ``model``).
+        model: Model name on the server (``transformers``: a directory or hub id);
+            required, except for ``verl``.
+        api_version: Azure API version (``azure`` and ``litellm`` only).
+        base_url: Server URL ending in ``/v1`` (default: the kind's own, or ``OPENAI_BASE_URL``).
+        api_key: Key; write ``${ENV_VAR}`` rather than the key itself.
+        timeout_s: Per-attempt timeout.
+        max_retries: Retries after the first attempt.
+        structured_output: How the server takes JSON requests.
+        limits: Concurrency and rate limits.
+        sampling: Sampling defaults.
+        price: Dollars per 1,000 tokens, for cost estimates.
+        device, dtype, max_batch_size, batch_window_s, max_new_tokens, max_input_tokens,
+        revision, trust_remote_code, chat_template: ``transformers`` only; see
+            :class:`openjudge.providers.transformers.TransformersSettings`.
+    """
+
+    kind: str = Field(json_schema_extra={"enum": list(PROVIDER_KINDS)})
+    model: str | None = Field(default=None, min_length=1, validate_default=True)
+    api_version: str | None = None
+    base_url: str | None = Field(default=None, pattern=r"^https?://")
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=19)
+    structured_output: StructuredOutputMode = "json_schema"
+    limits: ProviderLimits = ProviderLimits()
+    sampling: SamplingSpec = SamplingSpec()
+    price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None
+    device: str | None = Field(default=None, pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$")
+    dtype: Literal["auto", "float32", "float16", "bfloat16"] | None = None
+    max_batch_size: int | None = Field(default=None, ge=1)
+    batch_window_s: float | None = Field(default=None, ge=0)
+    max_new_tokens: int | None = Field(default=None, ge=1)
+    max_input_tokens: int | None = Field(default=None, ge=1)
+    revision: str | None = None
+    trust_remote_code: bool | None = None
+    chat_template: str | None = None
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # A base_url may carry user:pass@; reprs show it without (the key is a SecretStr already).
+        for name, value in super().__repr_args__():
+            yield name, safe_url(value) if name == "base_url" and isinstance(value, str) else value
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        if value not in PROVIDER_KINDS:
+            close = difflib.get_close_matches(value, list(PROVIDER_KINDS), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"unknown provider kind {value!r}{hint} (kinds: {', '.join(PROVIDER_KINDS)}; "
+                "any other litellm route is kind 'litellm' with the route in 'model')"
+            )
+        return value
+
+    @field_validator("api_version", mode="before")
+    @classmethod
+    def _date_as_text(cls, value: object) -> object:
+        # YAML reads an unquoted 2024-10-21 as a date; Azure wants the text.
+        return value.isoformat() if isinstance(value, datetime.date) else value
+
+    @field_validator("model")
+    @classmethod
+    def _model_named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Only kind "verl" may omit it: VERL names the model it serves.
+        if value is None and info.data.get("kind") != "verl":
+            raise PydanticCustomError("missing", "Field required")
+        return value
+
+
+_IMPORT_PATH = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+
+
+class GraderSpec(_Spec):
+    """One grader.
+
+    Attributes:
+        type: A built-in grader name (``openjudge graders`` lists them), or a grader class
+            of your own as ``module:ClassName``, imported with the config's folder on the
+            Python path.
+        provider: The provider name, for LLM graders.
+        params: Constructor arguments.
+        mapper: ``{input_name: "dotted.path.in.sample"}``; default: same-named sample fields.
+        response_failure_score: The score of a response that made grading fail (deep
+            nesting, huge numbers, a lone surrogate, a judge's refusal ...); default: the
+            bottom of the grader's range. It must lie in the grader's range.
+    """
+
+    type: str = Field(min_length=1)
+    provider: str | None = None
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+    mapper: dict[str, str] | None = None
+    response_failure_score: FiniteFloat | None = None
+
+
+AGGREGATOR_TYPES = ("weighted_mean", "min", "gate")
+"""The built-in aggregator types (any other ``type`` is a class of your own, ``module:Class``)."""
+
+
+class AggregatorSpec(_Spec):
+    """Combine each sample's grader results.
+
+    Attributes:
+        type: ``weighted_mean``, ``min`` or ``gate``, or an aggregator class of your own as
+            ``module:ClassName`` (called with each sample's results, grader name -> result).
+        name: Result name (defaults to the type; for a class, the class's name).
+        params: Constructor arguments of an aggregator class of your own.
+        weights: For ``weighted_mean`` (and the inner mean of ``gate``): grader -> weight
+            (0 or more). Every grader it mixes must declare a score range.
+        on_error: ``error`` (a failed input fails the aggregate) or ``skip``.
+        gates: For ``gate``: grader -> minimum normalised score, in [0, 1].
+        fail_score: For ``gate``: the score when a gate fails.
+    """
+
+    type: str = Field(
+        json_schema_extra={"anyOf": [{"enum": list(AGGREGATOR_TYPES)}, {"pattern": _IMPORT_PATH}]}
+    )
+    name: str | None = Field(default=None, min_length=1)
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+    weights: dict[str, Weight] | None = None
+    on_error: Literal["error", "skip"] = "error"
+    gates: dict[str, Minimum] | None = None
+    fail_score: FiniteFloat = 0.0
+
+    @property
+    def result_name(self) -> str:
+        """The name its results go under: ``name``, else the type (a class's own name for ``module:Class``)."""
+        if self.name:
+            return self.name
+        return self.type.rpartition(":")[2].rpartition(".")[2] if ":" in self.type else self.type
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value in AGGREGATOR_TYPES or ":" in value:
+            return value
+        close = difflib.get_close_matches(value, AGGREGATOR_TYPES, n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"unknown aggregator type {value!r}{hint} (types: {', '.join(AGGREGATOR_TYPES)}; "
+            "or a class of your own as 'module:ClassName')"
+        )
+
+
+class RunnerSpec(_Spec):
+    """Runner settings."""
+
+    max_concurrency: int = Field(default=32, ge=1)
+    timeout_s: float | None = Field(default=300.0, gt=0)
+    deadline_s: float | None = Field(default=None, gt=0)
+
+
+class DataSpec(_Spec):
+    """Where samples come from (``--data`` overrides ``path``)."""
+
+    path: str | None = None
+    format: Literal["auto", "jsonl", "json", "csv"] = "auto"
+    id_field: str = "id"
+    on_error: Literal["skip", "fail"] = "skip"
+
+
+class CacheSpec(_Spec):
+    """The judge-reply cache, used by providers whose temperature is 0.
+
+    Attributes:
+        enabled: Serve repeated deterministic judge calls from disk.
+        path: The SQLite file (default ``$XDG_CACHE_HOME/openjudge/judge-cache.sqlite``),
+            relative to the config file when relative.
+    """
+
+    enabled: bool = True
+    path: str | None = None
+
+
+class JobConfig(_Spec):
+    """A whole job config file."""
+
+    version: Literal[1] = 1
+    providers: dict[str, ProviderSpec] = Field(default_factory=dict)
+    graders: dict[str, GraderSpec] = Field(min_length=1)
+    aggregators: list[AggregatorSpec] = Field(default_factory=list)
+    runner: RunnerSpec = RunnerSpec()
+    data: DataSpec = DataSpec()
+    cache: CacheSpec = CacheSpec()
+
+    _located: Located | None = PrivateAttr(default=None)
+    _base_dir: Path | None = PrivateAttr(default=None)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The folder of the file this config was loaded from: relative paths and
+        ``module:Class`` types resolve there (``None`` for a config parsed from text)."""
+        return self._base_dir
+
+    def located(self, source: str = "<config>") -> Located:
+        """Where each field is in the file this config was loaded from (for messages)."""
+        return self._located if self._located is not None else Located(source)
+
+
+def config_json_schema() -> dict[str, JsonValue]:
+    """The JSON Schema of a job config file, for editor completion and validation."""
+    schema: dict[str, JsonValue] = JobConfig.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "openjudge job config"
+    return schema
