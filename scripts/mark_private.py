@@ -385,10 +385,6 @@ PENDING: tuple[Rename, ...] = _rows(
         "``OpenJudgeAgentLoopWorker``: VERL 0.9's V1 agent-loop worker, ...",
     ),
     (
-        "openjudge.integrations.verl.guard",
-        "Judge outages: a circuit breaker per provider and a ceiling on the ...",
-    ),
-    (
         "openjudge.integrations.verl.hosted_judge",
         "The judge VERL hosts itself: ``kind: verl`` providers in the ...",
     ),
@@ -419,6 +415,18 @@ PENDING: tuple[Rename, ...] = _rows(
     (
         "openjudge.integrations.verl.scoring",
         "Grade one sample (or many) with the configured graders and apply ...",
+    ),
+    (
+        "openjudge.integrations.scoring.guard",
+        "The breaker rules and the failure-rate ceiling every adapter applies",
+    ),
+    ("openjudge.integrations.scoring.keys", "The reward_extra_info keys every adapter writes"),
+    ("openjudge.integrations.scoring.ledger", "The failure-ledger protocol and the in-process ledger"),
+    ("openjudge.integrations.scoring.loader", "Building a scorer's job and caching it per process"),
+    ("openjudge.integrations.scoring.scorer", "RewardScorer: exported by openjudge.integrations.scoring"),
+    (
+        "openjudge.integrations.scoring.settings",
+        "ScorerSettings and the failure policies: exported by the package",
     ),
     ("openjudge.integrations.verl.settings", "What the training command configures: ..."),
     ("openjudge.models.errors", "The one exception a chat model raises for a failed call"),

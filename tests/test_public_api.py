@@ -146,6 +146,8 @@ PUBLIC_MODULES = {
     "openjudge.models.schema.prompt_template": "seed path",
     "openjudge.models.schema.oai.message": "seed path",
     "openjudge.runner.grading_runner": "seed path",
+    # The base of LLM graders whose calls carry their own context (docs/graders.md).
+    "openjudge.graders.judge_grader": "documented base class path (JudgeGrader, PreparedCall)",
     # The result vocabulary is a module of its own at the top.
     "openjudge.results": "the result vocabulary, imported by every layer",
     # Run by name.
