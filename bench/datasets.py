@@ -328,7 +328,7 @@ def code_mbpp_items(
 
 async def code_main(backends: Sequence[str], mbpp: Path | None, suites: Sequence[str]) -> None:
     from openjudge.graders.code import sandbox_backend
-    from openjudge.graders.code.backends import works
+    from openjudge.graders.code._backends import works
 
     for backend in backends:
         problem = await works(sandbox_backend(backend))  # type: ignore[arg-type]  # a name from the command line

@@ -306,7 +306,7 @@ async def _bare_start_ms(runs: int) -> float:
 
 async def _bench_code(runs: int) -> None:
     from openjudge.graders.code import CodeExecutionGrader, sandbox_backend
-    from openjudge.graders.code.backends import works
+    from openjudge.graders.code._backends import works
 
     floor = await _bare_start_ms(runs)
     print(f"code execution, median of {runs} sequential test cases (trivial solution, stdin -> stdout):")

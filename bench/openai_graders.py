@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable
 
 from openjudge.graders.openai import OpenAIGrader, from_openai_grader
-from openjudge.graders.openai.similarity import metric_for
-from openjudge.graders.openai.spec import SimilarityMetric
+from openjudge.graders.openai._similarity import metric_for
+from openjudge.graders.openai._spec import SimilarityMetric
 from openjudge.graders.text.string_match import StringMatchGrader
 
 TARGET_RULE_US = 50.0

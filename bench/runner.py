@@ -375,7 +375,7 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
         "kept alive by 256 calls in flight for 200 ms each",
         "long": "as the short prompt, plus prompt rendering: escape_tags builds a position list for "
         "every input character (~90 us per call for 3 kB of ASCII inputs; an ASCII fast path in "
-        "openjudge/models/schema/data_blocks.py brings the long ratio to the short one's)",
+        "openjudge/models/schema/_data_blocks.py brings the long ratio to the short one's)",
     }
     for case in CASES:
         report(

@@ -41,8 +41,8 @@ from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.reward_model import RewardModelGrader
 from openjudge.models.chat_model import Sampling
 from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel
-from openjudge.providers.transformers.loading import LoadedModel, load_model
-from openjudge.providers.transformers.settings import TransformersSettings
+from openjudge.providers.transformers._loading import LoadedModel, load_model
+from openjudge.providers.transformers._settings import TransformersSettings
 from openjudge.results import GraderScore
 from tests.providers.transformers import tiny
 

@@ -50,8 +50,8 @@ from bench.runner import report
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.verl import OpenJudgeRewardManager, OpenJudgeVerlSettings
-from openjudge.integrations.verl.reward_loop import RewardLoopOutput
-from openjudge.integrations.verl.scoring import SampleScorer, shared_scorer
+from openjudge.integrations.verl._reward_loop import RewardLoopOutput
+from openjudge.integrations.verl._scoring import SampleScorer, shared_scorer
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner

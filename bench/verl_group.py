@@ -11,7 +11,7 @@ worker runs it: generation, then ``_compute_score``.
 * pointwise: each trajectory is judged alone as soon as it is generated (one LLM call).
   Ideal step time = max over trajectories of (G + L).
 * group: each trajectory arrives at its group's barrier
-  (:class:`~openjudge.integrations.verl.group.barrier.GroupBarrier`), the group is judged once by
+  (:class:`~openjudge.integrations.verl.group._barrier.GroupBarrier`), the group is judged once by
   the real :class:`~openjudge.integrations.verl.group.judges.GraderGroupJudge` (listwise: one call;
   knockout: ceil(log2 n) rounds of calls; all-pairs and anchor: one concurrent wave),
   and every member gets its reward. Ideal = max over groups of (slowest member + the
@@ -46,12 +46,12 @@ from openjudge.graders.comparison import (
     ListwiseRankingGrader,
 )
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.verl.functions import RewardSample
+from openjudge.integrations.verl._functions import RewardSample
 from openjudge.integrations.verl.group import GroupSettings
-from openjudge.integrations.verl.group.barrier import GroupBarrier
+from openjudge.integrations.verl.group._barrier import GroupBarrier
+from openjudge.integrations.verl.group._verdict import GroupVerdict, MemberReward
 from openjudge.integrations.verl.group.judges import GraderGroupJudge
 from openjudge.integrations.verl.group.members import Member
-from openjudge.integrations.verl.group.verdict import GroupVerdict, MemberReward
 from openjudge.models.chat_model import ChatModel, ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner

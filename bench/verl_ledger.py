@@ -25,9 +25,9 @@ from pathlib import Path
 
 import anyio
 
-from openjudge.integrations.scoring.ledger import Ledger
-from openjudge.integrations.verl.ledger import RECORD_BATCH, VIEW_TTL_S, run_ledger
-from openjudge.integrations.verl.settings import FailurePolicy
+from openjudge.integrations.scoring._ledger import Ledger
+from openjudge.integrations.verl._ledger import RECORD_BATCH, VIEW_TTL_S, run_ledger
+from openjudge.integrations.verl._settings import FailurePolicy
 
 N = 2_000
 C = 64

@@ -35,10 +35,10 @@ if TYPE_CHECKING:
     from openjudge.models.schema.oai.message import ChatMessage as ChatMessage
     from openjudge.models.schema.prompt_template import PromptTemplate as PromptTemplate
     from openjudge.providers.openai import OpenAIChatModel as OpenAIChatModel
+    from openjudge.runner._grader_config import GraderConfig as GraderConfig
     from openjudge.runner.aggregators import GateAggregator as GateAggregator
     from openjudge.runner.aggregators import MinAggregator as MinAggregator
     from openjudge.runner.aggregators import WeightedMeanAggregator as WeightedMeanAggregator
-    from openjudge.runner.grader_config import GraderConfig as GraderConfig
     from openjudge.runner.grading_runner import GradingRunner as GradingRunner
 
 __version__ = "0.1.0"
@@ -73,7 +73,7 @@ _LAZY = {
     "ChatMessage": "openjudge.models.schema.oai.message",
     "FunctionGrader": "openjudge.graders.function_grader",
     "GateAggregator": "openjudge.runner.aggregators",
-    "GraderConfig": "openjudge.runner.grader_config",
+    "GraderConfig": "openjudge.runner._grader_config",
     "GradingRunner": "openjudge.runner.grading_runner",
     "LLMGrader": "openjudge.graders.llm_grader",
     "MinAggregator": "openjudge.runner.aggregators",

@@ -18,7 +18,7 @@ MODULES = sorted(
 
 
 def test_modules_with_examples_are_found() -> None:
-    assert "openjudge.graders.comparison.ratings" in MODULES
+    assert "openjudge.graders.comparison._ratings" in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)

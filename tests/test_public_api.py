@@ -19,7 +19,7 @@ from types import ModuleType
 import pytest
 
 import openjudge
-from openjudge.graders.registry import BUILTIN_GRADERS
+from openjudge.graders._registry import BUILTIN_GRADERS
 
 ROOT = Path(__file__).resolve().parents[1]
 

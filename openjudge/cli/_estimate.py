@@ -13,7 +13,7 @@ from openjudge.jobs._datasets import SampleRecord, iter_samples
 from openjudge.jobs._summary import format_cost
 from openjudge.models.chat_client import ChatClient
 from openjudge.results import GraderError
-from openjudge.runner.mapper import compile_mapper
+from openjudge.runner._mapper import compile_mapper
 
 __all__ = ["GraderEstimate", "estimate_job", "render_estimate"]
 

@@ -2,7 +2,7 @@
 
 FILE holds a grader, a fine-tuning job (``method.reinforcement.grader``), a graders
 run request or an eval (``testing_criteria``); see
-:mod:`openjudge.graders.openai.importer`. The YAML goes to ``--out`` (refusing to
+:mod:`openjudge.graders.openai._importer`. The YAML goes to ``--out`` (refusing to
 overwrite without ``--force``) or to standard output; every grader in it is built once
 before writing, so a grader the JSON gets wrong is reported now, not at the first run.
 """
@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from openjudge.graders.openai.importer import job_config_yaml, load_json
+    from openjudge.graders.openai._importer import job_config_yaml, load_json
 
     source: Path = args.file
     try:

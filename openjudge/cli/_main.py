@@ -22,7 +22,7 @@ from openjudge.cli._run import add_run_arguments, cmd_run
 from openjudge.cli._validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
 from openjudge.config._loader import ConfigError
 from openjudge.config._spec import config_json_schema
-from openjudge.graders.registry import BUILTIN_GRADERS
+from openjudge.graders._registry import BUILTIN_GRADERS
 from openjudge.jobs._datasets import DatasetError
 from openjudge.jobs._results import ResultsFileError
 from openjudge.jobs._resume import DISTRIBUTION

@@ -19,7 +19,7 @@ from openjudge.jobs._preflight import check_data
 from openjudge.jobs._report import SampleSource, write_report
 from openjudge.jobs._results import read_results
 from openjudge.jobs._summary import Price, RunSummary, SummaryBuilder, render_table
-from openjudge.runner.grader_config import BoundGrader
+from openjudge.runner._grader_config import BoundGrader
 
 __all__ = ["add_run_arguments", "cmd_run", "data_path", "default_out", "plural", "prices"]
 

@@ -20,14 +20,16 @@ from openjudge.config._params import grader_arguments
 from openjudge.config._spec import PROVIDER_KINDS, AggregatorSpec, JobConfig, ProviderSpec
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.blame import set_response_failure_score
+from openjudge.models._limits import ConnectionLimits
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
-from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.models.reward_model import RewardModel
-from openjudge.providers.registry import load_factory
+from openjudge.providers._registry import load_factory
 from openjudge.results import GraderMode, GraderResult, ScoreRange
+from openjudge.runner._grader_config import BoundGrader
+from openjudge.runner._mapper import Mapper, MissingFieldError
 from openjudge.runner.aggregators import (
     Aggregator,
     GateAggregator,
@@ -35,9 +37,7 @@ from openjudge.runner.aggregators import (
     WeightedMeanAggregator,
     mixed_graders,
 )
-from openjudge.runner.grader_config import BoundGrader
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from openjudge.runner.mapper import Mapper, MissingFieldError
 
 __all__ = ["BuiltJob", "build_job", "build_provider"]
 

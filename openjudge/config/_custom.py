@@ -19,8 +19,8 @@ import traceback
 from pathlib import Path
 from typing import Literal
 
+from openjudge.graders._registry import lookup
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.registry import lookup
 
 __all__ = ["grader_class", "grader_kind", "importable", "is_import_path", "load_class"]
 

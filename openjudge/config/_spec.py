@@ -24,9 +24,9 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from openjudge.config._locations import Located
+from openjudge.models._secrets import safe_url
 from openjudge.models.chat_model import StructuredOutputMode
 from openjudge.models.policy import ProviderLimits
-from openjudge.models.secrets import safe_url
 
 __all__ = [
     "AGGREGATOR_TYPES",
@@ -93,7 +93,7 @@ PROVIDER_KINDS: Mapping[str, ProviderKind] = {
 }
 """Provider kinds configs may name. To add one: an entry here (with any kind-specific
 fields, added to :class:`ProviderSpec` as optional fields) and its factory in
-``openjudge.providers.registry.PROVIDER_FACTORIES``; the loader, the JSON Schema and
+``openjudge.providers._registry.PROVIDER_FACTORIES``; the loader, the JSON Schema and
 :func:`openjudge.config._build.build_provider` follow this table."""
 
 

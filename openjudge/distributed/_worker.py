@@ -20,8 +20,8 @@ from openjudge.config._spec import JobConfig
 from openjudge.jobs._replay import replaying_runner
 from openjudge.jobs._results import SampleOutcome
 from openjudge.results import GraderScore
+from openjudge.runner._sync import SyncPortal
 from openjudge.runner.grading_runner import GradingRunner
-from openjudge.runner.sync import SyncPortal
 
 __all__ = ["BatchGrader"]
 

@@ -1,7 +1,7 @@
 """Graders: the base class, LLM judges and every built-in grader, importable from here.
 
 ``from openjudge.graders import StringMatchGrader`` loads only that grader's module. The
-``type`` names a job config uses for the same classes are in :mod:`openjudge.graders.registry`
+``type`` names a job config uses for the same classes are in :mod:`openjudge.graders._registry`
 (and ``openjudge graders`` lists them). Result types live in :mod:`openjudge.results`.
 """
 
@@ -18,52 +18,52 @@ if TYPE_CHECKING:
     from openjudge.graders.agent.observation.observation_information_gain import (
         ObservationInformationGainGrader as ObservationInformationGainGrader,
     )
-    from openjudge.graders.agent.tool.tool_call_precision_recall_match import (
+    from openjudge.graders.agent.tool._tool_call_precision_recall_match import (
         ToolCallPrecisionRecallMatchGrader as ToolCallPrecisionRecallMatchGrader,
     )
-    from openjudge.graders.agent.tool.tool_call_step_sequence_match import (
+    from openjudge.graders.agent.tool._tool_call_step_sequence_match import (
         ToolCallStepSequenceMatchGrader as ToolCallStepSequenceMatchGrader,
+    )
+    from openjudge.graders.agent.trajectory._trajectory_step_efficiency import (
+        TrajectoryStepEfficiencyGrader as TrajectoryStepEfficiencyGrader,
     )
     from openjudge.graders.agent.trajectory.trajectory_comprehensive import (
         TrajectoryComprehensiveGrader as TrajectoryComprehensiveGrader,
     )
-    from openjudge.graders.agent.trajectory.trajectory_step_efficiency import (
-        TrajectoryStepEfficiencyGrader as TrajectoryStepEfficiencyGrader,
-    )
     from openjudge.graders.base_grader import BaseGrader as BaseGrader
     from openjudge.graders.base_grader import grader_boundary as grader_boundary
-    from openjudge.graders.code.code_execution import CodeExecutionGrader as CodeExecutionGrader
-    from openjudge.graders.common.correctness import CorrectnessGrader as CorrectnessGrader
-    from openjudge.graders.common.hallucination import HallucinationGrader as HallucinationGrader
-    from openjudge.graders.common.harmfulness import HarmfulnessGrader as HarmfulnessGrader
-    from openjudge.graders.common.instruction_following import (
+    from openjudge.graders.code._code_execution import CodeExecutionGrader as CodeExecutionGrader
+    from openjudge.graders.common._correctness import CorrectnessGrader as CorrectnessGrader
+    from openjudge.graders.common._hallucination import HallucinationGrader as HallucinationGrader
+    from openjudge.graders.common._harmfulness import HarmfulnessGrader as HarmfulnessGrader
+    from openjudge.graders.common._instruction_following import (
         InstructionFollowingGrader as InstructionFollowingGrader,
     )
-    from openjudge.graders.common.relevance import RelevanceGrader as RelevanceGrader
-    from openjudge.graders.comparison.anchor import AnchorComparisonGrader as AnchorComparisonGrader
-    from openjudge.graders.comparison.group_tournament import GroupTournamentGrader as GroupTournamentGrader
-    from openjudge.graders.comparison.knockout import KnockoutTournamentGrader as KnockoutTournamentGrader
-    from openjudge.graders.comparison.listwise import ListwiseRankingGrader as ListwiseRankingGrader
-    from openjudge.graders.comparison.pairwise import PairwisePreferenceGrader as PairwisePreferenceGrader
-    from openjudge.graders.format.json_match import JsonMatchGrader as JsonMatchGrader
-    from openjudge.graders.format.json_schema import JsonSchemaGrader as JsonSchemaGrader
-    from openjudge.graders.format.json_validator import JsonValidatorGrader as JsonValidatorGrader
-    from openjudge.graders.format.length_penalty import LengthPenaltyGrader as LengthPenaltyGrader
-    from openjudge.graders.format.ngram_repetition import (
+    from openjudge.graders.common._relevance import RelevanceGrader as RelevanceGrader
+    from openjudge.graders.comparison._anchor import AnchorComparisonGrader as AnchorComparisonGrader
+    from openjudge.graders.comparison._group_tournament import GroupTournamentGrader as GroupTournamentGrader
+    from openjudge.graders.comparison._knockout import KnockoutTournamentGrader as KnockoutTournamentGrader
+    from openjudge.graders.comparison._listwise import ListwiseRankingGrader as ListwiseRankingGrader
+    from openjudge.graders.comparison._pairwise import PairwisePreferenceGrader as PairwisePreferenceGrader
+    from openjudge.graders.format._json_match import JsonMatchGrader as JsonMatchGrader
+    from openjudge.graders.format._json_schema import JsonSchemaGrader as JsonSchemaGrader
+    from openjudge.graders.format._json_validator import JsonValidatorGrader as JsonValidatorGrader
+    from openjudge.graders.format._length_penalty import LengthPenaltyGrader as LengthPenaltyGrader
+    from openjudge.graders.format._ngram_repetition import (
         NgramRepetitionPenaltyGrader as NgramRepetitionPenaltyGrader,
     )
     from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
     from openjudge.graders.function_grader import FunctionGrader as FunctionGrader
     from openjudge.graders.llm_grader import LLMGrader as LLMGrader
-    from openjudge.graders.math.answer_equivalence import (
+    from openjudge.graders.math._answer_equivalence import (
         MathAnswerEquivalenceGrader as MathAnswerEquivalenceGrader,
     )
     from openjudge.graders.openai import OpenAIGrader as OpenAIGrader
     from openjudge.graders.openai import from_openai_grader as from_openai_grader
     from openjudge.graders.provided_score import ProvidedScoreGrader as ProvidedScoreGrader
     from openjudge.graders.reward_model import RewardModelGrader as RewardModelGrader
-    from openjudge.graders.text.number_accuracy import NumberAccuracyGrader as NumberAccuracyGrader
-    from openjudge.graders.text.similarity import SimilarityGrader as SimilarityGrader
+    from openjudge.graders.text._number_accuracy import NumberAccuracyGrader as NumberAccuracyGrader
+    from openjudge.graders.text._similarity import SimilarityGrader as SimilarityGrader
     from openjudge.graders.text.string_match import StringMatchGrader as StringMatchGrader
 
 __all__ = [
@@ -106,38 +106,38 @@ __all__ = [
 
 _LAZY = {
     "ActionLoopDetectionGrader": "openjudge.graders.agent.action.action_loop",
-    "AnchorComparisonGrader": "openjudge.graders.comparison.anchor",
+    "AnchorComparisonGrader": "openjudge.graders.comparison._anchor",
     "BaseGrader": "openjudge.graders.base_grader",
-    "CodeExecutionGrader": "openjudge.graders.code.code_execution",
-    "CorrectnessGrader": "openjudge.graders.common.correctness",
+    "CodeExecutionGrader": "openjudge.graders.code._code_execution",
+    "CorrectnessGrader": "openjudge.graders.common._correctness",
     "FunctionGrader": "openjudge.graders.function_grader",
-    "GroupTournamentGrader": "openjudge.graders.comparison.group_tournament",
-    "HallucinationGrader": "openjudge.graders.common.hallucination",
-    "HarmfulnessGrader": "openjudge.graders.common.harmfulness",
-    "InstructionFollowingGrader": "openjudge.graders.common.instruction_following",
-    "JsonMatchGrader": "openjudge.graders.format.json_match",
-    "JsonSchemaGrader": "openjudge.graders.format.json_schema",
-    "JsonValidatorGrader": "openjudge.graders.format.json_validator",
-    "KnockoutTournamentGrader": "openjudge.graders.comparison.knockout",
+    "GroupTournamentGrader": "openjudge.graders.comparison._group_tournament",
+    "HallucinationGrader": "openjudge.graders.common._hallucination",
+    "HarmfulnessGrader": "openjudge.graders.common._harmfulness",
+    "InstructionFollowingGrader": "openjudge.graders.common._instruction_following",
+    "JsonMatchGrader": "openjudge.graders.format._json_match",
+    "JsonSchemaGrader": "openjudge.graders.format._json_schema",
+    "JsonValidatorGrader": "openjudge.graders.format._json_validator",
+    "KnockoutTournamentGrader": "openjudge.graders.comparison._knockout",
     "LLMGrader": "openjudge.graders.llm_grader",
-    "LengthPenaltyGrader": "openjudge.graders.format.length_penalty",
-    "ListwiseRankingGrader": "openjudge.graders.comparison.listwise",
-    "MathAnswerEquivalenceGrader": "openjudge.graders.math.answer_equivalence",
-    "NgramRepetitionPenaltyGrader": "openjudge.graders.format.ngram_repetition",
-    "NumberAccuracyGrader": "openjudge.graders.text.number_accuracy",
+    "LengthPenaltyGrader": "openjudge.graders.format._length_penalty",
+    "ListwiseRankingGrader": "openjudge.graders.comparison._listwise",
+    "MathAnswerEquivalenceGrader": "openjudge.graders.math._answer_equivalence",
+    "NgramRepetitionPenaltyGrader": "openjudge.graders.format._ngram_repetition",
+    "NumberAccuracyGrader": "openjudge.graders.text._number_accuracy",
     "ObservationInformationGainGrader": "openjudge.graders.agent.observation.observation_information_gain",
     "OpenAIGrader": "openjudge.graders.openai",
-    "PairwisePreferenceGrader": "openjudge.graders.comparison.pairwise",
+    "PairwisePreferenceGrader": "openjudge.graders.comparison._pairwise",
     "ProvidedScoreGrader": "openjudge.graders.provided_score",
     "ReasoningFormatGrader": "openjudge.graders.format.reasoning_format",
-    "RelevanceGrader": "openjudge.graders.common.relevance",
+    "RelevanceGrader": "openjudge.graders.common._relevance",
     "RewardModelGrader": "openjudge.graders.reward_model",
-    "SimilarityGrader": "openjudge.graders.text.similarity",
+    "SimilarityGrader": "openjudge.graders.text._similarity",
     "StringMatchGrader": "openjudge.graders.text.string_match",
-    "ToolCallPrecisionRecallMatchGrader": "openjudge.graders.agent.tool.tool_call_precision_recall_match",
-    "ToolCallStepSequenceMatchGrader": "openjudge.graders.agent.tool.tool_call_step_sequence_match",
+    "ToolCallPrecisionRecallMatchGrader": "openjudge.graders.agent.tool._tool_call_precision_recall_match",
+    "ToolCallStepSequenceMatchGrader": "openjudge.graders.agent.tool._tool_call_step_sequence_match",
     "TrajectoryComprehensiveGrader": "openjudge.graders.agent.trajectory.trajectory_comprehensive",
-    "TrajectoryStepEfficiencyGrader": "openjudge.graders.agent.trajectory.trajectory_step_efficiency",
+    "TrajectoryStepEfficiencyGrader": "openjudge.graders.agent.trajectory._trajectory_step_efficiency",
     "from_openai_grader": "openjudge.graders.openai",
     "grader_boundary": "openjudge.graders.base_grader",
 }

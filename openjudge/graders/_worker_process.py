@@ -1,4 +1,4 @@
-"""The worker process of :class:`openjudge.graders.workers.WorkerPool`, run as a script.
+"""The worker process of :class:`openjudge.graders._workers.WorkerPool`, run as a script.
 
 Started as ``python -I <this file>``: by path, not ``-m``, so a worker imports nothing from
 openjudge (not even the package ``__init__``) before it has read the grader's ``sys.path``,

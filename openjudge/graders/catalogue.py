@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from openjudge.graders.registry import BUILTIN_GRADERS, GraderType
+from openjudge.graders._registry import BUILTIN_GRADERS, GraderType
 
 __all__ = ["END_MARKER", "START_MARKER", "main", "render_catalogue", "replace_section", "section"]
 

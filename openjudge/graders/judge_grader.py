@@ -6,7 +6,7 @@ call (``ContextT``: the candidate ids of a ranking, the step count of a trajecto
 for a plain prompt). The path of one evaluation:
 
 1. The subclass turns its inputs into a :class:`PreparedCall`: the rendered messages (the
-   template filled through :mod:`~openjudge.models.schema.data_blocks`: values inserted
+   template filled through :mod:`~openjudge.models.schema._data_blocks`: values inserted
    verbatim, each in its own data block, never through ``str.format``) and the context.
 2. :meth:`JudgeGrader.judge` asks the chat model for JSON in the strongest mode it declares
    (``json_schema`` > ``json_object`` + schema > schema in the prompt).
@@ -40,12 +40,12 @@ import anyio
 from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import TypeVar
 
+from openjudge.graders._judge_output import JudgeVerdict, extract_json_object
+from openjudge.graders._scoring import expected_score, vote_decided, vote_winner
 from openjudge.graders.base_grader import BaseGrader, response_failure_result
-from openjudge.graders.judge_output import JudgeVerdict, extract_json_object
-from openjudge.graders.scoring import expected_score, vote_decided, vote_winner
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatResponse, OutputSpec, Sampling
-from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.results import (
@@ -117,7 +117,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         score_mode: ``"verdict"`` reads the written score; ``"logprobs"`` weighs the score
             token's alternatives (integer ranges, providers with logprobs); ``"vote"`` takes the
             majority of ``votes`` sampled verdicts, stopping once the majority is decided
-            (needs a sampling temperature above 0). See :mod:`openjudge.graders.scoring`.
+            (needs a sampling temperature above 0). See :mod:`openjudge.graders._scoring`.
         top_logprobs: Alternatives requested per token in ``"logprobs"`` mode.
         votes: Verdicts sampled at most in ``"vote"`` mode.
     """

@@ -28,10 +28,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from openjudge.graders._judge_output import JudgeVerdict
 from openjudge.graders.base_grader import InputSpec, error_from_exception, response_failure_result
 from openjudge.graders.blame import check_response_text
 from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, ScoreMode, VerdictT, fmt_number
-from openjudge.graders.judge_output import JudgeVerdict
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate

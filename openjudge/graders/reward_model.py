@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
-from openjudge.models.errors import ChatModelError
+from openjudge.models._errors import ChatModelError
 from openjudge.models.reward_model import Reward, RewardModel
 from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 

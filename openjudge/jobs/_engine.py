@@ -34,8 +34,8 @@ from openjudge.jobs._replay import replaying_runner
 from openjudge.jobs._results import ResultsFileError, SampleOutcome
 from openjudge.jobs._resume import BoundResults
 from openjudge.results import GraderError, GraderResult, GraderScore
+from openjudge.runner._progress import ProgressBar
 from openjudge.runner.grading_runner import GradingRunner
-from openjudge.runner.progress import ProgressBar
 
 if TYPE_CHECKING:
     from openjudge.config._build import BuiltJob

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from openjudge.graders.judge_grader import JudgeGrader
 from openjudge.jobs._datasets import BadRecord, iter_samples
 from openjudge.results import GraderError
-from openjudge.runner.grader_config import BoundGrader
-from openjudge.runner.mapper import MissingFieldError
+from openjudge.runner._grader_config import BoundGrader
+from openjudge.runner._mapper import MissingFieldError
 
 if TYPE_CHECKING:
     from openjudge.config._build import BuiltJob

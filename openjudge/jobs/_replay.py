@@ -18,7 +18,7 @@ from pydantic import JsonValue, TypeAdapter
 from openjudge.graders.base_grader import BaseGrader, InputSpec
 from openjudge.jobs._records import ResultEntry, result_from_entry
 from openjudge.results import GraderResult
-from openjudge.runner.grader_config import BoundGrader, GraderConfig
+from openjudge.runner._grader_config import BoundGrader, GraderConfig
 from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = ["STORED_KEY", "replaying_runner", "with_stored"]

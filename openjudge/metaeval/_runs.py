@@ -36,9 +36,9 @@ from openjudge.metaeval._stats import Floats, Ints
 from openjudge.metaeval._verdicts import NONE, TIE, A, B, GraderKind, grader_kind, read_pair, read_single
 from openjudge.models.chat_client import ChatClient
 from openjudge.results import GraderResult, GraderScore, ScoreRange, TokenUsage
-from openjudge.runner.grader_config import GraderConfig
+from openjudge.runner._grader_config import GraderConfig
+from openjudge.runner._mapper import Mapper
 from openjudge.runner.grading_runner import GradingRunner
-from openjudge.runner.mapper import Mapper
 
 __all__ = ["GraderRun", "MetaEvalRun", "collect", "pair_verdicts_from_scores"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from openjudge.results import GraderError, GraderRank, GraderResult, GraderScore
-from openjudge.runner.grader_config import GraderConfig
+from openjudge.runner._grader_config import GraderConfig
 
 __all__ = [
     "NONE",

@@ -36,8 +36,8 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from openjudge.models._loop_local import LoopLocal
 from openjudge.models.chat_model import ChatResponse, TokenLogprob
-from openjudge.models.loop_local import LoopLocal
 from openjudge.results import TokenUsage
 
 __all__ = ["JudgeCache", "cache_key", "default_cache_path"]

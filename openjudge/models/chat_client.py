@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
+from openjudge.models._errors import ChatModelError
+from openjudge.models._inflight import Flight
+from openjudge.models._limits import ConnectionLimits, ProviderGate
+from openjudge.models._loop_local import LoopLocal
 from openjudge.models.cache import JudgeCache, cache_key
 from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabilities, OutputSpec, Sampling
 from openjudge.models.engine import CallEngine, Outcome
-from openjudge.models.errors import ChatModelError
-from openjudge.models.inflight import Flight
-from openjudge.models.limits import ConnectionLimits, ProviderGate
-from openjudge.models.loop_local import LoopLocal
 from openjudge.models.policy import ProviderPolicy
 from openjudge.models.transport import ChatTransport
 from openjudge.results import TokenUsage

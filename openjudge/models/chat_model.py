@@ -174,7 +174,7 @@ class ChatModel(Protocol):
 
     Implementations own their client and their limits; ``achat`` enforces them
     (retries, concurrency, rate limits, timeouts) and raises
-    :class:`~openjudge.models.errors.ChatModelError` when a call finally fails.
+    :class:`~openjudge.models._errors.ChatModelError` when a call finally fails.
     """
 
     @property

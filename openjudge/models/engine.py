@@ -25,11 +25,11 @@ from typing import Generic, NamedTuple, Protocol, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, stop_before_delay
 from tenacity.wait import wait_base, wait_random_exponential
 
-from openjudge.models.errors import ChatModelError
-from openjudge.models.limits import ConnectionLimits, ProviderGate
-from openjudge.models.loop_local import LoopLocal
+from openjudge.models._errors import ChatModelError
+from openjudge.models._limits import ConnectionLimits, ProviderGate
+from openjudge.models._loop_local import LoopLocal
+from openjudge.models._timeouts import timeout_scope
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from openjudge.models.timeouts import timeout_scope
 from openjudge.models.transport import Transport
 from openjudge.results import TokenUsage
 

@@ -42,7 +42,7 @@ class RewardModel(Protocol):
     """Scores a response, optionally after a prompt or a conversation.
 
     Implementations own their client and limits and raise
-    :class:`~openjudge.models.errors.ChatModelError` when a call finally fails (and
+    :class:`~openjudge.models._errors.ChatModelError` when a call finally fails (and
     :class:`~openjudge.graders.base_grader.InvalidInputError` for both ``prompt`` and
     ``messages``).
     """

@@ -7,7 +7,7 @@ in-flight deduplication and the judge cache. A transport never retries, never sl
 and never counts; it makes one attempt and reports what happened:
 
 * a response, or
-* a :class:`~openjudge.models.errors.ChatModelError` whose ``retryable``,
+* a :class:`~openjudge.models._errors.ChatModelError` whose ``retryable``,
   ``status_code`` and ``retry_after`` tell the engine what to do next.
 
 An HTTP endpoint, a reward-model endpoint and an in-process model are all transports.

@@ -2,7 +2,7 @@
 
 ``from openjudge.providers import OpenAIChatModel`` loads that backend only; the litellm,
 Azure and transformers backends import their SDKs when first used. A job config names a
-backend by ``kind`` (:mod:`openjudge.providers.registry`); ``resolve_model("vllm:qwen3-8b")``
+backend by ``kind`` (:mod:`openjudge.providers._registry`); ``resolve_model("vllm:qwen3-8b")``
 builds one from a model string.
 
 Imported by the application layer and integrations; never by the core (models, graders,
@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
-    from openjudge.providers.azure import AzureChatModel as AzureChatModel
-    from openjudge.providers.litellm import LiteLLMChatModel as LiteLLMChatModel
+    from openjudge.providers._azure import AzureChatModel as AzureChatModel
+    from openjudge.providers._litellm import LiteLLMChatModel as LiteLLMChatModel
+    from openjudge.providers._registry import resolve_model as resolve_model
     from openjudge.providers.openai import OpenAIChatModel as OpenAIChatModel
-    from openjudge.providers.registry import resolve_model as resolve_model
     from openjudge.providers.transformers import TransformersChatModel as TransformersChatModel
     from openjudge.providers.transformers import TransformersRewardModel as TransformersRewardModel
     from openjudge.providers.vllm import VLLMChatModel as VLLMChatModel
@@ -37,14 +37,14 @@ __all__ = [
 ]
 
 _LAZY = {
-    "AzureChatModel": "openjudge.providers.azure",
-    "LiteLLMChatModel": "openjudge.providers.litellm",
+    "AzureChatModel": "openjudge.providers._azure",
+    "LiteLLMChatModel": "openjudge.providers._litellm",
     "OpenAIChatModel": "openjudge.providers.openai",
     "RewardModelClient": "openjudge.providers.vllm_reward",
     "TransformersChatModel": "openjudge.providers.transformers",
     "TransformersRewardModel": "openjudge.providers.transformers",
     "VLLMChatModel": "openjudge.providers.vllm",
-    "resolve_model": "openjudge.providers.registry",
+    "resolve_model": "openjudge.providers._registry",
 }
 
 

@@ -3,7 +3,7 @@
 One table for every HTTP transport (aiohttp, httpx) and endpoint (chat, pooling,
 model discovery): connection failures, timeouts, 408, 409, 429 and 5xx retry;
 Retry-After (or ``retry-after-ms``) is read on 429 and 5xx; other statuses are
-final. Every message is redacted (:func:`openjudge.models.secrets.redact`), so a
+final. Every message is redacted (:func:`openjudge.models._secrets.redact`), so a
 server that echoes the key in its error body does not put it in a result.
 """
 
@@ -14,8 +14,8 @@ import json
 import time
 from collections.abc import Iterable, Mapping
 
-from openjudge.models.errors import ChatModelError, is_retryable_status
-from openjudge.models.secrets import redact
+from openjudge.models._errors import ChatModelError, is_retryable_status
+from openjudge.models._secrets import redact
 
 __all__ = ["connection_error", "error_detail", "parse_retry_after", "status_error", "timeout_error"]
 

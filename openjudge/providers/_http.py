@@ -26,8 +26,8 @@ from typing import Any, Protocol
 import aiohttp
 import httpx
 
-from openjudge.models.errors import ChatModelError
-from openjudge.models.loop_local import LoopLocal
+from openjudge.models._errors import ChatModelError
+from openjudge.models._loop_local import LoopLocal
 from openjudge.providers import _json
 from openjudge.providers._errors import connection_error, status_error, timeout_error
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 import httpx
 import openai
 
-from openjudge.models.errors import ChatModelError, is_retryable_status
+from openjudge.models._errors import ChatModelError, is_retryable_status
 from openjudge.providers._errors import parse_retry_after
 
 __all__ = ["classify_exception", "classify_litellm_exception", "with_message"]

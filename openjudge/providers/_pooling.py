@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
-from openjudge.models.errors import ChatModelError
-from openjudge.models.secrets import fingerprint, safe_url
+from openjudge.models._errors import ChatModelError
+from openjudge.models._secrets import fingerprint, safe_url
 from openjudge.providers import _json
 from openjudge.providers._http import HttpClientFactory, LoopClients, json_reply
 from openjudge.providers._reward import labelled

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from openjudge.models.errors import ChatModelError
+from openjudge.models._errors import ChatModelError
 from openjudge.results import InvalidInputError
 
 __all__ = ["labelled", "scored_conversation"]

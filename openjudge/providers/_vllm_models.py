@@ -8,8 +8,8 @@ from collections.abc import Mapping
 import httpx
 from pydantic import BaseModel, ConfigDict, SecretStr
 
-from openjudge.models.errors import ChatModelError, is_retryable_status
-from openjudge.models.secrets import redact, safe_url
+from openjudge.models._errors import ChatModelError, is_retryable_status
+from openjudge.models._secrets import redact, safe_url
 
 __all__ = ["VLLMModelCard", "VLLMServerInfo", "fetch_models", "normalize_base_url"]
 

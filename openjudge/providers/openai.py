@@ -3,7 +3,7 @@
 :class:`OpenAIChatModel` is the seed-compatible face: it keeps the flat keywords of
 OpenJudge's ``OpenAIChatModel`` (``temperature=``, ``max_concurrency=``, ...) and also
 takes ``sampling=`` and ``policy=`` objects. It composes an
-:class:`~openjudge.providers.openai_compatible.OpenAICompatibleTransport` with the core's engine.
+:class:`~openjudge.providers._openai_compatible.OpenAICompatibleTransport` with the core's engine.
 
 Keys: ``OPENAI_API_KEY`` is sent only to OpenAI's own endpoint, or to the
 ``OPENAI_BASE_URL`` the same environment names. A ``base_url`` passed explicitly
@@ -18,14 +18,14 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from openjudge.models._limits import ConnectionLimits
+from openjudge.models._secrets import as_secret
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import ModelCapabilities, Sampling, StructuredOutputMode
-from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
-from openjudge.models.secrets import as_secret
 from openjudge.providers._http import HttpClientFactory
-from openjudge.providers.openai_compatible import OpenAICompatibleTransport
+from openjudge.providers._openai_compatible import OpenAICompatibleTransport
 
 __all__ = ["OPENAI_BASE_URL", "OpenAIChatModel", "flat_policy", "flat_sampling"]
 
@@ -82,7 +82,7 @@ def flat_policy(
         timeout_s=timeout if timeout is not None else default.timeout_s,
         retry=RetryPolicy(max_attempts=max_retries + 1) if max_retries is not None else default.retry,
         # Only what was given: an unset max_concurrency stays a default, which a runner asking
-        # for more warns about (openjudge.runner.concurrency).
+        # for more warns about (openjudge.runner._concurrency).
         limits=ProviderLimits(
             **{
                 k: v

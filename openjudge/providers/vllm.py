@@ -26,6 +26,9 @@ import anyio
 import httpx
 from pydantic import JsonValue, SecretStr
 
+from openjudge.models._limits import ConnectionLimits
+from openjudge.models._loop_local import LoopLocal
+from openjudge.models._secrets import as_secret
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import (
@@ -36,14 +39,11 @@ from openjudge.models.chat_model import (
     Sampling,
     StructuredOutputMode,
 )
-from openjudge.models.limits import ConnectionLimits
-from openjudge.models.loop_local import LoopLocal
 from openjudge.models.policy import ProviderPolicy
-from openjudge.models.secrets import as_secret
 from openjudge.providers._http import HttpClientFactory
+from openjudge.providers._openai_compatible import OpenAICompatibleTransport
+from openjudge.providers._structured import strict_schema
 from openjudge.providers._vllm_models import VLLMModelCard, VLLMServerInfo, fetch_models, normalize_base_url
-from openjudge.providers.openai_compatible import OpenAICompatibleTransport
-from openjudge.providers.structured import strict_schema
 
 __all__ = [
     "MAX_LOGPROB_TOKEN_IDS",

@@ -27,11 +27,11 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
+from openjudge.models._limits import ConnectionLimits
+from openjudge.models._secrets import safe_url
 from openjudge.models.engine import CallEngine
-from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
 from openjudge.models.reward_model import Reward
-from openjudge.models.secrets import safe_url
 from openjudge.providers._http import HttpClientFactory
 from openjudge.providers._pooling import PoolingReply, PoolingTransport, RewardEndpoint, TokenReduce
 from openjudge.providers._reward import scored_conversation
@@ -58,7 +58,7 @@ class RewardModelClient:
         token_reduce: How per-token rewards become one: ``last`` (outcome models),
             ``min`` or ``mean`` (process reward models).
         policy: Timeouts, retries and limits.
-        limits: Shared limits (see :class:`~openjudge.models.limits.ConnectionLimits`).
+        limits: Shared limits (see :class:`~openjudge.models._limits.ConnectionLimits`).
         http_client_factory: Builds each ``httpx.AsyncClient`` (tests inject transports).
     """
 

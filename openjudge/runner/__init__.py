@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
+    from openjudge.runner._grader_config import GraderConfig as GraderConfig
     from openjudge.runner.aggregators import Aggregator as Aggregator
     from openjudge.runner.aggregators import GateAggregator as GateAggregator
     from openjudge.runner.aggregators import MinAggregator as MinAggregator
     from openjudge.runner.aggregators import WeightedMeanAggregator as WeightedMeanAggregator
-    from openjudge.runner.grader_config import GraderConfig as GraderConfig
     from openjudge.runner.grading_runner import GradingRunner as GradingRunner
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
 _LAZY = {
     "Aggregator": "openjudge.runner.aggregators",
     "GateAggregator": "openjudge.runner.aggregators",
-    "GraderConfig": "openjudge.runner.grader_config",
+    "GraderConfig": "openjudge.runner._grader_config",
     "GradingRunner": "openjudge.runner.grading_runner",
     "MinAggregator": "openjudge.runner.aggregators",
     "WeightedMeanAggregator": "openjudge.runner.aggregators",

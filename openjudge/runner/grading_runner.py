@@ -34,16 +34,16 @@ from typing import Any, TypeAlias, TypedDict, TypeVar, Unpack
 import anyio
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, error_from_exception
-from openjudge.models.timeouts import timeout_scope
+from openjudge.models._timeouts import timeout_scope
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, TokenUsage
+from openjudge.runner._concurrency import capped_providers, concurrency_warning
+from openjudge.runner._grader_config import BoundGrader, GraderConfig
+from openjudge.runner._mapper import Mapper, MissingFieldError
+from openjudge.runner._progress import ProgressBar
+from openjudge.runner._results import RunnerResult, SampleResult
+from openjudge.runner._settings import RunSettings
+from openjudge.runner._sync import SyncPortal
 from openjudge.runner.aggregators import AggregatorLike, mixed_graders
-from openjudge.runner.concurrency import capped_providers, concurrency_warning
-from openjudge.runner.grader_config import BoundGrader, GraderConfig
-from openjudge.runner.mapper import Mapper, MissingFieldError
-from openjudge.runner.progress import ProgressBar
-from openjudge.runner.results import RunnerResult, SampleResult
-from openjudge.runner.settings import RunSettings
-from openjudge.runner.sync import SyncPortal
 
 __all__ = ["GraderConfig", "GradingRunner", "RunSettings", "RunnerResult", "SampleResult"]
 

@@ -6,10 +6,10 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TypeAlias
 
+from openjudge.models._limits import ConnectionLimits
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabilities, Sampling
-from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
 from openjudge.providers import _json
 from openjudge.results import TokenUsage
@@ -86,7 +86,7 @@ class FunctionChatModel(ChatClient):
     """A chat model whose every attempt calls ``reply(request)``.
 
     The function returns the assistant's text (or a full :class:`ChatResponse`), or
-    raises :class:`~openjudge.models.errors.ChatModelError` to simulate a provider
+    raises :class:`~openjudge.models._errors.ChatModelError` to simulate a provider
     failure. Retries, limits, timeouts and the cache apply exactly as for a network provider.
 
     Example:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from openjudge.cli import main
-from openjudge.graders.registry import BUILTIN_GRADERS
+from openjudge.graders._registry import BUILTIN_GRADERS
 
 WRONG: list[Any] = [{"x": [1]}, [[1], "a"], "1-5", -1, 1e308, None, True]
 

@@ -13,15 +13,16 @@ from typing import Any
 
 import pytest
 
+from openjudge.graders._registry import BUILTIN_GRADERS
 from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader
 from openjudge.graders.agent.observation.observation_information_gain import ObservationInformationGainGrader
-from openjudge.graders.agent.tool.tool_call_precision_recall_match import ToolCallPrecisionRecallMatchGrader
-from openjudge.graders.agent.tool.tool_call_step_sequence_match import ToolCallStepSequenceMatchGrader
+from openjudge.graders.agent.tool._tool_call_precision_recall_match import ToolCallPrecisionRecallMatchGrader
+from openjudge.graders.agent.tool._tool_call_step_sequence_match import ToolCallStepSequenceMatchGrader
+from openjudge.graders.agent.trajectory._trajectory_step_efficiency import TrajectoryStepEfficiencyGrader
 from openjudge.graders.agent.trajectory.trajectory_comprehensive import TrajectoryComprehensiveGrader
-from openjudge.graders.agent.trajectory.trajectory_step_efficiency import TrajectoryStepEfficiencyGrader
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.blame import nesting_depth, set_response_failure_score
-from openjudge.graders.common.correctness import CorrectnessGrader
+from openjudge.graders.common._correctness import CorrectnessGrader
 from openjudge.graders.comparison import PairwiseJudge, PairwisePreferenceGrader
 from openjudge.graders.comparison.prompts import pairwise_template
 from openjudge.graders.format import (
@@ -33,11 +34,10 @@ from openjudge.graders.format import (
     ReasoningFormatGrader,
 )
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.openai.grader import from_openai_grader
-from openjudge.graders.registry import BUILTIN_GRADERS
+from openjudge.graders.openai._grader import from_openai_grader
 from openjudge.graders.text import NumberAccuracyGrader, SimilarityGrader, StringMatchGrader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest, ChatResponse
-from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.results import GraderError, GraderResult, GraderScore, TokenUsage, is_response_failure
 from openjudge.testing.function_model import FunctionChatModel

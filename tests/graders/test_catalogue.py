@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from openjudge.graders._registry import BUILTIN_GRADERS
 from openjudge.graders.catalogue import (
     END_MARKER,
     START_MARKER,
@@ -14,7 +15,6 @@ from openjudge.graders.catalogue import (
     replace_section,
     section,
 )
-from openjudge.graders.registry import BUILTIN_GRADERS
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "graders.md"
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from openjudge.graders.judge_output import extract_json_object
+from openjudge.graders._judge_output import extract_json_object
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.chat_model import ChatRequest, ModelCapabilities
 from openjudge.results import GraderError, GraderScore

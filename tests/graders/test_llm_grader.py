@@ -7,8 +7,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest, ModelCapabilities
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.results import GraderError, GraderScore
 from openjudge.testing.function_model import FunctionChatModel

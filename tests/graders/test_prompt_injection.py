@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 
+from openjudge.graders._registry import BUILTIN_GRADERS
 from openjudge.graders.agent.trajectory.trajectory_comprehensive import TrajectoryComprehensiveGrader
 from openjudge.graders.base_grader import BaseGrader
-from openjudge.graders.common.correctness import CorrectnessGrader
-from openjudge.graders.common.hallucination import HallucinationGrader
-from openjudge.graders.common.harmfulness import HarmfulnessGrader
-from openjudge.graders.common.instruction_following import InstructionFollowingGrader
-from openjudge.graders.common.relevance import RelevanceGrader
+from openjudge.graders.common._correctness import CorrectnessGrader
+from openjudge.graders.common._hallucination import HallucinationGrader
+from openjudge.graders.common._harmfulness import HarmfulnessGrader
+from openjudge.graders.common._instruction_following import InstructionFollowingGrader
+from openjudge.graders.common._relevance import RelevanceGrader
 from openjudge.graders.comparison import (
     AnchorComparisonGrader,
     GroupTournamentGrader,
@@ -35,7 +36,6 @@ from openjudge.graders.comparison import (
 )
 from openjudge.graders.comparison.prompts import pairwise_template
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.models.chat_model import ChatModel, ChatRequest
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.results import GraderError, GraderResult

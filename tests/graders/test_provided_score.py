@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from openjudge.graders._registry import BUILTIN_GRADERS
 from openjudge.graders.provided_score import ProvidedScoreGrader
-from openjudge.graders.registry import BUILTIN_GRADERS
 from openjudge.results import GraderError, GraderScore
 
 pytestmark = pytest.mark.anyio

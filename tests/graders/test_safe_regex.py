@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from openjudge.graders.safe_regex import SafeRegex, backtracking_match
-from openjudge.graders.workers import WorkerPool, WorkTimeout
+from openjudge.graders._safe_regex import SafeRegex, backtracking_match
+from openjudge.graders._workers import WorkerPool, WorkTimeout
 
 pytestmark = pytest.mark.anyio
 
@@ -58,12 +58,12 @@ def test_backtracking_patterns_are_kept_off_the_caller() -> None:
 
 
 async def test_backtracking_patterns_run_in_a_killable_worker() -> None:
-    workers = WorkerPool(max_workers=1, preload=("openjudge.graders.safe_regex",))
+    workers = WorkerPool(max_workers=1, preload=("openjudge.graders._safe_regex",))
     regex = SafeRegex(r"(\w)\1")
     assert await regex.amatches("abba", workers=workers, timeout_s=30)
     hostile = SafeRegex(r"^(a+)+\1$")
     await workers.call(
-        "openjudge.graders.safe_regex:backtracking_match", ["a", False, "a", "search"], timeout_s=60
+        "openjudge.graders._safe_regex:backtracking_match", ["a", False, "a", "search"], timeout_s=60
     )
     start = time.monotonic()
     with pytest.raises(WorkTimeout):

@@ -6,7 +6,7 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from openjudge.models.errors import ChatModelError
+from openjudge.models._errors import ChatModelError
 from openjudge.results import GraderError, GraderRank, GraderScore, ScoreRange, TokenUsage
 
 

@@ -6,8 +6,8 @@ import math
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabilities, Sampling, TokenLogprob
-from openjudge.models.errors import ChatModelError
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.results import GraderError, GraderScore, TokenUsage
 from openjudge.testing.function_model import FunctionChatModel

@@ -9,7 +9,7 @@ import time
 import anyio
 import pytest
 
-from openjudge.graders.workers import WorkerPool, WorkFailed, WorkTimeout
+from openjudge.graders._workers import WorkerPool, WorkFailed, WorkTimeout
 
 from .code._support import is_running
 

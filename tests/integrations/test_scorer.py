@@ -22,7 +22,7 @@ from openjudge.integrations.scoring import FailureRateExceeded, SampleFailed
 from openjudge.integrations.skyrl import register_env
 from openjudge.integrations.trl import OpenJudgeRewards, OpenJudgeTRLSettings
 from openjudge.integrations.verl import compute_score
-from openjudge.integrations.verl.ledger import reset_run_ledgers
+from openjudge.integrations.verl._ledger import reset_run_ledgers
 from openjudge.testing.judge_server import JudgeServerProcess
 
 GRADERS = """\

@@ -12,7 +12,7 @@ from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.text.string_match import StringMatchGrader
 from openjudge.metaeval._verdicts import NONE, TIE, A, B, grader_kind, read_pair, read_single
 from openjudge.results import GraderError, GraderRank, GraderScore, ScoreRange
-from openjudge.runner.grader_config import GraderConfig
+from openjudge.runner._grader_config import GraderConfig
 from openjudge.testing.function_model import FunctionChatModel
 
 UNIT = ScoreRange(low=0, high=1)

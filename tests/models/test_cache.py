@@ -6,9 +6,9 @@ import anyio
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_model import ChatRequest, ChatResponse, Sampling
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.results import GraderScore

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_model import ChatRequest, ChatResponse, Sampling
-from openjudge.models.errors import ChatModelError
-from openjudge.providers.litellm import LiteLLMChatModel
+from openjudge.providers._litellm import LiteLLMChatModel
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.vllm import VLLMChatModel
 from openjudge.results import GraderError, GraderScore, TokenUsage

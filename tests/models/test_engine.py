@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import anyio
 import pytest
 
+from openjudge.models._errors import ChatModelError
+from openjudge.models._limits import ConcurrencyLimiter, ConnectionLimits, TokenBucket
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.engine import CallEngine
-from openjudge.models.errors import ChatModelError
-from openjudge.models.limits import ConcurrencyLimiter, ConnectionLimits, TokenBucket
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
 from openjudge.results import TokenUsage
 from openjudge.testing.function_model import FunctionChatModel

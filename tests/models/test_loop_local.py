@@ -6,7 +6,7 @@ import asyncio
 import gc
 import weakref
 
-from openjudge.models.loop_local import LoopLocal
+from openjudge.models._loop_local import LoopLocal
 
 
 class _Value:

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
-from openjudge.providers.litellm import load_litellm
+from openjudge.providers._litellm import load_litellm
 
 
 @contextmanager

@@ -10,9 +10,9 @@ import pytest
 import respx
 
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import Sampling
-from openjudge.models.errors import ChatModelError
-from openjudge.providers.azure import DEFAULT_AZURE_API_VERSION, AzureChatModel
+from openjudge.providers._azure import DEFAULT_AZURE_API_VERSION, AzureChatModel
 from openjudge.results import GraderError
 from tests.providers._support import completion, fast_policy, litellm_on_httpx
 

@@ -15,8 +15,8 @@ from types import MappingProxyType
 import anyio
 import pytest
 
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatResponse
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
 from openjudge.providers import _json
 from openjudge.providers._http import AiohttpClient, HttpxClient

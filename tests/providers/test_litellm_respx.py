@@ -18,9 +18,9 @@ import httpx
 import pytest
 import respx
 
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import OutputSpec, Sampling
-from openjudge.models.errors import ChatModelError
-from openjudge.providers.litellm import LiteLLMChatModel
+from openjudge.providers._litellm import LiteLLMChatModel
 from tests.providers._support import completion, fast_policy, litellm_on_httpx
 
 pytestmark = pytest.mark.anyio
@@ -294,11 +294,11 @@ def test_litellm_is_imported_only_when_a_model_is_built() -> None:
     # a model imports it (blocked here, which also shows the ImportError names the extra).
     code = (
         "import sys\n"
-        "import openjudge.providers.litellm, openjudge.providers.azure, openjudge.providers.vllm, openjudge.providers.vllm_reward, openjudge.providers.registry\n"
+        "import openjudge.providers._litellm, openjudge.providers._azure, openjudge.providers.vllm, openjudge.providers.vllm_reward, openjudge.providers._registry\n"
         "print('litellm' in sys.modules)\n"
         "sys.modules['litellm'] = None\n"
         "try:\n"
-        "    openjudge.providers.litellm.LiteLLMChatModel('openai/judge', api_key='k')\n"
+        "    openjudge.providers._litellm.LiteLLMChatModel('openai/judge', api_key='k')\n"
         "except ImportError as exc:\n"
         "    print(exc)\n"
     )

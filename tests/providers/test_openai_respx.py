@@ -12,7 +12,7 @@ import pytest
 import respx
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.models.errors import ChatModelError
+from openjudge.models._errors import ChatModelError
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
 from openjudge.providers._errors import parse_retry_after
 from openjudge.providers.openai import OpenAIChatModel

@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from openjudge.providers.litellm import LiteLLMChatModel, load_litellm
+from openjudge.providers._litellm import LiteLLMChatModel, load_litellm
+from openjudge.providers._registry import resolve_model
 from openjudge.providers.openai import OpenAIChatModel
-from openjudge.providers.registry import resolve_model
 from openjudge.results import GraderScore
 from openjudge.runner.grading_runner import GradingRunner
 from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServer

@@ -5,19 +5,19 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
+from openjudge.models._limits import ConnectionLimits
 from openjudge.models.chat_model import Sampling
-from openjudge.models.limits import ConnectionLimits
 from openjudge.models.policy import ProviderPolicy
-from openjudge.providers.azure import AzureChatModel
-from openjudge.providers.litellm import LiteLLMChatModel
-from openjudge.providers.openai import OpenAIChatModel
-from openjudge.providers.registry import (
+from openjudge.providers._azure import AzureChatModel
+from openjudge.providers._litellm import LiteLLMChatModel
+from openjudge.providers._registry import (
     PROVIDER_FACTORIES,
     ModelSpec,
     load_factory,
     parse_model_spec,
     resolve_model,
 )
+from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.vllm import VLLMChatModel
 
 
@@ -86,8 +86,8 @@ def test_table_is_explicit_and_lazy() -> None:
     assert dict(PROVIDER_FACTORIES) == {
         "openai": "openjudge.providers.openai:OpenAIChatModel",
         "vllm": "openjudge.providers.vllm:VLLMChatModel",
-        "azure": "openjudge.providers.azure:AzureChatModel",
-        "litellm": "openjudge.providers.litellm:LiteLLMChatModel",
+        "azure": "openjudge.providers._azure:AzureChatModel",
+        "litellm": "openjudge.providers._litellm:LiteLLMChatModel",
         "transformers": "openjudge.providers.transformers:TransformersChatModel",
     }
     assert load_factory("vllm") is VLLMChatModel

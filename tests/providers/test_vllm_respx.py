@@ -12,8 +12,8 @@ import respx
 from pydantic import ValidationError
 
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import Sampling
-from openjudge.models.errors import ChatModelError
 from openjudge.providers.vllm import VLLMChatModel, VLLMServerInfo
 from openjudge.results import GraderScore
 from tests.providers._support import completion, fast_policy

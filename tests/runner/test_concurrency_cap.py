@@ -9,7 +9,7 @@ import pytest
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.providers.openai import OpenAIChatModel
-from openjudge.runner.concurrency import capped_providers
+from openjudge.runner._concurrency import capped_providers
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel
 

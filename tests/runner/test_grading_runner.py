@@ -340,7 +340,7 @@ def test_an_aggregator_may_not_mix_a_grader_without_a_score_range() -> None:
 
 async def test_replace_shares_graders_and_changes_only_what_is_named() -> None:
     from openjudge.runner import GradingRunner as PublicRunner
-    from openjudge.runner.settings import RunSettings
+    from openjudge.runner._settings import RunSettings
 
     grader = FunctionGrader(lambda response: float(len(response)), name="n")
     runner = PublicRunner({"n": grader}, max_concurrency=7, show_progress=False, timeout=12.0)

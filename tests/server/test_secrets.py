@@ -26,9 +26,9 @@ from openjudge.cli import main
 from openjudge.config._build import build_job
 from openjudge.config._loader import load_config
 from openjudge.jobs._results import read_header
-from openjudge.models.errors import ChatModelError
-from openjudge.models.secrets import redact, safe_url
-from openjudge.providers.litellm import LiteLLMChatModel
+from openjudge.models._errors import ChatModelError
+from openjudge.models._secrets import redact, safe_url
+from openjudge.providers._litellm import LiteLLMChatModel
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.vllm import VLLMChatModel
 from openjudge.providers.vllm_reward import RewardModelClient

@@ -8,5 +8,5 @@ Rule graders, each importable from its own module (this package imports nothing)
 * ``tool.tool_call_step_sequence_match.ToolCallStepSequenceMatchGrader``: call order vs reference order.
 * ``trajectory.trajectory_step_efficiency.TrajectoryStepEfficiencyGrader``: redundant steps.
 
-Shared parsing lives in :mod:`openjudge.graders.agent.trajectory_parsing`.
+Shared parsing lives in :mod:`openjudge.graders.agent._trajectory_parsing`.
 """

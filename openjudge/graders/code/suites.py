@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 
-from openjudge.graders.code.cases import CodeTestCase
+from openjudge.graders.code._cases import CodeTestCase
 
 __all__ = ["humaneval_case", "mbpp_case", "prompt_helpers"]
 

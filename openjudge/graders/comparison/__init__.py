@@ -10,27 +10,27 @@
   - :class:`AnchorComparisonGrader`: each response against an anchor, N calls.
 
   Rankings and matches become scores by Borda count or Bradley–Terry
-  (:mod:`~openjudge.graders.comparison.ratings`).
+  (:mod:`~openjudge.graders.comparison._ratings`).
 """
 
-from openjudge.graders.comparison.anchor import AnchorComparisonGrader as AnchorComparisonGrader
-from openjudge.graders.comparison.group import member_results as member_results
-from openjudge.graders.comparison.group_tournament import GroupTournamentGrader as GroupTournamentGrader
-from openjudge.graders.comparison.knockout import KnockoutTournamentGrader as KnockoutTournamentGrader
-from openjudge.graders.comparison.listwise import ListwiseRankingGrader as ListwiseRankingGrader
-from openjudge.graders.comparison.orders import OrderAgreement as OrderAgreement
-from openjudge.graders.comparison.orders import combine_orders as combine_orders
-from openjudge.graders.comparison.pairwise import PairwisePreferenceGrader as PairwisePreferenceGrader
-from openjudge.graders.comparison.pairwise_judge import PairwiseJudge as PairwiseJudge
-from openjudge.graders.comparison.ratings import GroupScoring as GroupScoring
-from openjudge.graders.comparison.ratings import borda_from_ranks as borda_from_ranks
-from openjudge.graders.comparison.ratings import borda_scores as borda_scores
-from openjudge.graders.comparison.ratings import bradley_terry_scores as bradley_terry_scores
-from openjudge.graders.comparison.tournament import PairOutcome as PairOutcome
-from openjudge.graders.comparison.tournament import tournament_rewards as tournament_rewards
-from openjudge.graders.comparison.verdicts import ListwiseVerdict as ListwiseVerdict
-from openjudge.graders.comparison.verdicts import PairwiseVerdict as PairwiseVerdict
-from openjudge.graders.comparison.verdicts import Winner as Winner
+from openjudge.graders.comparison._anchor import AnchorComparisonGrader as AnchorComparisonGrader
+from openjudge.graders.comparison._group import member_results as member_results
+from openjudge.graders.comparison._group_tournament import GroupTournamentGrader as GroupTournamentGrader
+from openjudge.graders.comparison._knockout import KnockoutTournamentGrader as KnockoutTournamentGrader
+from openjudge.graders.comparison._listwise import ListwiseRankingGrader as ListwiseRankingGrader
+from openjudge.graders.comparison._orders import OrderAgreement as OrderAgreement
+from openjudge.graders.comparison._orders import combine_orders as combine_orders
+from openjudge.graders.comparison._pairwise import PairwisePreferenceGrader as PairwisePreferenceGrader
+from openjudge.graders.comparison._pairwise_judge import PairwiseJudge as PairwiseJudge
+from openjudge.graders.comparison._ratings import GroupScoring as GroupScoring
+from openjudge.graders.comparison._ratings import borda_from_ranks as borda_from_ranks
+from openjudge.graders.comparison._ratings import borda_scores as borda_scores
+from openjudge.graders.comparison._ratings import bradley_terry_scores as bradley_terry_scores
+from openjudge.graders.comparison._tournament import PairOutcome as PairOutcome
+from openjudge.graders.comparison._tournament import tournament_rewards as tournament_rewards
+from openjudge.graders.comparison._verdicts import ListwiseVerdict as ListwiseVerdict
+from openjudge.graders.comparison._verdicts import PairwiseVerdict as PairwiseVerdict
+from openjudge.graders.comparison._verdicts import Winner as Winner
 
 __all__ = [
     "AnchorComparisonGrader",

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import anyio
 
-from openjudge.graders.comparison.pairwise_judge import OrderVerdict, PairwiseJudge
+from openjudge.graders.comparison._pairwise_judge import OrderVerdict, PairwiseJudge
 from openjudge.results import GraderError, TokenUsage
 
 __all__ = ["compare_into", "failure_of", "first_failure", "total_usage"]

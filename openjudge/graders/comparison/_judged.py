@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.comparison._inputs import check_text
-from openjudge.graders.comparison.pairwise_judge import PairwiseJudge, PairwiseJudges
+from openjudge.graders.comparison._pairwise_judge import PairwiseJudge, PairwiseJudges
 from openjudge.graders.comparison.prompts import TemplateLike
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING
 from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
-    from openjudge.graders.format.json_match import JsonMatchGrader as JsonMatchGrader
-    from openjudge.graders.format.json_schema import JsonSchemaGrader as JsonSchemaGrader
-    from openjudge.graders.format.json_validator import JsonValidatorGrader as JsonValidatorGrader
-    from openjudge.graders.format.length_penalty import LengthPenaltyGrader as LengthPenaltyGrader
-    from openjudge.graders.format.ngram_repetition import (
+    from openjudge.graders.format._json_match import JsonMatchGrader as JsonMatchGrader
+    from openjudge.graders.format._json_schema import JsonSchemaGrader as JsonSchemaGrader
+    from openjudge.graders.format._json_validator import JsonValidatorGrader as JsonValidatorGrader
+    from openjudge.graders.format._length_penalty import LengthPenaltyGrader as LengthPenaltyGrader
+    from openjudge.graders.format._ngram_repetition import (
         NgramRepetitionPenaltyGrader as NgramRepetitionPenaltyGrader,
     )
+    from openjudge.graders.format._schema_validator import SchemaError as SchemaError
     from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
-    from openjudge.graders.format.schema_validator import SchemaError as SchemaError
 
 __all__ = [
     "JsonMatchGrader",
@@ -38,13 +38,13 @@ __all__ = [
 ]
 
 _LAZY = {
-    "JsonMatchGrader": "openjudge.graders.format.json_match",
-    "JsonSchemaGrader": "openjudge.graders.format.json_schema",
-    "JsonValidatorGrader": "openjudge.graders.format.json_validator",
-    "LengthPenaltyGrader": "openjudge.graders.format.length_penalty",
-    "NgramRepetitionPenaltyGrader": "openjudge.graders.format.ngram_repetition",
+    "JsonMatchGrader": "openjudge.graders.format._json_match",
+    "JsonSchemaGrader": "openjudge.graders.format._json_schema",
+    "JsonValidatorGrader": "openjudge.graders.format._json_validator",
+    "LengthPenaltyGrader": "openjudge.graders.format._length_penalty",
+    "NgramRepetitionPenaltyGrader": "openjudge.graders.format._ngram_repetition",
     "ReasoningFormatGrader": "openjudge.graders.format.reasoning_format",
-    "SchemaError": "openjudge.graders.format.schema_validator",
+    "SchemaError": "openjudge.graders.format._schema_validator",
 }
 
 

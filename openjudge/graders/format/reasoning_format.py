@@ -6,8 +6,8 @@ from typing import ClassVar
 
 from pydantic import JsonValue
 
+from openjudge.graders._inputs import require_str
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
-from openjudge.graders.inputs import require_str
 from openjudge.results import GraderScore, ScoreRange
 
 __all__ = ["ReasoningFormatGrader"]

@@ -5,7 +5,7 @@
   is installed) symbolically. sympy is optional and imported only when needed.
 """
 
-from openjudge.graders.math.answer_equivalence import (
+from openjudge.graders.math._answer_equivalence import (
     MathAnswerEquivalenceGrader as MathAnswerEquivalenceGrader,
 )
 

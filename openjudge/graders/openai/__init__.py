@@ -12,12 +12,12 @@ Modules: :mod:`.spec` (the JSON's types), :mod:`.templates` (``{{ item.x }}``),
 :mod:`.formula` (``calculate_output``), :mod:`.blame` (OpenAI's errors mapped).
 """
 
-from openjudge.graders.openai.grader import OpenAIGrader as OpenAIGrader
-from openjudge.graders.openai.grader import from_openai_grader as from_openai_grader
-from openjudge.graders.openai.grader import read_grader_json as read_grader_json
-from openjudge.graders.openai.importer import graders_in as graders_in
-from openjudge.graders.openai.importer import job_config_yaml as job_config_yaml
-from openjudge.graders.openai.spec import parse_grader as parse_grader
+from openjudge.graders.openai._grader import OpenAIGrader as OpenAIGrader
+from openjudge.graders.openai._grader import from_openai_grader as from_openai_grader
+from openjudge.graders.openai._grader import read_grader_json as read_grader_json
+from openjudge.graders.openai._importer import graders_in as graders_in
+from openjudge.graders.openai._importer import job_config_yaml as job_config_yaml
+from openjudge.graders.openai._spec import parse_grader as parse_grader
 
 __all__ = [
     "OpenAIGrader",

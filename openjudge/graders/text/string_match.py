@@ -8,11 +8,11 @@ from typing import ClassVar, Literal, TypeAlias
 
 from pydantic import JsonValue
 
+from openjudge.graders._inputs import require_str
+from openjudge.graders._safe_regex import SafeRegex
+from openjudge.graders._workers import WorkerPool, WorkTimeout
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
-from openjudge.graders.inputs import require_str
-from openjudge.graders.safe_regex import SafeRegex
-from openjudge.graders.text.tokens import normalize_for_match
-from openjudge.graders.workers import WorkerPool, WorkTimeout
+from openjudge.graders.text._tokens import normalize_for_match
 from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange
 
 __all__ = ["MatchMode", "StringMatchGrader"]
@@ -44,12 +44,12 @@ class StringMatchGrader(BaseGrader):
     Modes:
         ``exact``: ``response == reference`` (after stripping both ends when ``strip``;
         case-folded when not ``case_sensitive``).
-        ``normalized``: equal after :func:`~openjudge.graders.text.tokens.normalize_for_match`
+        ``normalized``: equal after :func:`~openjudge.graders.text._tokens.normalize_for_match`
         (NFKC, case-fold, punctuation deleted, whitespace collapsed).
         ``contains``: the reference occurs in the response. An empty reference is
         contained in every response.
         ``regex``: search (or full match with ``full_match``) of the pattern in the
-        response, in linear time with RE2 (see :mod:`openjudge.graders.safe_regex` for
+        response, in linear time with RE2 (see :mod:`openjudge.graders._safe_regex` for
         its few differences from ``re``). A pattern RE2 cannot run (look-around,
         back-references) runs on ``re`` in a worker process that is killed after
         ``regex_timeout_s``: the response's failure (cause ``timeout``, scored at the
@@ -94,7 +94,7 @@ class StringMatchGrader(BaseGrader):
         self.strip = strip
         self.full_match = full_match
         self.regex_timeout_s = float(regex_timeout_s)
-        self.workers = WorkerPool(max_workers=1, preload=("openjudge.graders.safe_regex",))
+        self.workers = WorkerPool(max_workers=1, preload=("openjudge.graders._safe_regex",))
         self._patterns: dict[str, SafeRegex] = {}
 
     def _pattern(self, reference: str) -> SafeRegex:

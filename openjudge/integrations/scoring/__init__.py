@@ -4,7 +4,7 @@
 its runner, the reward's aggregate, the failure policy (``drop``, ``neutral``,
 ``fallback``: :class:`ScorerSettings`), the breaker and the failure rate (kept in a
 :class:`FailureLedger`: the process's, or VERL's run-wide actor), the process cache and
-building the graders from a YAML (:mod:`~openjudge.integrations.scoring.loader`). The
+building the graders from a YAML (:mod:`~openjudge.integrations.scoring._loader`). The
 adapters only translate: a trainer's arguments into samples, a :class:`Placement` (what
 the trainer can do with a failure there), and a :class:`ScoredSample` back into what the
 trainer takes. :class:`FailureRateExceeded` is what stops a run whose judge failed too
@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING
 from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
-    from openjudge.integrations.scoring.guard import FailureRateExceeded as FailureRateExceeded
-    from openjudge.integrations.scoring.guard import SampleFailed as SampleFailed
-    from openjudge.integrations.scoring.ledger import FailureLedger as FailureLedger
-    from openjudge.integrations.scoring.scorer import Placement as Placement
-    from openjudge.integrations.scoring.scorer import RewardScorer as RewardScorer
-    from openjudge.integrations.scoring.scorer import ScoredSample as ScoredSample
-    from openjudge.integrations.scoring.settings import FailurePolicy as FailurePolicy
-    from openjudge.integrations.scoring.settings import FallbackPolicy as FallbackPolicy
-    from openjudge.integrations.scoring.settings import OnFailure as OnFailure
-    from openjudge.integrations.scoring.settings import ScorerSettings as ScorerSettings
+    from openjudge.integrations.scoring._guard import FailureRateExceeded as FailureRateExceeded
+    from openjudge.integrations.scoring._guard import SampleFailed as SampleFailed
+    from openjudge.integrations.scoring._ledger import FailureLedger as FailureLedger
+    from openjudge.integrations.scoring._scorer import Placement as Placement
+    from openjudge.integrations.scoring._scorer import RewardScorer as RewardScorer
+    from openjudge.integrations.scoring._scorer import ScoredSample as ScoredSample
+    from openjudge.integrations.scoring._settings import FailurePolicy as FailurePolicy
+    from openjudge.integrations.scoring._settings import FallbackPolicy as FallbackPolicy
+    from openjudge.integrations.scoring._settings import OnFailure as OnFailure
+    from openjudge.integrations.scoring._settings import ScorerSettings as ScorerSettings
 
 __all__ = [
     "FailureLedger",
@@ -45,16 +45,16 @@ __all__ = [
 ]
 
 _LAZY = {
-    "FailureLedger": "openjudge.integrations.scoring.ledger",
-    "FailureRateExceeded": "openjudge.integrations.scoring.guard",  # the breaker's rules live there
-    "SampleFailed": "openjudge.integrations.scoring.guard",
-    "Placement": "openjudge.integrations.scoring.scorer",
-    "RewardScorer": "openjudge.integrations.scoring.scorer",
-    "ScoredSample": "openjudge.integrations.scoring.scorer",
-    "FailurePolicy": "openjudge.integrations.scoring.settings",
-    "FallbackPolicy": "openjudge.integrations.scoring.settings",
-    "OnFailure": "openjudge.integrations.scoring.settings",
-    "ScorerSettings": "openjudge.integrations.scoring.settings",
+    "FailureLedger": "openjudge.integrations.scoring._ledger",
+    "FailureRateExceeded": "openjudge.integrations.scoring._guard",  # the breaker's rules live there
+    "SampleFailed": "openjudge.integrations.scoring._guard",
+    "Placement": "openjudge.integrations.scoring._scorer",
+    "RewardScorer": "openjudge.integrations.scoring._scorer",
+    "ScoredSample": "openjudge.integrations.scoring._scorer",
+    "FailurePolicy": "openjudge.integrations.scoring._settings",
+    "FallbackPolicy": "openjudge.integrations.scoring._settings",
+    "OnFailure": "openjudge.integrations.scoring._settings",
+    "ScorerSettings": "openjudge.integrations.scoring._settings",
 }
 
 

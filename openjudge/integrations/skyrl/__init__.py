@@ -15,14 +15,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_attribute
-from openjudge.integrations.skyrl.scorer import EnvScorer as EnvScorer
-from openjudge.integrations.skyrl.scorer import StepScore as StepScore
-from openjudge.integrations.skyrl.settings import OpenJudgeSkyRLSettings as OpenJudgeSkyRLSettings
-from openjudge.integrations.skyrl.settings import SettingsError as SettingsError
+from openjudge.integrations.skyrl._scorer import EnvScorer as EnvScorer
+from openjudge.integrations.skyrl._scorer import StepScore as StepScore
+from openjudge.integrations.skyrl._settings import OpenJudgeSkyRLSettings as OpenJudgeSkyRLSettings
+from openjudge.integrations.skyrl._settings import SettingsError as SettingsError
 
 if TYPE_CHECKING:
-    from openjudge.integrations.skyrl.env import OpenJudgeEnv as OpenJudgeEnv
-    from openjudge.integrations.skyrl.env import register_env as register_env
+    from openjudge.integrations.skyrl._env import OpenJudgeEnv as OpenJudgeEnv
+    from openjudge.integrations.skyrl._env import register_env as register_env
 
 __all__ = [
     "EnvScorer",
@@ -34,8 +34,8 @@ __all__ = [
 ]
 
 _LAZY = {
-    "OpenJudgeEnv": "openjudge.integrations.skyrl.env",
-    "register_env": "openjudge.integrations.skyrl.env",
+    "OpenJudgeEnv": "openjudge.integrations.skyrl._env",
+    "register_env": "openjudge.integrations.skyrl._env",
 }
 
 

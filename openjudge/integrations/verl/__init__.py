@@ -12,16 +12,16 @@ when first used (``from openjudge.integrations.verl import OpenJudgeRewardManage
 - :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options (those of the
   reward scorer every adapter shares, :mod:`openjudge.integrations.scoring`), including the
   failure policy (``on_failure``: dropped where VERL can drop, else neutral in its group;
-  breaker, ``max_failure_rate``; :mod:`openjudge.integrations.scoring.guard`), kept for the
-  whole run in one ledger (:mod:`openjudge.integrations.verl.ledger`) whatever VERL's
-  trainer mode (:mod:`openjudge.integrations.verl.modes`).
+  breaker, ``max_failure_rate``; :mod:`openjudge.integrations.scoring._guard`), kept for the
+  whole run in one ledger (:mod:`openjudge.integrations.verl._ledger`) whatever VERL's
+  trainer mode (:mod:`openjudge.integrations.verl._modes`).
 
 Also: ``openjudge.integrations.verl.agent_loop`` (the ``openjudge_tool_agent`` loop that hands tool
-trajectories to the graders), ``openjudge.integrations.verl.hosted_judge`` (``kind: verl``
+trajectories to the graders), ``openjudge.integrations.verl._hosted_judge`` (``kind: verl``
 providers: the judge VERL serves), ``openjudge.integrations.verl.samples`` (what graders see of a
-trajectory, on every path), ``openjudge.integrations.verl.keys`` (the ``reward_extra_info`` keys and
+trajectory, on every path), ``openjudge.integrations.verl._keys`` (the ``reward_extra_info`` keys and
 the names they reserve), ``openjudge.integrations.verl.sampler`` (failure counts in V1 training
-metrics), ``openjudge.integrations.verl.lifecycle`` (closing at exit), ``openjudge.integrations.verl.gc_freeze``
+metrics), ``openjudge.integrations.verl.lifecycle`` (closing at exit), ``openjudge.integrations.verl._gc_freeze``
 (keeping full garbage collections off the worker's event loop) and
 ``openjudge.integrations.verl.group`` (group judging).
 """
@@ -31,19 +31,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_attribute
-from openjudge.integrations.scoring.keys import ExtraValue as ExtraValue
-from openjudge.integrations.verl.functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
-from openjudge.integrations.verl.functions import RewardResult as RewardResult
-from openjudge.integrations.verl.functions import RewardSample as RewardSample
-from openjudge.integrations.verl.settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings
-from openjudge.integrations.verl.settings import SettingsError as SettingsError
+from openjudge.integrations.scoring._keys import ExtraValue as ExtraValue
+from openjudge.integrations.verl._functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
+from openjudge.integrations.verl._functions import RewardResult as RewardResult
+from openjudge.integrations.verl._functions import RewardSample as RewardSample
+from openjudge.integrations.verl._settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings
+from openjudge.integrations.verl._settings import SettingsError as SettingsError
 
 if TYPE_CHECKING:
+    from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager as OpenJudgeRewardManager
+    from openjudge.integrations.verl._score_function import compute_score as compute_score
     from openjudge.integrations.verl.legacy import (
         OpenJudgeLegacyRewardManager as OpenJudgeLegacyRewardManager,
     )
-    from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager as OpenJudgeRewardManager
-    from openjudge.integrations.verl.score_function import compute_score as compute_score
 
 __all__ = [
     "BaseOpenJudgeRewardFunction",
@@ -58,11 +58,11 @@ __all__ = [
 ]
 
 _LAZY = {
-    "OpenJudgeRewardManager": "openjudge.integrations.verl.reward_loop",
+    "OpenJudgeRewardManager": "openjudge.integrations.verl._reward_loop",
     "OpenJudgeLegacyRewardManager": "openjudge.integrations.verl.legacy",
     # Lazy too: it builds on the shared scorer (openjudge.integrations.scoring), which reads
     # this package's settings and keys.
-    "compute_score": "openjudge.integrations.verl.score_function",
+    "compute_score": "openjudge.integrations.verl._score_function",
 }
 
 

@@ -17,12 +17,12 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from openjudge.integrations.verl._batch import BatchCall, ScorerRewardFunction
+from openjudge.integrations.verl._functions import BaseOpenJudgeRewardFunction, find_reward_function
+from openjudge.integrations.verl._scoring import SampleScorer, shared_scorer
+from openjudge.integrations.verl._settings import OpenJudgeVerlSettings, SettingsError, read_settings
 from openjudge.integrations.verl._verl import INSTALL_HINT
-from openjudge.integrations.verl.batch import BatchCall, ScorerRewardFunction
-from openjudge.integrations.verl.functions import BaseOpenJudgeRewardFunction, find_reward_function
 from openjudge.integrations.verl.samples import Tokenizer
-from openjudge.integrations.verl.scoring import SampleScorer, shared_scorer
-from openjudge.integrations.verl.settings import OpenJudgeVerlSettings, SettingsError, read_settings
 
 try:  # importing VERL runs its verl.plugins entry points (openjudge.integrations.verl.plugin)
     from verl.workers.reward_manager import register as register_legacy
@@ -55,7 +55,7 @@ class OpenJudgeLegacyRewardManager(BatchCall, LegacyBase):
         compute_score: A :class:`~openjudge.integrations.verl.BaseOpenJudgeRewardFunction` (or VERL's
             wrapper around one); anything else is ignored in favour of ``openjudge``.
         reward_fn_key: The non-tensor column holding the data source.
-        openjudge: The options of :class:`~openjudge.integrations.verl.settings.OpenJudgeVerlSettings`.
+        openjudge: The options of :class:`~openjudge.integrations.verl._settings.OpenJudgeVerlSettings`.
         **kwargs: Other ``reward_kwargs``; ignored.
     """
 

@@ -7,7 +7,7 @@ in every Ray worker, and the agent loop ``openjudge_tool_agent``
 registers its class as its last statement; this one imports them.
 
 **Any import order works.** VERL runs this entry point from inside ``import verl``. When
-one of our modules imported VERL first (``import openjudge.integrations.verl.reward_loop`` before
+one of our modules imported VERL first (``import openjudge.integrations.verl._reward_loop`` before
 ``import verl``), that module is still being imported when this runs: it is skipped here
 and registers itself once its import finishes. The modules both registering modules use
 (rows, samples, batch scoring) import VERL only for type checking, so none of them is
@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["REGISTERING_MODULES"]
 
-REGISTERING_MODULES = ("openjudge.integrations.verl.reward_loop", "openjudge.integrations.verl.agent_loop")
+REGISTERING_MODULES = ("openjudge.integrations.verl._reward_loop", "openjudge.integrations.verl.agent_loop")
 """The modules that register a class with VERL when imported."""
 
 

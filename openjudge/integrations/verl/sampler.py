@@ -20,10 +20,10 @@ column; with ``trainer.v1.sampler.sampler_kwargs.rollout_data_dir`` set (e.g. to
 ``${trainer.rollout_data_dir}``) the buffers write each sampled training batch's keys to
 ``<dir>/openjudge/<step>.jsonl``, joined to VERL's file on ``uid`` (:func:`write_rollout_dump`).
 
-**The stop.** Both buffers check the run's failure ledger (:mod:`openjudge.integrations.verl.ledger`)
+**The stop.** Both buffers check the run's failure ledger (:mod:`openjudge.integrations.verl._ledger`)
 at every ``sample()``, every poll (``poll_interval``, 2 s) and every eviction. Once the
 failure rate is passed, or a reward worker could not start, they raise
-:class:`~openjudge.integrations.scoring.guard.FailureRateExceeded` with the ledger's message, in the
+:class:`~openjudge.integrations.scoring._guard.FailureRateExceeded` with the ledger's message, in the
 driver: VERL's trainer ends there, in every V1 mode, instead of refilling failed
 groups for ever. When VERL's sync buffer finds a whole batch without a trajectory (every
 session failed) before the failure window is full, the stop names the judge too.
@@ -41,9 +41,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from openjudge.integrations.scoring.guard import FailureRateExceeded
-from openjudge.integrations.scoring.keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
-from openjudge.integrations.verl.ledger import driver_summary, driver_view
+from openjudge.integrations.scoring._guard import FailureRateExceeded
+from openjudge.integrations.scoring._keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
+from openjudge.integrations.verl._ledger import driver_summary, driver_view
 
 try:
     from verl.trainer.ppo.v1 import replay_buffer as _verl_replay_buffer
@@ -77,7 +77,7 @@ def failure_metrics(reward_infos: list[dict[str, Any]], prefix: str) -> dict[str
 
 
 def stop_if_failed() -> dict[str, int]:
-    """Raise the run's stop (:mod:`openjudge.integrations.verl.ledger`); else its counts.
+    """Raise the run's stop (:mod:`openjudge.integrations.verl._ledger`); else its counts.
 
     Raises:
         FailureRateExceeded: The judge failure rate was passed, or a reward worker could

@@ -5,7 +5,7 @@ Both ways one reaches us produce that, and :func:`to_sample` turns it into a
 :class:`~openjudge.integrations.verl.RewardSample` in one step (decode, then
 :func:`build_sample`), so graders see the same fields on each:
 
-* the reward managers read a ``DataProto`` row (:func:`openjudge.integrations.verl.rows.read_row`);
+* the reward managers read a ``DataProto`` row (:func:`openjudge.integrations.verl._rows.read_row`);
 * the group stage reads the agent loop's ``AgentLoopOutput`` and the dataset row
   (:func:`sample_from_agent_output`), laid out as VERL's ``_compute_score`` lays them
   out for the reward loop (:func:`agent_output_fields`).
@@ -47,7 +47,7 @@ from typing import Protocol
 from pydantic import JsonValue
 
 from openjudge.integrations._shared import plain
-from openjudge.integrations.verl.functions import RewardSample
+from openjudge.integrations.verl._functions import RewardSample
 
 __all__ = [
     "AGENT_MESSAGES_FIELD",

@@ -8,7 +8,7 @@ rendering, before any request is made.
 
 With ``delimit=True`` each value is a data block ``<name>...</name>`` and no value can open
 or close a block of the prompt, in any case, spacing or look-alike form
-(:mod:`openjudge.models.schema.data_blocks`). A value may also be a :class:`Block` or a
+(:mod:`openjudge.models.schema._data_blocks`). A value may also be a :class:`Block` or a
 list of them (nested data such as trajectory messages), rendered with the same escaping.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from openjudge.models.schema.data_blocks import Block, block_names, escape_tags, render_blocks
+from openjudge.models.schema._data_blocks import Block, block_names, escape_tags, render_blocks
 from openjudge.models.schema.oai.message import ChatMessage, Role
 
 __all__ = ["Block", "CompiledPrompt", "LanguageEnum", "PromptTemplate", "check_sendable", "render_value"]
@@ -134,7 +134,7 @@ class CompiledPrompt:
                 values as nested data blocks.
             delimit: Wrap each value in ``<name>...</name>`` tags so the judge can tell
                 untrusted input from instructions; tags of every block in the prompt are
-                escaped inside every value (see :func:`~openjudge.models.schema.data_blocks.escape_tags`).
+                escaped inside every value (see :func:`~openjudge.models.schema._data_blocks.escape_tags`).
 
         Raises:
             KeyError: A placeholder has no value (the message names it).

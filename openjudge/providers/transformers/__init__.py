@@ -22,11 +22,11 @@ passes), :mod:`.logprobs`, :mod:`.constraints` (llguidance); only :mod:`.transpo
 
 from __future__ import annotations
 
-from openjudge.providers.transformers.chat import TransformersChatModel as TransformersChatModel
-from openjudge.providers.transformers.chat import constraints_installed as constraints_installed
-from openjudge.providers.transformers.errors import InferenceError as InferenceError
-from openjudge.providers.transformers.reward import TransformersRewardModel as TransformersRewardModel
-from openjudge.providers.transformers.settings import TransformersSettings as TransformersSettings
+from openjudge.providers.transformers._chat import TransformersChatModel as TransformersChatModel
+from openjudge.providers.transformers._chat import constraints_installed as constraints_installed
+from openjudge.providers.transformers._errors import InferenceError as InferenceError
+from openjudge.providers.transformers._reward import TransformersRewardModel as TransformersRewardModel
+from openjudge.providers.transformers._settings import TransformersSettings as TransformersSettings
 
 __all__ = [
     "InferenceError",

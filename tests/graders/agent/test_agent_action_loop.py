@@ -19,7 +19,7 @@ from openjudge.graders.agent.action.action_loop import (
     _similar_pairs_grouped,
 )
 from openjudge.graders.agent.observation.observation_information_gain import ObservationInformationGainGrader
-from openjudge.graders.agent.trajectory.trajectory_step_efficiency import TrajectoryStepEfficiencyGrader
+from openjudge.graders.agent.trajectory._trajectory_step_efficiency import TrajectoryStepEfficiencyGrader
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.results import GraderScore, ScoreRange

@@ -14,9 +14,9 @@ HEAVY = ("openai", "httpx", "litellm", "numpy", "torch", "sklearn", "transformer
 MODULES = (
     "openjudge.graders.agent.action.action_loop",
     "openjudge.graders.agent.observation.observation_information_gain",
-    "openjudge.graders.agent.tool.tool_call_precision_recall_match",
-    "openjudge.graders.agent.tool.tool_call_step_sequence_match",
-    "openjudge.graders.agent.trajectory.trajectory_step_efficiency",
+    "openjudge.graders.agent.tool._tool_call_precision_recall_match",
+    "openjudge.graders.agent.tool._tool_call_step_sequence_match",
+    "openjudge.graders.agent.trajectory._trajectory_step_efficiency",
 )
 
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader
 from openjudge.graders.agent.observation.observation_information_gain import ObservationInformationGainGrader
-from openjudge.graders.agent.tool.tool_call_precision_recall_match import ToolCallPrecisionRecallMatchGrader
-from openjudge.graders.agent.tool.tool_call_step_sequence_match import ToolCallStepSequenceMatchGrader
-from openjudge.graders.agent.trajectory.trajectory_step_efficiency import TrajectoryStepEfficiencyGrader
+from openjudge.graders.agent.tool._tool_call_precision_recall_match import ToolCallPrecisionRecallMatchGrader
+from openjudge.graders.agent.tool._tool_call_step_sequence_match import ToolCallStepSequenceMatchGrader
+from openjudge.graders.agent.trajectory._trajectory_step_efficiency import TrajectoryStepEfficiencyGrader
 from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange
 from tests.graders.agent._agent_support import (
     JsonDict,

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openjudge.graders.agent.tool.tool_call_precision_recall_match import ToolCallPrecisionRecallMatchGrader
-from openjudge.graders.agent.tool.tool_call_step_sequence_match import (
+from openjudge.graders.agent.tool._tool_call_precision_recall_match import ToolCallPrecisionRecallMatchGrader
+from openjudge.graders.agent.tool._tool_call_step_sequence_match import (
     ToolCallStepSequenceMatchGrader,
     lcs_length,
 )

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openjudge.graders.agent.trajectory_parsing import (
+from openjudge.graders.agent._trajectory_parsing import (
     _json_object,
     action_signature,
     extract_action_observation_pairs,

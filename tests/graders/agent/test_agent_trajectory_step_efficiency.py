@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openjudge.graders.agent.trajectory.trajectory_step_efficiency import (
+from openjudge.graders.agent.trajectory._trajectory_step_efficiency import (
     MAX_LISTED_STEPS,
     TrajectoryStepEfficiencyGrader,
 )

@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from openjudge.graders.code import sandbox_backend
-from openjudge.graders.code.backends import works
+from openjudge.graders.code._backends import works
 
 LOCAL_BACKENDS = ("bwrap", "unshare", "process")
 

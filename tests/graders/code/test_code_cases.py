@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from openjudge.graders.code import CallCheck, CodeTestCase
-from openjudge.graders.code.code_execution import _outputs_match, extract_code
+from openjudge.graders.code._code_execution import _outputs_match, extract_code
 
 
 def test_aliases_and_defaults() -> None:

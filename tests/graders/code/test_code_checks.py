@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from openjudge.graders.code.checks import Check, checks_from_test
+from openjudge.graders.code._checks import Check, checks_from_test
+from openjudge.graders.code._sandbox import CallResult, FunctionCall
 from openjudge.graders.code.harness.values import encode
-from openjudge.graders.code.sandbox import CallResult, FunctionCall
 
 
 def returned(value: object) -> CallResult:

@@ -11,7 +11,7 @@ import pytest
 
 from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.code import CodeExecutionGrader, CodeTestCase
-from openjudge.graders.code.namespaced import BwrapBackend
+from openjudge.graders.code._namespaced import BwrapBackend
 
 pytestmark = pytest.mark.anyio
 
@@ -248,7 +248,7 @@ def test_declared_inputs() -> None:
 
 
 def test_built_from_a_config_with_a_sandbox() -> None:
-    from openjudge.graders.registry import lookup
+    from openjudge.graders._registry import lookup
 
     params: dict[str, Any] = {"sandbox": "sandbox_fusion", "sandbox_url": "http://127.0.0.1:8080/run_code"}
     grader = lookup("code_execution").load()(**params)  # as a config file's params arrive

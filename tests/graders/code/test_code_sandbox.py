@@ -17,8 +17,8 @@ from openjudge.graders.code import (
     SandboxRun,
     sandbox_backend,
 )
+from openjudge.graders.code._namespaced import BwrapBackend
 from openjudge.graders.code.harness.values import Opaque, decode
-from openjudge.graders.code.namespaced import BwrapBackend
 
 from ._support import is_running, processes_mentioning
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from openjudge.graders.code import CodeExecutionGrader, FunctionCall, SandboxError, SandboxJob, SandboxLimits
+from openjudge.graders.code._sandbox_fusion import SandboxFusionBackend, split_output
 from openjudge.graders.code.harness.values import decode
-from openjudge.graders.code.sandbox_fusion import SandboxFusionBackend, split_output
 from openjudge.results import GraderError, GraderScore
 
 from .fusion_stub import fusion_stub

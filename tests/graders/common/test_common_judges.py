@@ -2,12 +2,12 @@ from __future__ import annotations
 
 import pytest
 
+from openjudge.graders.common._correctness import CorrectnessGrader
+from openjudge.graders.common._hallucination import HallucinationGrader
+from openjudge.graders.common._harmfulness import HarmfulnessGrader
+from openjudge.graders.common._instruction_following import InstructionFollowingGrader
 from openjudge.graders.common._judge import CommonJudge
-from openjudge.graders.common.correctness import CorrectnessGrader
-from openjudge.graders.common.hallucination import HallucinationGrader
-from openjudge.graders.common.harmfulness import HarmfulnessGrader
-from openjudge.graders.common.instruction_following import InstructionFollowingGrader
-from openjudge.graders.common.relevance import RelevanceGrader
+from openjudge.graders.common._relevance import RelevanceGrader
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.results import GraderError, GraderScore

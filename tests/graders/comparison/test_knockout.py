@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from openjudge.graders.comparison import KnockoutTournamentGrader, member_results
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderScore
 from tests.graders.comparison.judges import Recorder, always, by_quality, field
 

@@ -6,8 +6,8 @@ import anyio
 import pytest
 
 from openjudge.graders.comparison import ListwiseRankingGrader
-from openjudge.graders.comparison.listwise import ranking_problem
-from openjudge.graders.comparison.ratings import bradley_terry_scores, outcomes_from_ranks
+from openjudge.graders.comparison._listwise import ranking_problem
+from openjudge.graders.comparison._ratings import bradley_terry_scores, outcomes_from_ranks
 from openjudge.models.chat_model import ChatRequest
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult
 from tests.graders.comparison.judges import Recorder, field, ranking

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from openjudge.graders.comparison import PairwisePreferenceGrader, combine_orders
-from openjudge.graders.comparison.verdicts import Winner
+from openjudge.graders.comparison._verdicts import Winner
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.models.schema.prompt_template import PromptTemplate
 from openjudge.results import GraderError, GraderScore
 from tests.graders.comparison.judges import Recorder, always, by_quality, field, verdict

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from openjudge.graders.comparison import PairOutcome, borda_from_ranks, borda_scores, bradley_terry_scores
-from openjudge.graders.comparison.ratings import outcomes_from_ranks, scores_from_outcomes
+from openjudge.graders.comparison._ratings import outcomes_from_ranks, scores_from_outcomes
 
 
 def test_borda_from_ranks() -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from openjudge.graders.comparison import PairOutcome, tournament_rewards
-from openjudge.graders.comparison.tournament import tournament_tally
+from openjudge.graders.comparison._tournament import tournament_tally
 
 
 def test_two_responses() -> None:

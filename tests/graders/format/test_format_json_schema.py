@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.format import JsonSchemaGrader, SchemaError
-from openjudge.graders.format.schema_validator import JsonSchema
+from openjudge.graders.format._schema_validator import JsonSchema
 
 pytestmark = pytest.mark.anyio
 

@@ -110,8 +110,8 @@ async def test_without_math_verify_or_sympy_falls_back_to_strings(monkeypatch: p
     # A None entry in sys.modules makes the import fail, as if the package were not installed.
     monkeypatch.setitem(sys.modules, "sympy", None)
     monkeypatch.setitem(sys.modules, "math_verify", None)
-    monkeypatch.setattr("openjudge.graders.math.answer_equivalence.math_verify_available", lambda: False)
-    monkeypatch.setattr("openjudge.graders.math.answer_equivalence.sympy_available", lambda: False)
+    monkeypatch.setattr("openjudge.graders.math._answer_equivalence.math_verify_available", lambda: False)
+    monkeypatch.setattr("openjudge.graders.math._answer_equivalence.sympy_available", lambda: False)
     result = await grade(MathAnswerEquivalenceGrader(), r"\boxed{\frac{\sqrt{2}}{2}}", r"\frac{1}{\sqrt{2}}")
     assert (result.score, result.metadata["method"]) == (0.0, "string_no_sympy")
     numeric = await grade(MathAnswerEquivalenceGrader(), r"\boxed{\frac{1}{2}}", "0.5")

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from openjudge.graders.math.extract import extract_final_answer, extract_reference, last_boxed
+from openjudge.graders.math._extract import extract_final_answer, extract_reference, last_boxed
 
 
 @pytest.mark.parametrize(

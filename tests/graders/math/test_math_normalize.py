@@ -6,14 +6,14 @@ from fractions import Fraction
 
 import pytest
 
-from openjudge.graders.math.normalize import (
+from openjudge.graders.math._normalize import (
     normalize_answer,
     numbers_close,
     parse_number,
     split_elements,
     squash,
 )
-from openjudge.graders.math.symbolic import latex_to_sympy_text
+from openjudge.graders.math._symbolic import latex_to_sympy_text
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Each of OpenAI's error kinds, and what it becomes here (the table in openjudge.graders.openai.blame).
+"""Each of OpenAI's error kinds, and what it becomes here (the table in openjudge.graders.openai._blame).
 
 Response-caused: a score at the bottom of the range with ``blame: response`` and the cause.
 System-caused: a ``GraderError`` (never a number). Config mistakes: refused when built.
@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pytest
 
 from openjudge.graders.openai import OpenAIGrader, from_openai_grader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest, ChatResponse
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.results import GraderResult
 from openjudge.testing.function_model import FunctionChatModel

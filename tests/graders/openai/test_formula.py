@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from openjudge.graders.openai.formula import Formula, FormulaError, Interval
+from openjudge.graders.openai._formula import Formula, FormulaError, Interval
 
 NAMES = {"a", "b", "c"}
 

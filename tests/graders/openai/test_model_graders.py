@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from openjudge.graders.openai import OpenAIGrader, from_openai_grader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest, ChatResponse
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.testing.function_model import FunctionChatModel
 from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, error_of, grade, score_of, scored

@@ -8,8 +8,8 @@ import pytest
 from pydantic import JsonValue
 
 from openjudge.graders.openai import from_openai_grader
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.testing.function_model import FunctionChatModel
 from tests.graders.openai.helpers import GUIDE_MULTI, blamed, error_of, grade, score_of

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from openjudge.graders.code.sandbox import SandboxError, SandboxJob, SandboxLimits, SandboxRun
+from openjudge.graders.code._sandbox import SandboxError, SandboxJob, SandboxLimits, SandboxRun
 from openjudge.graders.openai import OpenAIGrader, from_openai_grader
 from tests.graders.openai.helpers import GUIDE_PYTHON_SOURCE, blamed, error_of, grade, score_of, scored
 

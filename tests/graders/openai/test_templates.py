@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from openjudge.graders.openai.sample import build_sample, parse_json_output
-from openjudge.graders.openai.templates import Template, VariableError, parse_reference
+from openjudge.graders.openai._sample import build_sample, parse_json_output
+from openjudge.graders.openai._templates import Template, VariableError, parse_reference
 
 SAMPLE = build_sample(
     '{"answer": "Paris", "steps": [1, 2.5, true, null]}',

@@ -9,7 +9,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openjudge.graders.text.metrics import (
+from openjudge.graders.text._metrics import (
     edit_similarity,
     lcs_length,
     levenshtein_distance,

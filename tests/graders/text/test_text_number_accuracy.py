@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.text import NumberAccuracyGrader
-from openjudge.graders.text.number_accuracy import count_matches, extract_numbers
+from openjudge.graders.text._number_accuracy import count_matches, extract_numbers
 
 pytestmark = pytest.mark.anyio
 

@@ -10,9 +10,9 @@ import pytest
 
 from openjudge.graders.base_grader import GraderError, GraderScore
 from openjudge.graders.text import SimilarityGrader
-from openjudge.graders.text.metrics import levenshtein_distance, sentence_bleu
-from openjudge.graders.text.similarity import SimilarityMetric
-from openjudge.graders.text.tokens import tokenize
+from openjudge.graders.text._metrics import levenshtein_distance, sentence_bleu
+from openjudge.graders.text._similarity import SimilarityMetric
+from openjudge.graders.text._tokens import tokenize
 
 pytestmark = pytest.mark.anyio
 

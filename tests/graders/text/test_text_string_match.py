@@ -121,7 +121,7 @@ async def test_regex_on_hostile_patterns_is_bounded() -> None:
     assert isinstance(linear, GraderScore) and linear.score == 0.0
     assert time.monotonic() - start < 2.0
     await grader.workers.call(
-        "openjudge.graders.safe_regex:backtracking_match", ["a", False, "a", "search"], timeout_s=60
+        "openjudge.graders._safe_regex:backtracking_match", ["a", False, "a", "search"], timeout_s=60
     )
     start = time.monotonic()
     backtracking = await grader.aevaluate(response="a" * 40 + "!", reference=r"^(a+)+(?<=a)$")

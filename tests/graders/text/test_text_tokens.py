@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openjudge.graders.text.tokens import is_cjk, normalize_for_match, tokenize
+from openjudge.graders.text._tokens import is_cjk, normalize_for_match, tokenize
 
 
 def test_ascii_words_and_punctuation() -> None:

@@ -34,7 +34,7 @@ def test_importing_the_package_does_not_import_skyrl_gym() -> None:
 
 def test_the_env_loads_skyrl_gym_on_first_use() -> None:
     code = "import sys; from openjudge.integrations.skyrl import OpenJudgeEnv as E; print(E.__module__, 'skyrl_gym' in sys.modules)"
-    assert run_python(code).split() == ["openjudge.integrations.skyrl.env", "True"]
+    assert run_python(code).split() == ["openjudge.integrations.skyrl._env", "True"]
 
 
 def test_missing_skyrl_gym_raises_an_import_error_naming_the_extra() -> None:

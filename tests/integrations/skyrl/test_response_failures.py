@@ -6,8 +6,8 @@ from __future__ import annotations
 from openjudge.graders.format import JsonMatchGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.skyrl import EnvScorer, OpenJudgeEnv
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel

@@ -8,8 +8,8 @@ import pytest
 from openjudge.graders.format import JsonMatchGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.trl import OpenJudgeReward, OpenJudgeRewards
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest, ChatResponse
-from openjudge.models.errors import ChatModelError
 from openjudge.results import TokenUsage
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel

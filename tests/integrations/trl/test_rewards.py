@@ -15,8 +15,8 @@ from openjudge.config import ConfigError
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.trl import OpenJudgeReward, OpenJudgeRewards
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel

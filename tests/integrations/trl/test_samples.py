@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from openjudge.integrations.trl.samples import message_text, plain, samples_from_batch
+from openjudge.integrations.trl._samples import message_text, plain, samples_from_batch
 
 
 def test_standard_format_with_columns_and_ids() -> None:

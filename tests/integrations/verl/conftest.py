@@ -17,8 +17,8 @@ except ImportError as exc:  # pragma: no cover
 
 @pytest.fixture(autouse=True)
 def fresh_ledger() -> Iterator[None]:
-    """Each test is a new run for the process's failure ledgers (:mod:`openjudge.integrations.verl.ledger`)."""
-    from openjudge.integrations.verl.ledger import reset_run_ledgers
+    """Each test is a new run for the process's failure ledgers (:mod:`openjudge.integrations.verl._ledger`)."""
+    from openjudge.integrations.verl._ledger import reset_run_ledgers
 
     reset_run_ledgers()
     yield

@@ -27,8 +27,8 @@ class Errors(logging.Handler):
 def main(graders: str) -> None:
     errors = Errors()
     logging.getLogger("integrations").addHandler(errors)
-    import openjudge.integrations.verl._verl
-    import openjudge.integrations.verl.rows  # noqa: F401  # VERL-free: imports no VERL
+    import openjudge.integrations.verl._rows  # VERL-free: imports no VERL
+    import openjudge.integrations.verl._verl  # noqa: F401
 
     verl_after_rows = "verl" in sys.modules
     from openjudge.integrations.verl import (

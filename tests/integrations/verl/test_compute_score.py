@@ -10,9 +10,9 @@ import pytest
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager
 from verl.trainer.ppo.reward import load_reward_manager
 
-from openjudge.integrations.scoring.guard import SampleFailed
+from openjudge.integrations.scoring._guard import SampleFailed
 from openjudge.integrations.verl import compute_score
-from openjudge.integrations.verl.reward_loop import RewardLoopOutput
+from openjudge.integrations.verl._reward_loop import RewardLoopOutput
 from tests.integrations.verl.helpers import (
     FAULT_PROMPTS,
     Prompt,

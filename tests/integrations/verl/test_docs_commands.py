@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from omegaconf import DictConfig
 
-from openjudge.integrations.verl.group.settings import read_group_settings
-from openjudge.integrations.verl.settings import config_value, read_settings
+from openjudge.integrations.verl._settings import config_value, read_settings
+from openjudge.integrations.verl.group._settings import read_group_settings
 from tests.integrations.verl.helpers import trainer_config
 
 ROOT = Path(__file__).resolve().parents[3]

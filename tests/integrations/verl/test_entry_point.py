@@ -41,7 +41,7 @@ def test_fresh_process_finds_openjudge_by_name_whatever_was_imported_first(grade
         "loaded_with_the_manager": {"verl": True, "torch": True},
         "errors_logged": [],
         "agent_loop": {"_target_": "openjudge.integrations.verl.agent_loop.OpenJudgeToolAgentLoop"},
-        "class": "openjudge.integrations.verl.reward_loop.OpenJudgeRewardManager",
+        "class": "openjudge.integrations.verl._reward_loop.OpenJudgeRewardManager",
         "registry": True,
         "rewards": [0.75, 0.25, -1.0],
         "kinds": ["", "", "provider_error"],

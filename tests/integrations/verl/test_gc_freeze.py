@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from openjudge.integrations.verl.gc_freeze import GC_FREEZE_ENV
+from openjudge.integrations.verl._gc_freeze import GC_FREEZE_ENV
 
 # Run in a child: freezing is once per process, and the test process's state is not ours.
 PROBE = """
@@ -19,11 +19,11 @@ class Node: pass
 cycle = Node(); cycle.me = cycle            # garbage the freeze must not keep
 dead = weakref.ref(cycle); del cycle
 before = gc.get_freeze_count()
-from openjudge.integrations.verl.scoring import shared_scorer
-from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
+from openjudge.integrations.verl._scoring import shared_scorer
+from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
 shared_scorer(OpenJudgeVerlSettings(config={config!r}))
 after_first = gc.get_freeze_count()
-from openjudge.integrations.verl.gc_freeze import freeze_long_lived_objects
+from openjudge.integrations.verl._gc_freeze import freeze_long_lived_objects
 again = freeze_long_lived_objects()
 print(json.dumps({{"before": before, "after": after_first, "again": again,
                    "after_again": gc.get_freeze_count(), "cycle_freed": dead() is None}}))

@@ -10,12 +10,12 @@ import pytest
 
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.scoring.guard import FailureGuard, FailureRateExceeded, SampleFailed
-from openjudge.integrations.scoring.ledger import Ledger
-from openjudge.integrations.verl.scoring import SampleScorer
-from openjudge.integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
+from openjudge.integrations.scoring._guard import FailureGuard, FailureRateExceeded, SampleFailed
+from openjudge.integrations.scoring._ledger import Ledger
+from openjudge.integrations.verl._scoring import SampleScorer
+from openjudge.integrations.verl._settings import FailurePolicy, OpenJudgeVerlSettings
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel

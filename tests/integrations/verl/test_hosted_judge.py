@@ -15,7 +15,7 @@ from verl.trainer.ppo.reward import load_reward_manager
 from openjudge.config import ConfigError
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.verl import OpenJudgeRewardManager, compute_score
-from openjudge.integrations.verl.settings import SettingsError
+from openjudge.integrations.verl._settings import SettingsError
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl.helpers import (
     FAULT_PROMPTS,
@@ -184,7 +184,7 @@ def routed_grader(router: str, tmp_path: Path) -> LLMGrader:
 def test_a_request_the_judge_refuses_behind_vERL_s_router_is_final_and_no_outage(
     judge_server: JudgeServerProcess, tmp_path: Path
 ) -> None:
-    from openjudge.integrations.scoring.guard import REFUSED_MARK, is_outage
+    from openjudge.integrations.scoring._guard import REFUSED_MARK, is_outage
     from openjudge.results import GraderError
 
     with running_router(judge_server.base_url.removesuffix("/v1")) as router:

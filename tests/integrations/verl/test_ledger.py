@@ -9,13 +9,13 @@ import anyio
 import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.scoring.guard import FailureRateExceeded
-from openjudge.integrations.scoring.ledger import GroupRewards, Ledger
-from openjudge.integrations.verl.ledger import actor_name, driver_view, run_ledger
-from openjudge.integrations.verl.scoring import SampleScorer
-from openjudge.integrations.verl.settings import FailurePolicy, OpenJudgeVerlSettings
+from openjudge.integrations.scoring._guard import FailureRateExceeded
+from openjudge.integrations.scoring._ledger import GroupRewards, Ledger
+from openjudge.integrations.verl._ledger import actor_name, driver_view, run_ledger
+from openjudge.integrations.verl._scoring import SampleScorer
+from openjudge.integrations.verl._settings import FailurePolicy, OpenJudgeVerlSettings
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel
@@ -151,7 +151,7 @@ class _Handle:
 
 
 def test_a_worker_batches_scored_samples_and_reports_failures_at_once() -> None:
-    from openjudge.integrations.verl.ledger import RECORD_BATCH, _RayLedger
+    from openjudge.integrations.verl._ledger import RECORD_BATCH, _RayLedger
 
     policy = FailurePolicy(breaker_failures=2, failure_window=1000, breaker_cooldown_s=60)
     handle = _Handle(Ledger(policy, {"judge": "http://j/v1"}))

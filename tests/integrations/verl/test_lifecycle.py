@@ -86,8 +86,8 @@ def test_a_shared_scorer_is_closed_when_the_interpreter_exits(tmp_path: Path) ->
         f"    open({str(marker)!r}, 'a').write('closed\\n')\n"
         "    close(self)\n"
         "JudgeCache.close = recorded\n"
-        "from openjudge.integrations.verl.scoring import shared_scorer\n"
-        "from openjudge.integrations.verl.settings import OpenJudgeVerlSettings\n"
+        "from openjudge.integrations.verl._scoring import shared_scorer\n"
+        "from openjudge.integrations.verl._settings import OpenJudgeVerlSettings\n"
         f"shared_scorer(OpenJudgeVerlSettings(config={str(graders)!r}, judge_cache=True))\n"
         "print('built')\n"
     )

@@ -13,8 +13,8 @@ from verl.trainer.ppo.reward import load_reward_manager
 
 from openjudge.cli import main
 from openjudge.integrations.verl import OpenJudgeRewardManager
-from openjudge.integrations.verl.scoring import shared_scorer
-from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
+from openjudge.integrations.verl._scoring import shared_scorer
+from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
 from tests.integrations.verl.helpers import (
     Prompt,
     make_batch,

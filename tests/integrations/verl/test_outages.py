@@ -23,13 +23,13 @@ import pytest
 from omegaconf import OmegaConf
 
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.scoring.guard import FailureRateExceeded, SampleFailed
-from openjudge.integrations.verl.ledger import run_ledger
-from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager
-from openjudge.integrations.verl.scoring import SampleScorer
-from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
+from openjudge.integrations.scoring._guard import FailureRateExceeded, SampleFailed
+from openjudge.integrations.verl._ledger import run_ledger
+from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager
+from openjudge.integrations.verl._scoring import SampleScorer
+from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from verl import DataProto
 
-from openjudge.integrations.scoring.guard import FailureRateExceeded
-from openjudge.integrations.verl.ledger import driver_view
+from openjudge.integrations.scoring._guard import FailureRateExceeded
+from openjudge.integrations.verl._ledger import driver_view
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl import fake_tq
 from tests.integrations.verl.agent_rig import (

@@ -13,7 +13,7 @@ from verl import DataProto
 from verl.trainer.ppo.reward import load_reward_manager
 
 from openjudge.integrations.verl import OpenJudgeRewardManager
-from openjudge.integrations.verl.reward_loop import RewardLoopOutput
+from openjudge.integrations.verl._reward_loop import RewardLoopOutput
 from tests.integrations.verl.helpers import (
     Prompt,
     importlib_overrides,

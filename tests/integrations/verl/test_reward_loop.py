@@ -11,8 +11,8 @@ from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManage
 from verl.trainer.ppo.reward import load_reward_manager
 
 from openjudge.integrations.verl import OpenJudgeRewardManager, RewardSample
-from openjudge.integrations.verl.reward_loop import RewardLoopOutput
-from openjudge.integrations.verl.settings import SettingsError
+from openjudge.integrations.verl._reward_loop import RewardLoopOutput
+from openjudge.integrations.verl._settings import SettingsError
 from tests.integrations.verl.helpers import (
     FALLBACK,
     FALLBACK_OPTIONS,

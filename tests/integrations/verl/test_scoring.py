@@ -13,11 +13,11 @@ import pytest
 from openjudge.config import ConfigError
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.scoring.guard import SampleFailed
-from openjudge.integrations.verl.scoring import SampleScorer, shared_scorer
-from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
+from openjudge.integrations.scoring._guard import SampleFailed
+from openjudge.integrations.verl._scoring import SampleScorer, shared_scorer
+from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.aggregators import MinAggregator, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner

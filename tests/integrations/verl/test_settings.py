@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from openjudge.integrations.verl.settings import (
+from openjudge.integrations.verl._settings import (
     CONFIG_ENV,
     FailurePolicy,
     OpenJudgeVerlSettings,

@@ -18,9 +18,9 @@ import pytest
 from verl import DataProto
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
-from openjudge.integrations.scoring.guard import SampleFailed
-from openjudge.integrations.verl.reward_loop import OpenJudgeRewardManager
-from openjudge.integrations.verl.scoring import Placement, ScoredSample
+from openjudge.integrations.scoring._guard import SampleFailed
+from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager
+from openjudge.integrations.verl._scoring import Placement, ScoredSample
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl import fake_tq
 from tests.integrations.verl.agent_rig import (

@@ -23,10 +23,10 @@ from verl.trainer.ppo.metric_utils import process_validation_metrics
 
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.verl.scoring import SampleScorer, ScoredSample
-from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
+from openjudge.integrations.verl._scoring import SampleScorer, ScoredSample
+from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
+from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.models.errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel

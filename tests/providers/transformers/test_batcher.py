@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import anyio
 import pytest
 
-from openjudge.providers.transformers.batcher import DynamicBatcher
+from openjudge.providers.transformers._batcher import DynamicBatcher
 from tests.providers.transformers.helpers import until
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from openjudge.providers.transformers.errors import InferenceError
-from openjudge.providers.transformers.generation import Generation, Generator
-from openjudge.providers.transformers.loading import LoadedModel, load_model, resolve_device, resolve_dtype
-from openjudge.providers.transformers.requests import GenerationRequest
-from openjudge.providers.transformers.settings import TransformersSettings
+from openjudge.providers.transformers._errors import InferenceError
+from openjudge.providers.transformers._generation import Generation, Generator
+from openjudge.providers.transformers._loading import LoadedModel, load_model, resolve_device, resolve_dtype
+from openjudge.providers.transformers._requests import GenerationRequest
+from openjudge.providers.transformers._settings import TransformersSettings
 from tests.providers.transformers import tiny
 
 

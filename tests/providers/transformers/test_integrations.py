@@ -9,8 +9,8 @@ import pytest
 from openjudge.graders.reward_model import RewardModelGrader
 from openjudge.integrations.trl import OpenJudgeRewards
 from openjudge.integrations.verl import compute_score
-from openjudge.integrations.verl.scoring import shared_scorer
-from openjudge.integrations.verl.settings import OpenJudgeVerlSettings
+from openjudge.integrations.verl._scoring import shared_scorer
+from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
 from tests.providers.transformers.helpers import direct_reward
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ import pytest
 
 from openjudge.graders.base_grader import InvalidInputError
 from openjudge.graders.reward_model import RewardModelGrader
-from openjudge.models.errors import ChatModelError
+from openjudge.models._errors import ChatModelError
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.providers.transformers import TransformersRewardModel
 from openjudge.results import GraderError, GraderScore

@@ -17,8 +17,9 @@ import torch
 from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_model import ChatRequest, Sampling
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from openjudge.providers.registry import resolve_model
-from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel, loading
+from openjudge.providers._registry import resolve_model
+from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel
+from openjudge.providers.transformers import _loading as loading
 from openjudge.results import GraderError, GraderScore
 from tests.providers.transformers.helpers import (
     ForwardHook,

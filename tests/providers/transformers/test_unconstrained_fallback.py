@@ -30,7 +30,7 @@ async def test_logprob_scoring_falls_back_to_free_generation_with_one_warning(
 ) -> None:
     model = judge(_without_decoder(judge_path, tmp_path / "judge"), structured_output="json_schema")
     g = grader(model, score_mode="logprobs", top_logprobs=5)
-    with caplog.at_level(logging.WARNING, logger="openjudge.providers.transformers.generation"):
+    with caplog.at_level(logging.WARNING, logger="openjudge.providers.transformers._generation"):
         first = await g.aevaluate(question="2+2?", answer="4")
         second = await g.aevaluate(question="3+3?", answer="6")
     for result in (first, second):

@@ -16,14 +16,14 @@ from pydantic import JsonValue
 
 from openjudge.graders.agent._checks import finite_number
 from openjudge.graders.agent._results import UNIT_RANGE, unit_score
-from openjudge.graders.agent.trajectory_parsing import (
+from openjudge.graders.agent._trajectory_parsing import (
     Message,
     action_signature,
     extract_action_observation_pairs,
 )
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.blame import shown
-from openjudge.graders.text.tokens import counted
+from openjudge.graders.text._tokens import counted
 from openjudge.results import GraderError, GraderScore
 
 __all__ = ["MAX_LISTED_PAIRS", "ActionLoopDetectionGrader"]

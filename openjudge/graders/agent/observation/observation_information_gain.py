@@ -8,7 +8,7 @@ neither rewarded nor remembered)::
     reward  = (1 − max_sim) · exp(−2 · max(0, max_sim − similarity_threshold))
     score   = clamp(mean(rewards), 0, 1)                                      # 0.0 if none
 
-``jaccard`` is the whitespace-token Jaccard of :mod:`openjudge.graders.agent.trajectory_parsing`.
+``jaccard`` is the whitespace-token Jaccard of :mod:`openjudge.graders.agent._trajectory_parsing`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pydantic import JsonValue
 
 from openjudge.graders.agent._checks import finite_number
 from openjudge.graders.agent._results import UNIT_RANGE, unit_score
-from openjudge.graders.agent.trajectory_parsing import Message, extract_action_observation_pairs
+from openjudge.graders.agent._trajectory_parsing import Message, extract_action_observation_pairs
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.results import GraderError, GraderScore
 

@@ -27,7 +27,7 @@ from typing import TypeAlias
 
 from pydantic import JsonValue
 
-from openjudge.graders.agent.trajectory_parsing import Message, arguments_text, extract_tool_calls
+from openjudge.graders.agent._trajectory_parsing import Message, arguments_text, extract_tool_calls
 from openjudge.graders.blame import check_depth, shown
 from openjudge.results import InvalidInputError
 

@@ -6,7 +6,7 @@ averages, mapped from [1, 5] to [0, 1]. Unlike it:
 
 * each message is its own data block (tool calls as JSON), so no message text can close a
   block, forge a step or a tool result, or give the judge instructions
-  (:mod:`openjudge.models.schema.data_blocks`);
+  (:mod:`openjudge.models.schema._data_blocks`);
 * the judge's evaluations are checked against the real steps before scoring: exactly one
   per step, indices ``0..n-1``, no duplicates; anything else is re-asked, then a
   ``parse_error`` (the judge's failure: the trajectory cannot forge steps);
@@ -29,7 +29,7 @@ from openjudge.graders.base_grader import response_failure_result
 from openjudge.graders.blame import check_response_text
 from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
 from openjudge.models.chat_model import ChatModel, Sampling
-from openjudge.models.schema.data_blocks import Block
+from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.results import (

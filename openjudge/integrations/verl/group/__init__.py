@@ -19,19 +19,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_attribute
-from openjudge.integrations.verl.group.settings import GroupSettings as GroupSettings
+from openjudge.integrations.verl.group._settings import GroupSettings as GroupSettings
 
 if TYPE_CHECKING:
-    from openjudge.integrations.verl.group.manager import (
+    from openjudge.integrations.verl.group._manager import (
         OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager,
     )
-    from openjudge.integrations.verl.group.worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
+    from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
 
 __all__ = ["GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
 
 _LAZY = {
-    "OpenJudgeAgentLoopManager": "openjudge.integrations.verl.group.manager",
-    "OpenJudgeAgentLoopWorker": "openjudge.integrations.verl.group.worker",
+    "OpenJudgeAgentLoopManager": "openjudge.integrations.verl.group._manager",
+    "OpenJudgeAgentLoopWorker": "openjudge.integrations.verl.group._worker",
 }
 
 

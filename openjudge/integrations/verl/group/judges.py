@@ -7,7 +7,7 @@ score per member (:func:`~openjudge.graders.comparison.member_results`), and eac
 by the YAML's aggregator. Members' samples carry ``pointwise``, the reward VERL's reward
 loop gave them (absent when it was a flagged fallback), so a ``provided_score`` grader
 mapped to it brings that reward into the aggregate. It writes these
-``reward_extra_info`` keys next to the reward loop's own (:mod:`openjudge.integrations.verl.keys`;
+``reward_extra_info`` keys next to the reward loop's own (:mod:`openjudge.integrations.verl._keys`;
 a grader name that would collide with one of them, or with the reward loop's, is refused
 when the stage is built):
 
@@ -35,29 +35,29 @@ import anyio
 from openjudge.config import ConfigError
 from openjudge.graders.comparison import member_results
 from openjudge.integrations._shared import FailureLog
-from openjudge.integrations.scoring.guard import FailureRateExceeded, is_outage
-from openjudge.integrations.scoring.keys import (
+from openjudge.integrations.scoring._guard import FailureRateExceeded, is_outage
+from openjudge.integrations.scoring._keys import (
     GROUP_SIZE_KEY,
     error_key,
     name_problems,
     score_entries,
     score_key,
 )
-from openjudge.integrations.scoring.ledger import FailureLedger, Ledger
-from openjudge.integrations.verl.functions import BaseOpenJudgeRewardFunction, ExtraValue, RewardResult
-from openjudge.integrations.verl.group.members import Member, group_sample, member_sample, reward_sample
-from openjudge.integrations.verl.group.settings import GroupSettings
-from openjudge.integrations.verl.group.verdict import (
+from openjudge.integrations.scoring._ledger import FailureLedger, Ledger
+from openjudge.integrations.verl._functions import BaseOpenJudgeRewardFunction, ExtraValue, RewardResult
+from openjudge.integrations.verl._settings import FailurePolicy
+from openjudge.integrations.verl.group._settings import GroupSettings
+from openjudge.integrations.verl.group._verdict import (
     GroupVerdict,
     MemberDropped,
     MemberReward,
     Outcome,
     settle,
 )
-from openjudge.integrations.verl.settings import FailurePolicy
+from openjudge.integrations.verl.group.members import Member, group_sample, member_sample, reward_sample
 from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore
+from openjudge.runner._grader_config import GraderConfig
 from openjudge.runner.aggregators import AggregatorLike, WeightedMeanAggregator
-from openjudge.runner.grader_config import GraderConfig
 from openjudge.runner.grading_runner import GradingRunner, RunnerResult
 
 __all__ = ["FunctionGroupJudge", "GraderGroupJudge", "GroupJudge"]
@@ -152,7 +152,7 @@ class GraderGroupJudge:
         ordered = [members[s] for s in sessions]
         if expected == 1 and len(ordered) == 1 and self.settings.pointwise:
             return self._alone(sessions[0], ordered[0])
-        # The run's breaker and failure rate (openjudge.integrations.verl.ledger), as for pointwise samples.
+        # The run's breaker and failure rate (openjudge.integrations.verl._ledger), as for pointwise samples.
         problem, blocked = await self.ledger.admit(self.providers)
         if problem is not None:
             raise FailureRateExceeded(problem)

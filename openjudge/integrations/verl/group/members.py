@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from openjudge.integrations.scoring.keys import ExtraValue
-from openjudge.integrations.verl.functions import RewardSample
+from openjudge.integrations.scoring._keys import ExtraValue
+from openjudge.integrations.verl._functions import RewardSample
 
 __all__ = ["POINTWISE_FIELD", "SHARED_FIELDS", "Member", "group_sample", "member_sample", "reward_sample"]
 

@@ -7,7 +7,7 @@ import re
 
 from pydantic import JsonValue
 
-from openjudge.integrations.verl.functions import RewardSample
+from openjudge.integrations.verl._functions import RewardSample
 from openjudge.integrations.verl.group.members import Member
 from openjudge.models.chat_model import ChatRequest
 from openjudge.testing.function_model import FunctionChatModel

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from openjudge.integrations.verl.group.barrier import GroupBarrier, RolloutClock
+from openjudge.integrations.verl.group._barrier import GroupBarrier, RolloutClock
 
 
 class Judge:

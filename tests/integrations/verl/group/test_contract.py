@@ -14,9 +14,9 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopManager, AgentLoopW
 from verl.trainer.ppo.v1 import agent_loop_tq
 from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopManagerTQ, AgentLoopWorkerTQ
 
+from openjudge.integrations.verl.group._manager import OpenJudgeAgentLoopManager
 from openjudge.integrations.verl.group._verl_v1 import check_version
-from openjudge.integrations.verl.group.manager import OpenJudgeAgentLoopManager
-from openjudge.integrations.verl.group.worker import OpenJudgeAgentLoopWorker
+from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker
 
 WORKER_TQ = AgentLoopWorkerTQ.__ray_actor_class__  # type: ignore[attr-defined]  # set by @ray.remote
 

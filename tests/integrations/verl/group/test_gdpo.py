@@ -20,8 +20,8 @@ from verl.trainer.ppo.v1.utils import compute_advantage_for_multi_trajectories
 from openjudge.graders.comparison import ListwiseRankingGrader
 from openjudge.graders.provided_score import ProvidedScoreGrader
 from openjudge.integrations.verl.group import GroupSettings
+from openjudge.integrations.verl.group._verdict import MemberReward
 from openjudge.integrations.verl.group.judges import GraderGroupJudge
-from openjudge.integrations.verl.group.verdict import MemberReward
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from tests.integrations.verl.group.scripted import listwise_judge, member

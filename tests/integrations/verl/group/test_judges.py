@@ -7,13 +7,13 @@ import asyncio
 import pytest
 
 from openjudge.config import ConfigError
-from openjudge.graders.common.relevance import RelevanceGrader
+from openjudge.graders.common._relevance import RelevanceGrader
 from openjudge.graders.comparison import GroupTournamentGrader, ListwiseRankingGrader
 from openjudge.graders.provided_score import ProvidedScoreGrader
 from openjudge.integrations.verl import BaseOpenJudgeRewardFunction, RewardResult, RewardSample
 from openjudge.integrations.verl.group import GroupSettings
+from openjudge.integrations.verl.group._verdict import GroupVerdict, MemberDropped, MemberReward, neutralise
 from openjudge.integrations.verl.group.judges import FunctionGroupJudge, GraderGroupJudge
-from openjudge.integrations.verl.group.verdict import GroupVerdict, MemberDropped, MemberReward, neutralise
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel

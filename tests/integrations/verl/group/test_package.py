@@ -13,7 +13,7 @@ def test_public_names() -> None:
         "OpenJudgeAgentLoopWorker",
     ]
     assert group.OpenJudgeAgentLoopManager.__name__ == "OpenJudgeAgentLoopManager"
-    assert group.OpenJudgeAgentLoopWorker.__module__ == "openjudge.integrations.verl.group.worker"
+    assert group.OpenJudgeAgentLoopWorker.__module__ == "openjudge.integrations.verl.group._worker"
 
 
 def test_importing_the_package_does_not_import_verl() -> None:

@@ -10,12 +10,12 @@ import pytest
 from omegaconf import OmegaConf
 
 from openjudge.config import ConfigError
+from openjudge.integrations.verl._settings import SettingsError
 from openjudge.integrations.verl.group import GroupSettings
+from openjudge.integrations.verl.group._settings import read_group_settings
+from openjudge.integrations.verl.group._stage import build_stage
 from openjudge.integrations.verl.group.members import group_sample
-from openjudge.integrations.verl.group.settings import read_group_settings
-from openjudge.integrations.verl.group.stage import build_stage
 from openjudge.integrations.verl.samples import sample_from_agent_output
-from openjudge.integrations.verl.settings import SettingsError
 from tests.integrations.verl.group.scripted import member
 
 

@@ -265,7 +265,7 @@ def test_v0_trainer_falls_back_to_verls_manager(runtime: Runtime, caplog: pytest
         "actor_rollout_ref.rollout.agent.num_workers=0",  # nothing to start: only the class matters here
         f"+reward.openjudge_group.config={runtime.group}",
     )
-    with caplog.at_level(logging.WARNING, logger="openjudge.integrations.verl.group.manager"):
+    with caplog.at_level(logging.WARNING, logger="openjudge.integrations.verl.group._manager"):
         manager = runtime.manager(cfg)
     assert type(manager) is AgentLoopManager
     assert "group judging needs VERL's V1 trainer (trainer.use_v1=true)" in caplog.text

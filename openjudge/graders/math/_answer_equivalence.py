@@ -1,0 +1,334 @@
+"""Is the final answer of a math solution equivalent to the reference answer?"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import ClassVar, Literal, TypeAlias
+
+import anyio
+from pydantic import JsonValue
+
+from openjudge.graders._inputs import require_str
+from openjudge.graders._workers import WorkerPool, WorkTimeout
+from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
+from openjudge.graders.blame import check_response_text
+from openjudge.graders.math._extract import boxed_count, extract_final_answer, extract_reference
+from openjudge.graders.math._normalize import (
+    normalize_answer,
+    numbers_close,
+    parse_number,
+    split_elements,
+    squash,
+)
+from openjudge.graders.math._symbolic import sympy_available
+from openjudge.graders.math._towers import exponent_tower
+from openjudge.graders.math._verify import math_verify_available
+from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange
+
+__all__ = ["Extraction", "MathAnswerEquivalenceGrader", "Method"]
+
+Method: TypeAlias = Literal[
+    "string",
+    "numeric",
+    "elementwise",
+    "symbolic",
+    "string_no_sympy",
+    "string_sympy_undecided",
+    "string_sympy_disabled",
+    "none",
+]
+Extraction: TypeAlias = Literal["last", "strict"]
+_MAX_ELEMENTS = 50
+_SNIPPET = 200
+_COMPARE = "openjudge.graders.math._verify:compare_answers"
+_FALLBACK = "openjudge.graders.math._symbolic:compare"
+_PRELOAD = (
+    "openjudge.graders.math._verify",
+    "openjudge.graders.math._symbolic",
+    "sympy",
+    "sympy.parsing.sympy_parser",
+    "math_verify",
+    "openjudge.graders.math._warm",
+)
+# A decimal point or an exponent makes a literal inexact; integers and fractions compare exactly.
+_DECIMAL = re.compile(r"[0-9]\.|\.[0-9]|[0-9][eE][-+]?[0-9]")
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
+def _final_part(response: str) -> str | None:
+    """The text after the last ``</think>``; None while the response is still thinking."""
+    close = response.rfind(_THINK_CLOSE)
+    if close != -1:
+        return response[close + len(_THINK_CLOSE) :]
+    if _THINK_OPEN in response:
+        return None
+    return response
+
+
+def _exact(text: str) -> bool:
+    return _DECIMAL.search(text) is None
+
+
+class MathAnswerEquivalenceGrader(BaseGrader):
+    r"""1.0 if the response's final answer equals the reference answer, else 0.0.
+
+    Where the answer is looked for (``extraction``):
+
+    * ``"last"`` (default): the last ``\boxed{...}`` with balanced braces, else the last
+      ``<answer>...</answer>`` block, else the whole response, from which math-verify takes
+      the last LaTeX block or expression; in plain prose (no ``$``), a last number equal to
+      the reference is an accept in the event loop (without math-verify, the last number
+      is the answer);
+    * ``"strict"``: only a ``\boxed{}`` or an ``<answer>`` tag counts; a response with
+      neither scores 0 (method ``none``), as RL recipes that reward the format require.
+
+    Either way, a response with ``</think>`` is read after its last ``</think>`` (an answer
+    inside the reasoning does not count), and one that opens ``<think>`` without closing it
+    has no answer. A reference is read as the text after ``####`` (GSM8K), else its last
+    ``\boxed{}``, else all of it; an ``int``/``float`` reference is accepted too. Answers
+    arrive either as full responses or already extracted (a dataset column, another
+    grader's output): an extracted answer is parsed as one LaTeX expression.
+
+    Comparison, first decisive step wins (``metadata["method"]`` names it):
+
+    1. ``string``: equal after :func:`~openjudge.graders.math._normalize.normalize_answer`
+       with whitespace removed (pure words compare case-insensitively).
+    2. ``numeric``: both read as numbers (integers, decimals, ``a/b``, ``\frac``, mixed
+       numbers, percentages, thousands separators, scientific notation, a trailing unit
+       word). Two exact literals (integers, fractions) must be equal exactly; only when a
+       decimal point or exponent is involved do ``abs_tol``/``rel_tol`` apply, so
+       ``1099511627000`` is not ``2^{40}``. ``50\%`` matches both 50 and 0.5.
+    3. ``elementwise``: tuples, intervals, sets and lists whose elements all match by steps
+       1-2 (an accept only; anything else goes on to step 4).
+    4. ``symbolic``: math-verify (latex2sympy2_extended and sympy) parses both sides and
+       compares them, with our rules on top: an infinite value equals only the same
+       infinity, and exact numbers must agree to 45 digits (:mod:`.verify`). Without
+       math-verify, a small LaTeX-to-sympy translator (:mod:`.symbolic`) decides what it
+       can. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`)
+       killed when the sample's ``sympy_timeout_s`` budget is spent.
+
+    Steps 1-3 are linear in the length of the texts and run in the event loop, so numbers
+    and fractions never wait for a worker.
+
+    Blame (:class:`~openjudge.results.ResponseFailure`): what the response caused scores the
+    bottom (or ``response_failure_score``) with ``metadata["blame"] == "response"`` and a
+    ``cause``: ``exponent_tower`` (a numeric power of a power, refused before any parser
+    sees it: :mod:`.towers`), ``unparseable`` (math-verify reads no answer in it),
+    ``overflow`` (comparing it ran out of memory or recursion depth),
+    ``timeout`` (the comparison overran the budget; the reference is checked for
+    towers first, so the response's expression is what was slow). A bad reference (empty,
+    a tower) is a ``GraderError(kind="invalid_input")``. A reference that is text math
+    cannot read (``odd``, ``Monday``) is compared as a string only.
+
+    Inputs:
+        response: The model's solution text, or an already-extracted answer.
+        reference: The reference answer (or a reference solution with ``\boxed{}``).
+
+    Score: 0.0 or 1.0 in [0, 1]; higher is better.
+
+    Args:
+        abs_tol: Absolute tolerance for numbers with a decimal point (>= 0).
+        rel_tol: Relative tolerance for numbers with a decimal point (>= 0).
+        use_sympy: Run step 4 for answers that steps 1-3 do not decide.
+        sympy_timeout_s: Time budget of step 4 for one sample (> 0), enforced by killing
+            the worker process.
+        sympy_workers: Worker processes for step 4 (per event loop).
+        extraction: ``"last"`` or ``"strict"``, see above.
+        name: Result name (default ``"math_answer_equivalence"``).
+        description: One line on what is measured.
+    """
+
+    default_name: ClassVar[str] = "math_answer_equivalence"
+    symbolic_function: ClassVar[str] = _COMPARE
+    """The worker-side comparison, ``"module:function"`` taking (reference, response) and returning
+    ``{"equal": bool | None, "cause": str}`` (see :func:`.verify.compare_answers`)."""
+    fallback_function: ClassVar[str] = _FALLBACK
+    """Used instead when math-verify is not installed: (got, want, abs_tol, rel_tol) -> bool | None."""
+    default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)
+
+    def __init__(
+        self,
+        *,
+        abs_tol: float = 1e-9,
+        rel_tol: float = 1e-9,
+        use_sympy: bool = True,
+        sympy_timeout_s: float = 5.0,
+        sympy_workers: int = 2,
+        extraction: Extraction = "last",
+        name: str = "",
+        description: str = "",
+    ) -> None:
+        for field, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{field} must be a finite number >= 0, got {value!r}")
+        if not (math.isfinite(sympy_timeout_s) and sympy_timeout_s > 0):
+            raise ValueError(f"sympy_timeout_s must be a finite number > 0, got {sympy_timeout_s!r}")
+        if extraction not in ("last", "strict"):
+            raise ValueError(f"extraction must be 'last' or 'strict', got {extraction!r}")
+        super().__init__(name=name, description=description)
+        self.abs_tol = float(abs_tol)
+        self.rel_tol = float(rel_tol)
+        self.use_sympy = use_sympy
+        self.sympy_timeout_s = float(sympy_timeout_s)
+        self.extraction: Extraction = extraction
+        self.workers = WorkerPool(max_workers=sympy_workers, preload=_PRELOAD, memory_mb=2048)
+
+    def _quick(self, got: str, want: str) -> tuple[bool, Method] | None:
+        """String and numeric steps; None if neither decides."""
+        if squash(got) == squash(want):
+            return True, "string"
+        got_num, want_num = parse_number(got), parse_number(want)
+        if got_num is not None and want_num is not None:
+            if _exact(got) and _exact(want):
+                return numbers_close(got_num, want_num, abs_tol=0.0, rel_tol=0.0), "numeric"
+            return numbers_close(got_num, want_num, abs_tol=self.abs_tol, rel_tol=self.rel_tol), "numeric"
+        return None
+
+    def _elementwise(self, got: str, want: str) -> bool:
+        """Whether every element matches by the quick steps (tuples in order, sets in any order)."""
+        got_parts, want_parts = split_elements(got), split_elements(want)
+        if got_parts is None or want_parts is None:
+            return False
+        (g_open, g_items, g_close), (w_open, w_items, w_close) = got_parts, want_parts
+        if (
+            (g_open, g_close) != (w_open, w_close)
+            or len(g_items) != len(w_items)
+            or len(g_items) > _MAX_ELEMENTS
+        ):
+            return False
+        if g_open in ("(", "["):
+            return all((self._quick(g, w) or (False,))[0] for g, w in zip(g_items, w_items, strict=True))
+        unused = list(w_items)
+        for g in g_items:
+            match = next((i for i, w in enumerate(unused) if (self._quick(g, w) or (False,))[0]), None)
+            if match is None:
+                return False
+            del unused[match]
+        return True
+
+    async def _symbolic(self, got: str, want: str, deadline: float) -> tuple[bool, Method]:
+        if not self.use_sympy:
+            return False, "string_sympy_disabled"
+        remaining = deadline - anyio.current_time()
+        if remaining <= 0:
+            raise WorkTimeout("the symbolic comparison used up its budget")
+        if not math_verify_available():
+            if not sympy_available():
+                return False, "string_no_sympy"
+            got_norm, want_norm = normalize_answer(got), normalize_answer(want)
+            verdict = await self.workers.call(
+                self.fallback_function, [got_norm, want_norm, self.abs_tol, self.rel_tol], timeout_s=remaining
+            )
+            return (verdict, "symbolic") if isinstance(verdict, bool) else (False, "string_sympy_undecided")
+        reply = await self.workers.call(self.symbolic_function, [want, got], timeout_s=remaining)
+        if not isinstance(reply, dict):
+            return False, "string_sympy_undecided"
+        equal, cause = reply.get("equal"), reply.get("cause")
+        if isinstance(equal, bool):
+            return equal, "symbolic"
+        if cause == "response_unparseable":
+            raise ResponseFailure("unparseable", f"no mathematical answer could be read in {got[:80]!r}")
+        if cause == "response_too_large":
+            raise ResponseFailure("overflow", f"comparing {got[:80]!r} ran out of memory or recursion depth")
+        return False, "string_sympy_undecided"
+
+    async def _decide(
+        self, got: str, want: str, *, quick: bool, retry_with: str | None, source: str
+    ) -> tuple[bool, Method]:
+        """Steps 1-4 (1-3 only when ``quick``); ``retry_with``: the full text, tried if the answer differs."""
+        if quick and source == "text" and not any(d in got for d in ("$", "\\(", "\\[")):
+            # Plain prose: its last number equal to the reference is an accept in the event loop.
+            last = extract_final_answer(got, fallback_to_last_number=True)
+            at = got.rfind(last.text)
+            end = at + len(last.text)
+            glued = at >= 0 and (got[at - 1 : at].isalpha() or got[end : end + 1].isalpha())  # "AZYUK2A"
+            decided = (
+                self._quick(normalize_answer(last.text), normalize_answer(want))
+                if last.text and not glued
+                else None
+            )
+            if decided is not None and decided[0]:
+                return decided
+        if quick:
+            got_norm, want_norm = normalize_answer(got), normalize_answer(want)
+            decided = self._quick(got_norm, want_norm)
+            if decided is not None and (decided[0] or retry_with is None):
+                return decided
+            if self._elementwise(got_norm, want_norm):
+                return True, "elementwise"
+        deadline = anyio.current_time() + self.sympy_timeout_s
+        try:
+            verdict = await self._symbolic(got, want, deadline)
+            if not verdict[0] and retry_with is not None and verdict[1] != "string_sympy_disabled":
+                # Several boxes (an answer spread over \boxed{1}, \boxed{2}): math-verify reads them all.
+                retried = await self._symbolic(retry_with, want, deadline)
+                verdict = retried if retried[0] else verdict
+            return verdict
+        except WorkTimeout as exc:
+            raise ResponseFailure(
+                "timeout",
+                f"comparing {got[:80]!r} with {want[:80]!r} exceeded the {self.sympy_timeout_s:g} s budget",
+            ) from exc
+
+    def _reference(self, reference: str | int | float) -> tuple[str, bool]:
+        """The reference answer, and whether it is one answer (False: several boxes, read whole)."""
+        if isinstance(reference, int | float) and not isinstance(reference, bool):
+            if not math.isfinite(reference):
+                raise InvalidInputError("input 'reference' must be a finite number")
+            reference = str(reference)
+        reference = require_str("reference", reference)
+        single = boxed_count(reference) < 2 or "####" in reference
+        want = extract_reference(reference).strip() if single else reference.strip()
+        if not normalize_answer(want):
+            raise InvalidInputError("input 'reference' has no answer in it")
+        if (tower := exponent_tower(want)) is not None:
+            raise InvalidInputError(
+                f"input 'reference' holds an exponent tower ({tower}); write the number out"
+            )
+        return want, single
+
+    def _answer(self, response: str) -> tuple[str, str, str | None]:
+        """(answer text, where it came from, the whole final text if it has several boxes)."""
+        final = _final_part(response)
+        if final is None:
+            return "", "none", None
+        found = extract_final_answer(final, fallback_to_last_number=False)
+        if found.source != "none":
+            return found.text.strip(), found.source, final if boxed_count(final) > 1 else None
+        if self.extraction == "strict" or not final.strip():
+            return "", "none", None
+        if not math_verify_available() or not self.use_sympy:
+            last = extract_final_answer(final, fallback_to_last_number=True)
+            return last.text.strip(), last.source, None
+        return final.strip(), "text", None
+
+    @grader_boundary
+    async def aevaluate(self, *, response: str, reference: str | int | float) -> GraderScore | GraderError:
+        """Compare the final answer in ``response`` with ``reference``."""
+        response = require_str("response", response)
+        check_response_text("input 'response'", response)
+        want, single = self._reference(reference)
+        got, source, retry_with = self._answer(response)
+        metadata: dict[str, JsonValue] = {
+            "extracted_from": source,
+            "extracted_answer": normalize_answer(got)[:_SNIPPET] if source != "text" else got[-_SNIPPET:],
+            "reference_answer": normalize_answer(want)[:_SNIPPET],
+        }
+        if not got:
+            metadata["method"] = "none"
+            return self._score(0.0, "no final answer found in the response", metadata)
+        if (tower := exponent_tower(retry_with or got)) is not None:
+            raise ResponseFailure("exponent_tower", f"the answer holds an exponent tower ({tower})")
+        equal, method = await self._decide(got, want, quick=single, retry_with=retry_with, source=source)
+        metadata["method"] = method
+        shown = str(metadata["extracted_answer"])[:80]
+        reason = (
+            f"answer {shown!r} {'equals' if equal else 'differs from'} reference {want[:80]!r} ({method})"
+        )
+        return self._score(1.0 if equal else 0.0, reason, metadata)
+
+    def _score(self, score: float, reason: str, metadata: dict[str, JsonValue]) -> GraderScore:
+        return GraderScore(
+            name=self.name, score=score, reason=reason, metadata=metadata, score_range=self.score_range
+        )
