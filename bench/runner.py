@@ -373,9 +373,8 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
         "short": "aiohttp's own per-request CPU (the floor) plus the framework's work above (about a "
         "third of the excess), and the garbage collector's and caches' cost of the framework's state "
         "kept alive by 256 calls in flight for 200 ms each",
-        "long": "as the short prompt, plus prompt rendering: escape_tags builds a position list for "
-        "every input character (~90 us per call for 3 kB of ASCII inputs; an ASCII fast path in "
-        "openjudge/models/schema/_data_blocks.py brings the long ratio to the short one's)",
+        "long": "as the short prompt, plus rendering and escaping 3 kB of inputs (escape_tags scans "
+        "ASCII text without a position map; non-ASCII text is folded character by character)",
     }
     for case in CASES:
         report(
