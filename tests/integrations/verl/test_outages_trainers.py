@@ -138,4 +138,7 @@ def test_v0_judge_down_for_a_while_trains_on_and_counts_the_failures(
     flags = [f for out in outs for f in out.non_tensor_batch["openjudge/failed"].tolist()]
     assert len(flags) == 3 * BATCH * N and sum(flags) == 3.0  # each failed sample flagged, neutral
     _, counts = driver_view()
-    assert counts == {"samples": 3 * BATCH * N, "failed": 3, "blocked": 0}
+    # Failures reach the ledger at once; scored outcomes in batches (within 50 ms on a worker's
+    # live loop; this test's loops end with asyncio.run), so under Ray "samples" is a lower bound.
+    assert (counts["failed"], counts["blocked"]) == (3, 0)
+    assert 3 <= counts["samples"] <= 3 * BATCH * N
