@@ -6,7 +6,7 @@
 # When the environment already matches the lock, installing is skipped (a few seconds).
 # First run in a new virtual environment: ~10 minutes of installs on 2 cores (torch's CPU
 # wheel, a lean VERL, litellm, Ray, and llama-cpp-python built from source for the e2e
-# tests; pip caches that wheel), then ~12 minutes of tests.
+# tests; pip caches that wheel), then ~15 minutes of lint, types and tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_pip.sh
