@@ -92,23 +92,9 @@ def judge_runner(
 
 def bench_overhead(n: int = 20_000) -> None:
     """CPU per grading call with an in-process judge: everything but the network."""
-    model = FunctionChatModel(reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=32)))
-    runner = judge_runner(model, 1, 32)
-    data = samples(n)
-
-    async def main() -> float:
-        await runner.arun(data[:500])  # warm caches
-        best = math.inf
-        for _ in range(3):
-            gc.collect()
-            started = time.process_time()
-            await runner.arun(data)
-            best = min(best, (time.process_time() - started) / n)
-        return best
-
     report(
         "framework CPU per LLM-grader call (function judge, best of 3)",
-        asyncio.run(main()) * 1e6,
+        min(framework_cpu(n) for _ in range(3)) * 1e6,
         " us",
         30,
         openjudge=195,

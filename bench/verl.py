@@ -49,9 +49,10 @@ from verl import DataProto
 from bench.runner import report
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.integrations.scoring._scorer import RewardScorer
 from openjudge.integrations.verl import OpenJudgeRewardManager, OpenJudgeVerlSettings
 from openjudge.integrations.verl._reward_loop import RewardLoopOutput
-from openjudge.integrations.verl._scoring import SampleScorer, shared_scorer
+from openjudge.integrations.verl._scoring import shared_scorer
 from openjudge.models.chat_model import ChatRequest
 from openjudge.models.policy import ProviderLimits, ProviderPolicy
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
@@ -203,7 +204,7 @@ async def slow_reply(request: ChatRequest) -> str:
     return reply(request)
 
 
-def two_judges(model: FunctionChatModel | None, yaml_path: Path | None) -> SampleScorer:
+def two_judges(model: FunctionChatModel | None, yaml_path: Path | None) -> RewardScorer:
     settings = OpenJudgeVerlSettings(config=str(yaml_path) if yaml_path else "<in-process>", timeout_s=60)
     if yaml_path is not None:
         return shared_scorer(settings)
@@ -224,7 +225,7 @@ def two_judges(model: FunctionChatModel | None, yaml_path: Path | None) -> Sampl
         FunctionGrader(lambda response, ground_truth: ground_truth in response, score_range=(0, 1)),
         {"response": "response", "ground_truth": "ground_truth"},
     )
-    return SampleScorer(GradingRunner(graders, show_progress=False), settings)
+    return RewardScorer(GradingRunner(graders, show_progress=False), settings)
 
 
 def step() -> None:
@@ -362,7 +363,7 @@ def streaming(n: int = 256, capacity: int = 32, gen_s: float = 0.2, judge_s: flo
             {"question": "prompt", "answer": "response", "index": "extra_info.index"},
         )
     }
-    scorer = SampleScorer(
+    scorer = RewardScorer(
         GradingRunner(graders, show_progress=False), OpenJudgeVerlSettings(config="<bench>")
     )
     handle = ManagerHandle(OpenJudgeRewardManager(tokenizer=byte_tokenizer(), scorer=scorer))

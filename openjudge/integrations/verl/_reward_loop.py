@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypedDict
 
+from openjudge.integrations.scoring._scorer import Placement, RewardScorer, neutral_values
 from openjudge.integrations.verl._batch import BatchCall, ScorerRewardFunction, reward_tensor, row_groups
 from openjudge.integrations.verl._functions import (
     BaseOpenJudgeRewardFunction,
@@ -31,7 +32,7 @@ from openjudge.integrations.verl._keys import ExtraFields, with_v1_extra_fields
 from openjudge.integrations.verl._ledger import report_start_error
 from openjudge.integrations.verl._modes import reward_path
 from openjudge.integrations.verl._rows import read_row
-from openjudge.integrations.verl._scoring import Placement, SampleScorer, neutral_values, shared_scorer
+from openjudge.integrations.verl._scoring import shared_scorer
 from openjudge.integrations.verl._settings import (
     OpenJudgeVerlSettings,
     SettingsError,
@@ -114,7 +115,7 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
         num_examine: Batch calls log this many decoded samples at INFO.
         reward_fn_key: The non-tensor column holding the data source.
         openjudge: Options given directly (overrides ``config.reward.openjudge``).
-        scorer: Graders built in Python (a :class:`~openjudge.integrations.verl._scoring.SampleScorer`),
+        scorer: Graders built in Python (a :class:`~openjudge.integrations.verl._scoring.RewardScorer`),
             used instead of a graders YAML; for subclasses and tests.
         **kwargs: Accepted and ignored, for arguments later VERL versions add.
 
@@ -137,7 +138,7 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
         num_examine: int = 0,
         reward_fn_key: str = "data_source",
         openjudge: OpenJudgeVerlSettings | Mapping[str, object] | None = None,
-        scorer: SampleScorer | None = None,
+        scorer: RewardScorer | None = None,
         **kwargs: object,
     ) -> None:
         if tokenizer is None:
@@ -173,12 +174,12 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
         reward_router_address: str | None,
         reward_model_tokenizer: object,
         openjudge: OpenJudgeVerlSettings | Mapping[str, object] | None,
-        scorer: SampleScorer | None,
+        scorer: RewardScorer | None,
     ) -> BaseOpenJudgeRewardFunction:
         _check_not_bypassed(config)
         options = openjudge if openjudge is not None else _reward_options(config)
         function = find_reward_function(compute_score)
-        self._scorer: SampleScorer | None = scorer
+        self._scorer: RewardScorer | None = scorer
         if scorer is not None:
             function = ScorerRewardFunction(scorer)
         elif options is not None or function is None:
@@ -214,7 +215,7 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
             )
 
     @property
-    def scorer(self) -> SampleScorer | None:
+    def scorer(self) -> RewardScorer | None:
         """The YAML-configured scorer (``None`` when a reward function is used)."""
         return self._scorer
 
@@ -226,7 +227,7 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
             keys for every sample.
 
         A sample the graders could not score follows ``on_failure``
-        (:meth:`~openjudge.integrations.verl._scoring.SampleScorer.settle`): on the V1 trainer's
+        (:meth:`~openjudge.integrations.verl._scoring.RewardScorer.settle`): on the V1 trainer's
         streaming path ``drop`` raises, so VERL drops the trajectory; on the colocated
         path the reward is ``NaN`` until :meth:`assemble_rm_scores` gives it its
         group's mean; on the V0 streaming path it waits for its group's other rewards.

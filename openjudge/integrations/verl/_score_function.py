@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from pydantic import JsonValue
 
 from openjudge.integrations.scoring._keys import ExtraValue
+from openjudge.integrations.scoring._scorer import Placement
 from openjudge.integrations.verl._hosted_judge import hosted_judge_from_verl
-from openjudge.integrations.verl._scoring import Placement, shared_scorer
+from openjudge.integrations.verl._scoring import shared_scorer
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings, read_settings
 from openjudge.integrations.verl.samples import build_sample, plain
 

@@ -18,13 +18,7 @@ from collections.abc import Mapping
 from openjudge.config import load_config
 from openjudge.integrations.scoring._ledger import FailureLedger, Neutral
 from openjudge.integrations.scoring._loader import ProcessCache, describe_providers, load_job, settings_path
-from openjudge.integrations.scoring._scorer import (
-    DEFAULT_AGGREGATE,
-    Placement,
-    RewardScorer,
-    ScoredSample,
-    neutral_values,
-)
+from openjudge.integrations.scoring._scorer import DEFAULT_AGGREGATE, RewardScorer
 from openjudge.integrations.verl._gc_freeze import freeze_long_lived_objects
 from openjudge.integrations.verl._hosted_judge import (
     HostedJudge,
@@ -35,20 +29,9 @@ from openjudge.integrations.verl._ledger import run_ledger
 from openjudge.integrations.verl._settings import CONFIG_ENV, FailurePolicy, OpenJudgeVerlSettings
 from openjudge.integrations.verl.lifecycle import close_at_exit
 
-__all__ = [
-    "DEFAULT_AGGREGATE",
-    "Placement",
-    "SampleScorer",
-    "ScoredSample",
-    "neutral_values",
-    "reward_loop_names",
-    "shared_scorer",
-]
+__all__ = ["reward_loop_names", "shared_scorer"]
 
 logger = logging.getLogger(__name__)
-
-SampleScorer = RewardScorer
-"""The scorer of VERL's reward managers (the shared one; the name the VERL layer has always used)."""
 
 _SCORERS: ProcessCache[RewardScorer] = ProcessCache()
 

@@ -17,9 +17,10 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from openjudge.integrations.scoring._scorer import RewardScorer
 from openjudge.integrations.verl._batch import BatchCall, ScorerRewardFunction
 from openjudge.integrations.verl._functions import BaseOpenJudgeRewardFunction, find_reward_function
-from openjudge.integrations.verl._scoring import SampleScorer, shared_scorer
+from openjudge.integrations.verl._scoring import shared_scorer
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings, SettingsError, read_settings
 from openjudge.integrations.verl._verl import INSTALL_HINT
 from openjudge.integrations.verl.samples import Tokenizer
@@ -77,7 +78,7 @@ class OpenJudgeLegacyRewardManager(BatchCall, LegacyBase):
         if kwargs:
             logger.debug("OpenJudgeLegacyRewardManager ignores reward_kwargs %s", sorted(kwargs))
         function = find_reward_function(compute_score)
-        self._scorer: SampleScorer | None = None
+        self._scorer: RewardScorer | None = None
         if openjudge is not None or function is None:
             if function is not None:
                 raise SettingsError(

@@ -20,8 +20,8 @@ from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage
 from verl.trainer.ppo.reward import load_reward_manager
 
 from openjudge.integrations.scoring._guard import SampleFailed, is_outage
+from openjudge.integrations.scoring._scorer import neutral_values
 from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager, RewardLoopOutput
-from openjudge.integrations.verl._scoring import neutral_values
 from openjudge.results import GraderError
 from tests.integrations.verl.helpers import (
     Prompt,

@@ -12,7 +12,7 @@ from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.scoring._guard import FailureGuard, FailureRateExceeded, SampleFailed
 from openjudge.integrations.scoring._ledger import Ledger
-from openjudge.integrations.verl._scoring import SampleScorer
+from openjudge.integrations.scoring._scorer import RewardScorer
 from openjudge.integrations.verl._settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
@@ -35,7 +35,7 @@ class Judge:
         return json.dumps({"reason": "ok", "score": 5})
 
 
-def scorer_for(judge: Judge, **policy: object) -> SampleScorer:
+def scorer_for(judge: Judge, **policy: object) -> RewardScorer:
     model = FunctionChatModel(
         judge.reply,
         model="qwen-judge",
@@ -49,7 +49,7 @@ def scorer_for(judge: Judge, **policy: object) -> SampleScorer:
         show_progress=False,
     )
     settings = OpenJudgeVerlSettings.model_validate({"config": "x", **policy})
-    return SampleScorer(
+    return RewardScorer(
         runner,
         settings,
         grader_providers={"quality": "judge"},
@@ -57,7 +57,7 @@ def scorer_for(judge: Judge, **policy: object) -> SampleScorer:
     )
 
 
-def guard_of(scorer: SampleScorer) -> FailureGuard:
+def guard_of(scorer: RewardScorer) -> FailureGuard:
     """The breakers and window of the scorer's ledger (its own here: one process, no Ray)."""
     assert isinstance(scorer.ledger, Ledger)
     return scorer.ledger.guard

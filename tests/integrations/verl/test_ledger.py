@@ -11,8 +11,8 @@ import pytest
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.scoring._guard import FailureRateExceeded
 from openjudge.integrations.scoring._ledger import GroupRewards, Ledger
+from openjudge.integrations.scoring._scorer import RewardScorer
 from openjudge.integrations.verl._ledger import actor_name, driver_view, run_ledger
-from openjudge.integrations.verl._scoring import SampleScorer
 from openjudge.integrations.verl._settings import FailurePolicy, OpenJudgeVerlSettings
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
@@ -33,14 +33,14 @@ class Judge:
         return json.dumps({"reason": "ok", "score": 5})
 
 
-def worker(judge: Judge, ledger: Ledger, settings: OpenJudgeVerlSettings) -> SampleScorer:
+def worker(judge: Judge, ledger: Ledger, settings: OpenJudgeVerlSettings) -> RewardScorer:
     """One reward worker's scorer (its own runner and provider), reporting to the run's ledger."""
     model = FunctionChatModel(judge, model="j", policy=ProviderPolicy(retry=RetryPolicy(max_attempts=1)))
     runner = GradingRunner(
         {"q": GraderConfig(LLMGrader(model, template="{a}", score_range=(1, 5)), {"a": "response"})},
         show_progress=False,
     )
-    return SampleScorer(runner, settings, grader_providers={"q": "judge"}, ledger=ledger)
+    return RewardScorer(runner, settings, grader_providers={"q": "judge"}, ledger=ledger)
 
 
 def test_one_breaker_for_every_worker_and_one_probe() -> None:
@@ -62,7 +62,7 @@ def test_one_breaker_for_every_worker_and_one_probe() -> None:
     async def both() -> list[bool]:
         out: list[bool] = []
 
-        async def one(w: SampleScorer) -> None:
+        async def one(w: RewardScorer) -> None:
             out.append((await w.score(sample)).failed)
 
         async with anyio.create_task_group() as tg:

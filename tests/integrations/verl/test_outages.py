@@ -24,9 +24,9 @@ from omegaconf import OmegaConf
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.scoring._guard import FailureRateExceeded, SampleFailed
+from openjudge.integrations.scoring._scorer import RewardScorer
 from openjudge.integrations.verl._ledger import run_ledger
 from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager
-from openjudge.integrations.verl._scoring import SampleScorer
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
@@ -68,7 +68,7 @@ def reward_manager(judge: Judge, *overrides: str) -> OpenJudgeRewardManager:
     )
     policy = settings.failure_policy()
     describe = {"judge": "http://judge.example/v1, model 'judge'"}
-    scorer = SampleScorer(
+    scorer = RewardScorer(
         runner,
         settings,
         grader_providers={"quality": "judge"},

@@ -14,7 +14,8 @@ from openjudge.config import ConfigError
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.scoring._guard import SampleFailed
-from openjudge.integrations.verl._scoring import SampleScorer, shared_scorer
+from openjudge.integrations.scoring._scorer import RewardScorer
+from openjudge.integrations.verl._scoring import shared_scorer
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
@@ -56,7 +57,7 @@ FALLBACK = OpenJudgeVerlSettings(config="x", on_failure="fallback", fallback_sco
 
 
 def test_same_keys_and_only_floats_whether_or_not_a_grader_fails() -> None:
-    scorer = SampleScorer(make_runner([WeightedMeanAggregator("total")]), FALLBACK)
+    scorer = RewardScorer(make_runner([WeightedMeanAggregator("total")]), FALLBACK)
     good, bad = anyio.run(scorer.score_many, [GOOD, BROKEN])
     assert list(good.extra) == list(bad.extra) == list(scorer.keys)
     assert scorer.keys == (
@@ -88,7 +89,7 @@ def test_same_keys_and_only_floats_whether_or_not_a_grader_fails() -> None:
 
 
 def test_drop_raises_so_verl_never_trains_on_the_sample() -> None:
-    scorer = SampleScorer(make_runner([WeightedMeanAggregator("total")]), OpenJudgeVerlSettings(config="x"))
+    scorer = RewardScorer(make_runner([WeightedMeanAggregator("total")]), OpenJudgeVerlSettings(config="x"))
     assert anyio.run(scorer.score, GOOD).reward == 0.875
     with pytest.raises(SampleFailed, match=r"judge: provider_error: .*server said no.*on_failure=drop"):
         anyio.run(scorer.score, BROKEN)
@@ -125,7 +126,7 @@ def test_names_that_collide_with_the_integrations_keys_are_refused(
     }
     runner = GradingRunner(configs, aggregators=[WeightedMeanAggregator(a) for a in aggregators])
     with pytest.raises(ConfigError) as caught:
-        SampleScorer(runner, OpenJudgeVerlSettings(config="x"), source="/abs/graders.yaml")
+        RewardScorer(runner, OpenJudgeVerlSettings(config="x"), source="/abs/graders.yaml")
     assert str(caught.value).count("/abs/graders.yaml: ") == 1 and message in str(caught.value)
     assert "rename" in str(caught.value)
 
@@ -148,7 +149,7 @@ def test_reasons_on_request() -> None:
     settings = OpenJudgeVerlSettings(
         config="x", include_reasons=True, on_failure="fallback", fallback_score=0.0
     )
-    scorer = SampleScorer(make_runner([WeightedMeanAggregator("total")]), settings)
+    scorer = RewardScorer(make_runner([WeightedMeanAggregator("total")]), settings)
     assert "openjudge/judge/reason" in scorer.keys and "openjudge/total/reason" not in scorer.keys
     bad = anyio.run(scorer.score, BROKEN)
     assert bad.extra["openjudge/judge/reason"] == "server said no"
@@ -156,15 +157,15 @@ def test_reasons_on_request() -> None:
 
 def test_the_aggregate_is_the_first_aggregator_or_the_named_one() -> None:
     runner = make_runner([WeightedMeanAggregator("total"), MinAggregator("worst")])
-    assert SampleScorer(runner, OpenJudgeVerlSettings(config="x")).aggregate == "total"
-    worst = SampleScorer(runner, OpenJudgeVerlSettings(config="x", aggregate="worst"))
+    assert RewardScorer(runner, OpenJudgeVerlSettings(config="x")).aggregate == "total"
+    worst = RewardScorer(runner, OpenJudgeVerlSettings(config="x", aggregate="worst"))
     assert anyio.run(worst.score, GOOD).reward == 0.75
     with pytest.raises(ConfigError, match="no aggregator named 'best'"):
-        SampleScorer(runner, OpenJudgeVerlSettings(config="x", aggregate="best"))
+        RewardScorer(runner, OpenJudgeVerlSettings(config="x", aggregate="best"))
 
 
 def test_default_aggregate_is_the_mean_of_every_grader() -> None:
-    scorer = SampleScorer(make_runner(), OpenJudgeVerlSettings(config="x"))
+    scorer = RewardScorer(make_runner(), OpenJudgeVerlSettings(config="x"))
     assert scorer.aggregate == "mean"
     assert anyio.run(scorer.score, GOOD).reward == (1.0 + 0.75) / 2
 
@@ -182,7 +183,7 @@ def test_max_concurrent_samples_bounds_samples_in_flight() -> None:
         return 1.0
 
     runner = GradingRunner({"slow": GraderConfig(FunctionGrader(slow))}, show_progress=False)
-    scorer = SampleScorer(runner, OpenJudgeVerlSettings(config="x", max_concurrent_samples=3))
+    scorer = RewardScorer(runner, OpenJudgeVerlSettings(config="x", max_concurrent_samples=3))
 
     async def main() -> None:
         async with anyio.create_task_group() as tg:
@@ -220,7 +221,7 @@ def test_the_judge_cache_is_off_under_verl(tmp_path: Path) -> None:
         encoding="utf-8",
     )
 
-    def judge_of(scorer: SampleScorer) -> object:
+    def judge_of(scorer: RewardScorer) -> object:
         grader = scorer.runner.grader_configs["q"].grader
         assert isinstance(grader, LLMGrader)
         return grader.model

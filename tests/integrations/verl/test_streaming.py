@@ -19,8 +19,8 @@ from verl import DataProto
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
 from openjudge.integrations.scoring._guard import SampleFailed
+from openjudge.integrations.scoring._scorer import Placement, ScoredSample
 from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager
-from openjudge.integrations.verl._scoring import Placement, ScoredSample
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl import fake_tq
 from tests.integrations.verl.agent_rig import (

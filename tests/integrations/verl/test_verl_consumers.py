@@ -23,7 +23,7 @@ from verl.trainer.ppo.metric_utils import process_validation_metrics
 
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.integrations.verl._scoring import SampleScorer, ScoredSample
+from openjudge.integrations.scoring._scorer import RewardScorer, ScoredSample
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
@@ -61,7 +61,7 @@ def scored() -> list[ScoredSample]:
     settings = OpenJudgeVerlSettings(
         config="x", on_failure="fallback", fallback_score=0.0, max_failure_rate=None
     )
-    scorer = SampleScorer(runner, settings)
+    scorer = RewardScorer(runner, settings)
     return anyio.run(scorer.score_many, [{"response": r} for r in RESPONSES])
 
 
