@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 import openai
@@ -252,21 +252,54 @@ def _check_same_bodies(raw: RawClient, case: str) -> None:
             raise AssertionError(f"raw body differs from openjudge's:\n{raw.body(sample)!r}\n{ours!r}")
 
 
-async def _timed(run: Callable[[], Awaitable[object]]) -> tuple[float, float]:
-    """(wall, process CPU) of one awaited run, after a full collection."""
+class Timing(NamedTuple):
+    """One timed run: wall and process CPU seconds, and the CPU seconds the collector took in it."""
+
+    wall: float
+    cpu: float
+    gc: float
+
+
+class _GcClock:
+    """CPU time spent in the garbage collector while :attr:`on`, from ``gc.callbacks``."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.total = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.total += time.process_time() - self._started
+
+
+_GC = _GcClock()
+
+
+async def _timed(run: Callable[[], Awaitable[object]]) -> Timing:
+    """Wall, process CPU and collector CPU of one awaited run, after a full collection."""
     gc.collect()
+    _GC.total, _GC.on = 0.0, True
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    await run()
-    return time.perf_counter() - wall0, time.process_time() - cpu0
+    try:
+        await run()
+        return Timing(time.perf_counter() - wall0, time.process_time() - cpu0, _GC.total)
+    finally:
+        _GC.on = False
 
 
-def measure_raw(base_url: str, case: str, n: int, concurrency: int) -> tuple[float, float]:
-    """(wall, CPU) of n calls through raw aiohttp, after a warm-up round that opens the connections."""
+def measure_raw(base_url: str, case: str, n: int, concurrency: int) -> Timing:
+    """Wall, CPU and collector CPU of n calls through raw aiohttp, after a warm-up round that opens the connections."""
     client = RawClient(base_url, case, concurrency)
     _check_same_bodies(client, case)
     data = CASES[case][1](n)
 
-    async def go() -> tuple[float, float]:
+    async def go() -> Timing:
         connector = aiohttp.TCPConnector(limit=concurrency)
         async with aiohttp.ClientSession(connector=connector) as session:
             await client.run(session, data[:concurrency])
@@ -279,13 +312,13 @@ def measure_raw(base_url: str, case: str, n: int, concurrency: int) -> tuple[flo
     return asyncio.run(go())
 
 
-def measure_openjudge(base_url: str, case: str, n: int, concurrency: int) -> tuple[float, float]:
-    """(wall, CPU) of n calls through openjudge over HTTP, after the same warm-up round."""
+def measure_openjudge(base_url: str, case: str, n: int, concurrency: int) -> Timing:
+    """Wall, CPU and collector CPU of n calls through openjudge over HTTP, after the same warm-up round."""
     model = OpenAIChatModel("judge", api_key="sk-bench", base_url=base_url, max_concurrency=concurrency)
     runner = case_runner(model, case, concurrency)
     data = CASES[case][1](n)
 
-    async def go() -> tuple[float, float]:
+    async def go() -> Timing:
         await runner.arun(data[:concurrency])
 
         async def run() -> None:
@@ -307,7 +340,7 @@ def framework_cpu(n: int = 20_000) -> float:
 
     async def main() -> float:
         await runner.arun(data[:500])  # warm caches
-        return (await _timed(lambda: runner.arun(data)))[1] / n
+        return (await _timed(lambda: runner.arun(data))).cpu / n
 
     return asyncio.run(main())
 
@@ -326,21 +359,24 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
     ideal = math.ceil(n / concurrency) * LATENCY_S
     cpu: dict[tuple[str, str], list[float]] = {}
     wall: dict[tuple[str, str], list[float]] = {}
+    collector: dict[tuple[str, str], list[float]] = {}
     framework: list[float] = []
     with JudgeServerProcess(latency_s=LATENCY_S) as server:
         for _ in range(rounds):
             framework.append(framework_cpu())
             for case in CASES:
                 for side, measure in (("raw", measure_raw), ("openjudge", measure_openjudge)):
-                    w, c = measure(server.base_url, case, n, concurrency)
-                    cpu.setdefault((case, side), []).append(c / n)
-                    wall.setdefault((case, side), []).append(w / ideal)
+                    timing = measure(server.base_url, case, n, concurrency)
+                    cpu.setdefault((case, side), []).append(timing.cpu / n)
+                    wall.setdefault((case, side), []).append(timing.wall / ideal)
+                    collector.setdefault((case, side), []).append(timing.gc / n)
     print(f"  {n:,} calls per run at C={concurrency}, 200 ms judge, {rounds} rounds, medians ({load()}):")
     for (case, side), values in cpu.items():
         body = "~1.2 kB" if case == "short" else "~3.5 kB"
         print(
             f"    {case} prompt ({body} body, json_schema) {side}: {_median(values) * 1e6:.0f} us CPU per call "
-            f"(runs {', '.join(f'{v * 1e6:.0f}' for v in values)}), wall/ideal {_median(wall[case, side]):.2f}"
+            f"(runs {', '.join(f'{v * 1e6:.0f}' for v in values)}; of it in the garbage collector "
+            f"{_median(collector[case, side]) * 1e6:.0f} us), wall/ideal {_median(wall[case, side]):.2f}"
         )
     print(
         f"    framework, in-process judge: {_median(framework) * 1e6:.1f} us CPU per call "
@@ -356,9 +392,9 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
         "GraderScore) and the engine (limits, policy, usage)",
     )
     bounds = {
-        "short": "aiohttp's own per-request CPU (the floor) plus the framework's work above (about a "
-        "third of the excess), and the garbage collector's and caches' cost of the framework's state "
-        "kept alive by 256 calls in flight for 200 ms each",
+        "short": "aiohttp's own per-request CPU (the floor) plus the framework's work above, and the "
+        "garbage collector (its figure above): each call's frames and objects live 200 ms, get "
+        "promoted, and their deaths let the young generation grow to 10-17k objects per collection",
         "long": "as the short prompt, plus rendering and escaping 3 kB of inputs (escape_tags scans "
         "ASCII text without a position map; non-ASCII text is folded character by character)",
     }
@@ -401,14 +437,14 @@ def bench_sdk(n: int = 2_000, concurrency: int = 256) -> None:
                 for _ in range(concurrency):
                     tg.create_task(worker())
 
-        async def go() -> tuple[float, float]:
+        async def go() -> Timing:
             await pool(data[:concurrency])
             figures = await _timed(lambda: pool(data))
             await sdk.close()
             return figures
 
-        _, sdk_cpu = asyncio.run(go())
-        _, oj_cpu = measure_openjudge(server.base_url, "short", n, concurrency)
+        sdk_cpu = asyncio.run(go()).cpu
+        oj_cpu = measure_openjudge(server.base_url, "short", n, concurrency).cpu
     print(
         f"  {n:,} calls at C={concurrency} ({load()}): openai SDK {sdk_cpu / n * 1e6:.0f} us CPU per call, "
         f"openjudge {oj_cpu / n * 1e6:.0f} us"
@@ -426,8 +462,8 @@ def bench_scale(n: int = 10_000, concurrency: int = 1024) -> None:
     """10,000 judge calls at C=1024, with raw aiohttp beside: at 5,000 requests/s the cores bound the wall."""
     ideal = math.ceil(n / concurrency) * LATENCY_S
     with JudgeServerProcess(latency_s=LATENCY_S) as server:
-        floor_wall, floor_cpu = measure_raw(server.base_url, "short", n, concurrency)
-        wall, cpu = measure_openjudge(server.base_url, "short", n, concurrency)
+        floor_wall, floor_cpu, _ = measure_raw(server.base_url, "short", n, concurrency)
+        wall, cpu, _ = measure_openjudge(server.base_url, "short", n, concurrency)
         peak = server.stats().peak_in_flight
     print(f"  {n:,} calls at C={concurrency}, ideal {ideal:.2f} s ({load()}):")
     print(

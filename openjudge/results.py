@@ -191,6 +191,42 @@ class GraderScore(_ResultBase):
             )
         return self
 
+    @classmethod
+    def _checked(
+        cls,
+        name: str,
+        score: float,
+        reason: str,
+        metadata: dict[str, JsonValue],
+        score_range: ScoreRange | None,
+        usage: TokenUsage | None,
+        latency_s: float | None,
+        queue_s: float | None,
+    ) -> GraderScore:
+        """A score built from values its caller has checked, without validating them again.
+
+        For the LLM grader's hot path, where validation cost as much as reading the verdict.
+        The caller guarantees what validation would: a finite float inside ``score_range`` and
+        JSON metadata. The object is what ``GraderScore(...)`` with every field builds (pinned
+        by tests/test_results.py), as ``model_construct`` builds it, at a third of its cost.
+        """
+        result = cls.__new__(cls)
+        fields = {
+            "name": name,
+            "metadata": metadata,
+            "usage": usage,
+            "latency_s": latency_s,
+            "queue_s": queue_s,
+            "score": score,
+            "reason": reason,
+            "score_range": score_range,
+        }
+        object.__setattr__(result, "__dict__", fields)
+        object.__setattr__(result, "__pydantic_fields_set__", set(fields))
+        object.__setattr__(result, "__pydantic_extra__", None)
+        object.__setattr__(result, "__pydantic_private__", None)
+        return result
+
     @property
     def normalized_score(self) -> float:
         """The score mapped to [0, 1] (1 is best) using the declared range; raw if none is declared."""

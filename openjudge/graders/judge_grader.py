@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypeAlias
 
@@ -240,11 +240,14 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
 
     # -- the call -----------------------------------------------------------------------
 
-    async def judge(self, call: PreparedCall[ContextT]) -> GraderResult:
-        """Ask the judge about ``call`` in this grader's score mode; never raises for a bad reply."""
+    def judge(self, call: PreparedCall[ContextT]) -> Coroutine[Any, Any, GraderResult]:
+        """Ask the judge about ``call`` in this grader's score mode (await it); never raises for a bad reply.
+
+        A plain method returning the coroutine: one frame fewer alive per call in flight.
+        """
         if self.score_mode == "vote":
-            return await self._vote(call)
-        return await self._judge_rounds(call)
+            return self._vote(call)
+        return self._judge_rounds(call)
 
     async def _vote(self, call: PreparedCall[ContextT]) -> GraderResult:
         """Sample verdicts in waves until one score holds a decided majority (or votes run out)."""

@@ -137,6 +137,8 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
             )
         self._has_extra_fields = bool(set(fields) - _VERDICT_CORE)
         self._spec = InputSpec(required=self._prompt.placeholders, optional=frozenset(), accepts_any=False)
+        # Only inputs the prompt uses reach the judge, so only those are checked as the response's.
+        self._response_fields = tuple(sorted(self.response_inputs & self._prompt.placeholders))
 
     def input_spec(self) -> InputSpec:
         """The template's placeholders, unless a subclass defines its own ``aevaluate``."""
@@ -146,8 +148,8 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
 
     def prepare_call(self, inputs: Mapping[str, object]) -> PreparedCall[None] | GraderError:
         """The template filled with ``inputs``, or why they cannot fill it."""
-        missing = self._spec.missing(inputs)
-        if missing:
+        if not inputs.keys() >= self._spec.required:
+            missing = self._spec.missing(inputs)
             return GraderError(
                 name=self.name,
                 kind="invalid_input",
@@ -160,8 +162,8 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
             return error_from_exception(self.name, exc, "invalid_input")
 
     async def aevaluate(self, **inputs: object) -> GraderResult:
-        for field in self.response_inputs.intersection(inputs):
-            value = inputs[field]
+        for field in self._response_fields:
+            value = inputs.get(field)
             if isinstance(value, str):
                 try:
                     check_response_text(f"input {field!r}", value)
@@ -216,13 +218,14 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         metadata = (
             verdict.model_dump(mode="json", exclude=set(_VERDICT_CORE)) if self._has_extra_fields else {}
         )
-        return GraderScore(
-            name=self.name,
-            score=float(score),
-            reason=str(getattr(verdict, "reason", "")),
-            metadata=metadata,
-            score_range=self.score_range,
-            usage=usage,
-            latency_s=latency_s,
-            queue_s=queue_s,
+        # Checked above: a finite float in the range; metadata is the verdict's JSON dump.
+        return GraderScore._checked(
+            self.name,
+            float(score),
+            str(getattr(verdict, "reason", "")),
+            metadata,
+            self.score_range,
+            usage,
+            latency_s,
+            queue_s,
         )

@@ -142,6 +142,7 @@ class ProviderGate:
         self.tokens = TokenBucket.per_minute(limits.tpm) if limits.tpm else None
         self.in_flight = 0
         self.peak_in_flight = 0
+        self._adaptive = limits.adaptive  # read per call: a plain attribute, not the model's
         self._successes = 0
         self._last_decrease = -math.inf
 
@@ -177,7 +178,7 @@ class ProviderGate:
 
     def on_success(self) -> None:
         """Additive increase: one more slot per window of successes, up to the configured cap."""
-        if not self.limits.adaptive:
+        if not self._adaptive:
             return
         current = int(self.concurrency.total_tokens)
         if current >= self.limits.max_concurrency:
@@ -189,7 +190,7 @@ class ProviderGate:
 
     def on_rate_limited(self) -> None:
         """Multiplicative decrease on a 429, at most once per cooldown window."""
-        if not self.limits.adaptive:
+        if not self._adaptive:
             return
         now = time.monotonic()
         if now - self._last_decrease < self._DECREASE_COOLDOWN_S:

@@ -120,13 +120,15 @@ class CallEngine(Generic[RequestT, ResponseT]):
         self._estimate = estimate_tokens
         self._guarded = transport.enforces_timeout  # read once: a transport's nature does not change
         self._gates: LoopLocal[ProviderGate] = LoopLocal(self._new_gate)
-        self._usage = TokenUsage()
+        # Running totals as plain ints (prompt, completion, requests): no object built per call.
+        self._spent = [0, 0, 0]
         self._usage_lock = threading.Lock()
 
     @property
     def usage(self) -> TokenUsage:
         """Tokens and requests spent through this engine so far, over every loop."""
-        return self._usage
+        with self._usage_lock:
+            return TokenUsage(*self._spent)
 
     def gate(self) -> ProviderGate:
         """The gate of this engine's connection key in the running event loop."""
@@ -141,9 +143,12 @@ class CallEngine(Generic[RequestT, ResponseT]):
         gates = self.limits.gates(self.transport.connection_key)
         return max((g.peak_in_flight for g in gates), default=0)
 
-    def record(self, usage: TokenUsage) -> None:
+    def _add(self, prompt_tokens: int, completion_tokens: int, requests: int) -> None:
+        spent = self._spent
         with self._usage_lock:
-            self._usage = self._usage + usage
+            spent[0] += prompt_tokens
+            spent[1] += completion_tokens
+            spent[2] += requests
 
     async def call(self, request: RequestT) -> Outcome[ResponseT]:
         """One logical call: attempts until one succeeds or the policy gives up.
@@ -162,17 +167,15 @@ class CallEngine(Generic[RequestT, ResponseT]):
                 response = await self._retry(request, first, started, attempts)
         except ChatModelError as exc:
             exc.requests = attempts.requests
-            self.record(TokenUsage(0, 0, attempts.requests))
+            self._add(0, 0, attempts.requests)
             raise
         except BaseException:
             # Cancelled calls still spent requests; cancellation is re-raised untouched.
-            self.record(TokenUsage(0, 0, attempts.requests))
+            self._add(0, 0, attempts.requests)
             raise
         usage = response.usage
         requests = attempts.requests
-        if usage.requests != requests:
-            usage = TokenUsage(usage.prompt_tokens, usage.completion_tokens, requests)
-        self.record(usage)
+        self._add(usage.prompt_tokens, usage.completion_tokens, requests)
         return Outcome(response, requests, attempts.busy_s, attempts.queued_s)
 
     async def _retry(

@@ -24,6 +24,19 @@ class RunnerResult(dict[str, list[GraderResult]]):
         super().__init__()
         self.usage = {}
 
+    def __repr__(self) -> str:
+        # Bounded: Python 3.11's asyncio.run formats the main task's result (a SIGINT
+        # handler check), and a full repr of a large run cost more than grading it.
+        columns = ", ".join(
+            f"{name!r}: [{', '.join(map(repr, results[:_SHOWN]))}"
+            f"{f', ... {len(results) - _SHOWN:,} more' if len(results) > _SHOWN else ''}]"
+            for name, results in self.items()
+        )
+        return f"{type(self).__name__}({{{columns}}})"
+
+
+_SHOWN = 3
+
 
 @dataclass(frozen=True, slots=True)
 class SampleResult:

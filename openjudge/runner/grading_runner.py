@@ -6,11 +6,10 @@
   errors, timeouts, a run deadline) are :class:`GraderError` results, not exceptions.
 * Nothing binds to an event loop at construction, so one runner can be reused
   across ``asyncio.run`` calls, under trio, and through the sync :meth:`run`.
-* One evaluation path: each pair runs under a timeout scope (``asyncio.timeout`` on
-  asyncio, anyio's elsewhere). That costs about 7 µs per pair on asyncio (measured
-  against a constant grader, 2-core VM); a watchdog task cancelling overdue workers
-  saved it, but needed a second path with hand-kept ``uncancel`` bookkeeping inside
-  anyio task groups, for about 1% of one HTTP judge call's CPU (bench/runner.py ratios).
+* One evaluation path: each pair runs under its worker's section timer
+  (:func:`~openjudge.models._timeouts.section_timer`): one lazily moved timer per worker
+  on asyncio instead of ``asyncio.timeout``'s timer per pair (about 6 µs per pair, a
+  sixth of the framework's CPU per judge call), anyio's scope per pair elsewhere.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from typing import Any, TypeAlias, TypedDict, TypeVar, Unpack
 import anyio
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, error_from_exception
-from openjudge.models._timeouts import timeout_scope
+from openjudge.models._timeouts import SectionTimer, section_timer
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, TokenUsage
 from openjudge.runner._concurrency import capped_providers, concurrency_warning
 from openjudge.runner._grader_config import BoundGrader, GraderConfig
@@ -238,8 +237,10 @@ class GradingRunner:
             timeout = remaining if timeout is None or remaining < timeout else timeout
         return timeout
 
-    async def _evaluate(self, slot: BoundGrader, sample: Any, deadline_at: float | None) -> GraderResult:
-        """One pair, under a timeout scope when a timeout or the run deadline applies."""
+    async def _evaluate(
+        self, slot: BoundGrader, sample: Any, deadline_at: float | None, timer: SectionTimer
+    ) -> GraderResult:
+        """One pair, under the worker's timer when a timeout or the run deadline applies."""
         inputs = self._inputs_or_error(slot, sample)
         if isinstance(inputs, GraderError):
             return inputs
@@ -250,7 +251,7 @@ class GradingRunner:
             if timeout is None:
                 out: object = await slot.grader.aevaluate(**inputs)
             else:
-                async with timeout_scope(timeout):
+                async with timer.limit(timeout):
                     out = await slot.grader.aevaluate(**inputs)
         except TimeoutError:
             return _timed_out(slot.key, timeout)
@@ -295,14 +296,18 @@ class GradingRunner:
                 return next(jobs, None)
 
         async def worker() -> None:
-            while (job := await pull()) is not None:
-                key, sample, gi = job
-                result = await self._evaluate(slots[gi], sample, deadline_at)
-                pending = emit(key, gi, result)
-                if pending is not None:
-                    await pending
-                if progress is not None:
-                    progress.advance(error=isinstance(result, GraderError))
+            timer = section_timer()
+            try:
+                while (job := await pull()) is not None:
+                    key, sample, gi = job
+                    result = await self._evaluate(slots[gi], sample, deadline_at, timer)
+                    pending = emit(key, gi, result)
+                    if pending is not None:
+                        await pending
+                    if progress is not None:
+                        progress.advance(error=isinstance(result, GraderError))
+            finally:
+                timer.close()
 
         workers = (
             self.max_concurrency if total_pairs is None else max(1, min(self.max_concurrency, total_pairs))
@@ -351,15 +356,18 @@ class GradingRunner:
         out = RunnerResult()
         for slot, column in zip(self._slots, table, strict=True):
             filled: list[GraderResult] = []
-            usage = TokenUsage()
+            prompt = completion = requests = 0
             for r in column:
                 if r is None:  # cannot happen: every pair is emitted exactly once
                     raise AssertionError("a pair produced no result")
                 filled.append(r)
-                if r.usage is not None:
-                    usage = usage + r.usage
+                usage = r.usage
+                if usage is not None:
+                    prompt += usage.prompt_tokens
+                    completion += usage.completion_tokens
+                    requests += usage.requests
             out[slot.key] = filled
-            out.usage[slot.key] = usage
+            out.usage[slot.key] = TokenUsage(prompt, completion, requests)
         if self.aggregators:
             n = len(table[0]) if table else 0
             agg_columns: dict[str, list[GraderResult]] = {name: [] for name in self.aggregators}

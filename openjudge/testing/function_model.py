@@ -22,11 +22,7 @@ ReplyFunction: TypeAlias = Callable[[ChatRequest], Reply | Awaitable[Reply]]
 
 def _prompt_tokens(request: ChatRequest) -> int:
     """About four characters per token, as the test server counts them."""
-    chars = 0
-    for message in request.messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            chars += len(content)
+    chars = sum(len(content) for m in request.messages if type(content := m.get("content")) is str)
     return max(1, chars // 4)
 
 
@@ -67,7 +63,7 @@ class FunctionTransport:
 
     async def attempt(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
         out = self._reply(request)
-        if inspect.isawaitable(out):
+        if type(out) is not str and inspect.isawaitable(out):
             out = await out
         if isinstance(out, ChatResponse):
             return out

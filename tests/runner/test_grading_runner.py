@@ -15,7 +15,7 @@ from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.results import GraderError, GraderResult, GraderScore
 from openjudge.runner.aggregators import GateAggregator, MinAggregator, WeightedMeanAggregator
-from openjudge.runner.grading_runner import GraderConfig, GradingRunner, SampleResult
+from openjudge.runner.grading_runner import GraderConfig, GradingRunner, RunnerResult, SampleResult
 from openjudge.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
@@ -354,3 +354,11 @@ async def test_replace_shares_graders_and_changes_only_what_is_named() -> None:
     assert isinstance(result["n"][0], GraderScore) and result["n"][0].score == 3.0
     with pytest.raises(ValueError, match="max_concurrency must be >= 1"):
         runner.replace(max_concurrency=0)
+
+
+def test_a_large_result_prints_a_bounded_summary() -> None:
+    result = RunnerResult()
+    result["s"] = [GraderScore(name="s", score=float(i)) for i in range(1000)]
+    text = repr(result)
+    assert text.startswith("RunnerResult({'s': [GraderScore(name='s'") and text.endswith(", ... 997 more]})")
+    assert text.count("GraderScore(") == 3

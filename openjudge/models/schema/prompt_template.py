@@ -140,34 +140,44 @@ class CompiledPrompt:
             KeyError: A placeholder has no value (the message names it).
             ValueError: A value has a lone surrogate (the message names the field).
         """
-        names: frozenset[str] = frozenset()
-        if delimit:
-            names = self.placeholders.union(
-                *(block_names(b) for b in map(_blocks, values.values()) if b is not None)
-            )
+        names = self._delimited_names(values) if delimit else frozenset()
         out: list[dict[str, Any]] = []
         for msg in self.messages:
             parts: list[str] = []
             for seg in msg.segments:
                 parts.append(seg.literal)
-                if seg.field is None:
+                field = seg.field
+                if field is None:
                     continue
-                if seg.field not in values:
-                    raise KeyError(f"template placeholder {{{seg.field}}} has no value")
-                value = values[seg.field]
-                blocks = _blocks(value) if delimit else None
-                if blocks is not None:
-                    text = render_blocks(blocks, names)
-                else:
-                    text = render_value(value)
-                    if delimit:
-                        text = escape_tags(text, names)
-                check_sendable(seg.field, text)
-                if delimit:
-                    text = f"<{seg.field}>\n{text}\n</{seg.field}>"
-                parts.append(text)
+                if field not in values:
+                    raise KeyError(f"template placeholder {{{field}}} has no value")
+                parts.append(_value_text(field, values[field], names, delimit))
             out.append({"role": msg.role, "content": "".join(parts)})
         return out
+
+    def _delimited_names(self, values: Mapping[str, object]) -> frozenset[str]:
+        """Every tag a value must not open or close: the placeholders and any nested blocks'."""
+        names = self.placeholders
+        for value in values.values():
+            if type(value) is not str and (blocks := _blocks(value)) is not None:
+                names = names | block_names(blocks)
+        return names
+
+
+def _value_text(field: str, value: object, names: frozenset[str], delimit: bool) -> str:
+    """One placeholder's text: the value rendered, escaped and wrapped when delimited."""
+    if type(value) is str:  # the common case, first
+        text = escape_tags(value, names) if delimit else value
+    else:
+        blocks = _blocks(value) if delimit else None
+        if blocks is not None:
+            text = render_blocks(blocks, names)
+        else:
+            text = render_value(value)
+            if delimit:
+                text = escape_tags(text, names)
+    check_sendable(field, text)
+    return f"<{field}>\n{text}\n</{field}>" if delimit else text
 
 
 class PromptTemplate(BaseModel):
