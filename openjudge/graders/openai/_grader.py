@@ -45,9 +45,9 @@ from openjudge.graders.openai._python_grader import (
 from openjudge.graders.openai._sample import SampleError, build_sample
 from openjudge.graders.openai._similarity import Embedder, Metric, cosine, metric_for
 from openjudge.graders.openai._spec import (
-    GraderSpec,
     LabelModelSpec,
     MultiSpec,
+    OpenAIGraderSpec,
     PythonSpec,
     ScoreModelSpec,
     StringCheckSpec,
@@ -131,7 +131,7 @@ class OpenAIGrader(BaseGrader):
 
     def __init__(
         self,
-        grader: Mapping[str, object] | GraderSpec | str | os.PathLike[str],
+        grader: Mapping[str, object] | OpenAIGraderSpec | str | os.PathLike[str],
         *,
         model: ChatModel | None = None,
         embedder: Embedder | None = None,
@@ -148,7 +148,7 @@ class OpenAIGrader(BaseGrader):
         name: str = "",
         description: str = "",
     ) -> None:
-        self.spec: GraderSpec = _load(grader)
+        self.spec: OpenAIGraderSpec = _load(grader)
         python_range = ScoreRange.coerce(python_score_range)
         assert python_range is not None  # coerce only returns None for None
         self.python_range = python_range
@@ -513,7 +513,7 @@ def _string_check(spec: StringCheckSpec, name: str, left: str, right: str) -> Gr
     )
 
 
-def _load(grader: Mapping[str, object] | GraderSpec | str | os.PathLike[str]) -> GraderSpec:
+def _load(grader: Mapping[str, object] | OpenAIGraderSpec | str | os.PathLike[str]) -> OpenAIGraderSpec:
     if isinstance(
         grader,
         StringCheckSpec | TextSimilaritySpec | PythonSpec | ScoreModelSpec | LabelModelSpec | MultiSpec,

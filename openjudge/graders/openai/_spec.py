@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 __all__ = [
     "SIMILARITY_METRICS",
     "ContentPart",
-    "GraderSpec",
     "LabelModelSpec",
     "MessageSpec",
     "MultiSpec",
+    "OpenAIGraderSpec",
     "PythonSpec",
     "SamplingParams",
     "ScoreModelSpec",
@@ -190,15 +190,15 @@ class MultiSpec(_Spec):
     calculate_output: str
 
 
-GraderSpec: TypeAlias = Annotated[
+OpenAIGraderSpec: TypeAlias = Annotated[
     StringCheckSpec | TextSimilaritySpec | PythonSpec | ScoreModelSpec | LabelModelSpec | MultiSpec,
     Field(discriminator="type"),
 ]
 
-_ADAPTER: TypeAdapter[GraderSpec] = TypeAdapter(GraderSpec)
+_ADAPTER: TypeAdapter[OpenAIGraderSpec] = TypeAdapter(OpenAIGraderSpec)
 
 
-def parse_grader(data: Mapping[str, object]) -> GraderSpec:
+def parse_grader(data: Mapping[str, object]) -> OpenAIGraderSpec:
     """The grader described by ``data`` (a grader JSON object).
 
     Raises:
