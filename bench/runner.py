@@ -1,7 +1,7 @@
 """Runner and chat-core benchmarks: per-call CPU, wall time against the physical limit, memory.
 
     python -m bench.runner            # all
-    python -m bench.runner ratios     # one of: overhead, ratios, sdk, scale, waves, memory
+    python -m bench.runner ratios     # one of: overhead, census, ratios, sdk, scale, waves, memory
 
 Each line prints the measured figure, its target and what bounds it. "ideal" is the
 physical limit for a judge of fixed latency L at concurrency C: ceil(N / C) * L.
@@ -24,6 +24,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -605,8 +606,68 @@ def bench_memory(n: int = 100_000) -> None:
     )
 
 
+def _tracked_by_type() -> Counter[str]:
+    gc.collect()
+    return Counter(type(o).__name__ for o in gc.get_objects())
+
+
+async def _census_in_flight(start: Callable[[], Awaitable[object]], concurrency: int) -> Counter[str]:
+    """Objects the collector tracks while ``concurrency`` calls wait on the judge, by type."""
+    before = _tracked_by_type()
+    task = asyncio.ensure_future(start())
+    await asyncio.sleep(0.5)  # every call is sent and waiting (the judge answers after 1 s)
+    during = _tracked_by_type()
+    await task
+    return during - before
+
+
+def bench_census(concurrency: int = 256) -> None:
+    """Objects the collector tracks per call in flight, openjudge against raw aiohttp.
+
+    Deterministic where CPU figures are noisy, and what the collector's share follows: once
+    results are kept, collections come often enough to scan each in-flight object about once
+    or twice (bench_ratios' collector figures). Workers' own objects count too (one per call).
+    """
+    with JudgeServerProcess(latency_s=1.0) as server:
+        data = samples(concurrency)
+
+        async def raw() -> Counter[str]:
+            client = RawClient(server.base_url, "short", concurrency)
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+                await client.run(session, data)  # open the connections
+                return await _census_in_flight(lambda: client.run(session, data), concurrency)
+
+        async def ours() -> Counter[str]:
+            model = OpenAIChatModel(
+                "judge", api_key="sk-bench", base_url=server.base_url, max_concurrency=concurrency
+            )
+            runner = case_runner(model, "short", concurrency)
+            await runner.arun(data)
+            census = await _census_in_flight(lambda: runner.arun(data), concurrency)
+            await model.aclose()
+            return census
+
+        floor, openjudge = asyncio.run(raw()), asyncio.run(ours())
+    per_call = {name: sum(c.values()) / concurrency for name, c in (("raw", floor), ("openjudge", openjudge))}
+    extra = openjudge - floor
+    print(
+        f"  tracked objects per call in flight at C={concurrency}: raw aiohttp {per_call['raw']:.1f}, "
+        f"openjudge {per_call['openjudge']:.1f}; openjudge's extra, by type: "
+        + ", ".join(f"{name} {count / concurrency:.1f}" for name, count in extra.most_common(12))
+    )
+    # A diagnostic with no target of its own: the CPU ratios in bench_ratios are the goals.
+    print(
+        f"tracked objects per call in flight, openjudge / raw aiohttp: "
+        f"{per_call['openjudge'] / per_call['raw']:.2f}x\n"
+        "    made of: coroutine frames of the call path (runner, grader, judge rounds, chat client, "
+        "engine, transport, HTTP client), the prepared call and request, and each runner worker's "
+        "task state (anyio's, and its timer)"
+    )
+
+
 BENCHES = {
     "overhead": bench_overhead,
+    "census": bench_census,
     "ratios": bench_ratios,
     "sdk": bench_sdk,
     "scale": bench_scale,
