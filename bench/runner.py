@@ -1,7 +1,7 @@
 """Runner and chat-core benchmarks: per-call CPU, wall time against the physical limit, memory.
 
     python -m bench.runner            # all
-    python -m bench.runner ratios     # one of: overhead, census, ratios, sdk, scale, waves, memory
+    python -m bench.runner ratios     # one of: overhead, census, layers, ratios, sdk, scale, waves, memory
 
 Each line prints the measured figure, its target and what bounds it. "ideal" is the
 physical limit for a judge of fixed latency L at concurrency C: ceil(N / C) * L.
@@ -665,9 +665,98 @@ def bench_census(concurrency: int = 256) -> None:
     )
 
 
+async def _pool(calls: Callable[[int], Awaitable[object]], n: int, concurrency: int) -> list[object]:
+    """``calls(0..n-1)`` through ``concurrency`` workers, keeping each call's value."""
+    jobs = iter(range(n))
+    kept: list[object] = [None] * n
+
+    async def worker() -> None:
+        for i in jobs:
+            kept[i] = await calls(i)
+
+    async with asyncio.TaskGroup() as tg:
+        for _ in range(concurrency):
+            tg.create_task(worker())
+    return kept
+
+
+def measure_layer(base_url: str, layer: str, n: int, concurrency: int) -> Timing:
+    """n calls over HTTP through openjudge's stack cut at ``layer`` (see :func:`bench_layers`)."""
+    model = OpenAIChatModel("judge", api_key="sk-bench", base_url=base_url, max_concurrency=concurrency)
+    runner = case_runner(model, "short", concurrency)
+    grader = runner.grader_configs["judge0"].grader
+    assert isinstance(grader, LLMGrader)
+    output = OutputSpec.for_model(grader.structured_model)
+    data = samples(n)
+    messages = [grader.build_messages(sample) for sample in data]  # the prompt is the grader's work
+
+    async def transport(i: int) -> object:
+        return (await model.transport.attempt(ChatRequest(messages[i], output, model.sampling), 60.0)).content
+
+    async def chat(i: int) -> object:
+        return (await model.achat(messages[i], output=output)).content
+
+    async def grade_and_drop(i: int) -> object:
+        await grader.aevaluate(**data[i])
+        return None
+
+    async def grade(i: int) -> object:
+        return await grader.aevaluate(**data[i])
+
+    layers: dict[str, Callable[[int], Awaitable[object]]] = {
+        "transport": transport,
+        "chat client": chat,
+        "grader, results dropped": grade_and_drop,
+        "grader, results kept": grade,
+    }
+
+    async def go() -> Timing:
+        await runner.arun(data[:concurrency])  # open the connections
+        if layer == "runner":
+            figures = await _timed(lambda: runner.arun(data))
+        else:
+            figures = await _timed(lambda: _pool(layers[layer], n, concurrency))
+        await model.aclose()
+        return figures
+
+    return asyncio.run(go())
+
+
+LAYERS = ("transport", "chat client", "grader, results dropped", "grader, results kept", "runner")
+
+
+def bench_layers(n: int = 6_000, concurrency: int = 256, rounds: int = 3) -> None:
+    """Where openjudge's CPU over HTTP goes, layer by layer, against raw aiohttp in the same run.
+
+    Each layer adds one part of the stack over the one above it: the transport alone (one
+    attempt), the chat client (engine: limits, policy, usage), the LLM grader (prompt, verdict,
+    score) with its results dropped and then kept, and the runner. With 256 calls interleaved
+    every call's data is cache-cold, so a layer costs several times its in-process figure.
+    """
+    cpu: dict[str, list[float]] = {}
+    collector: dict[str, list[float]] = {}
+    with JudgeServerProcess(latency_s=LATENCY_S) as server:
+        for _ in range(rounds):
+            for layer in ("raw aiohttp", *LAYERS):
+                if layer == "raw aiohttp":
+                    timing = measure_raw(server.base_url, "short", n, concurrency)
+                else:
+                    timing = measure_layer(server.base_url, layer, n, concurrency)
+                cpu.setdefault(layer, []).append(timing.cpu / n)
+                collector.setdefault(layer, []).append(timing.gc / n)
+    print(f"  {n:,} calls per run at C={concurrency}, 200 ms judge, {rounds} rounds, medians ({load()}):")
+    floor = _median(cpu["raw aiohttp"])
+    for layer, values in cpu.items():
+        print(
+            f"    {layer}: {_median(values) * 1e6:.0f} us CPU per call ({_median(values) / floor:.2f}x raw; "
+            f"of it in the garbage collector {_median(collector[layer]) * 1e6:.0f} us)"
+        )
+
+
 BENCHES = {
     "overhead": bench_overhead,
     "census": bench_census,
+    "layers": bench_layers,
     "ratios": bench_ratios,
     "sdk": bench_sdk,
     "scale": bench_scale,
