@@ -314,6 +314,21 @@ async def _timed(run: Callable[[], Awaitable[object]]) -> Timing:
         _GC.on = False
 
 
+async def _pool(calls: Callable[[int], Awaitable[object]], n: int, concurrency: int) -> list[object]:
+    """``calls(0..n-1)`` through ``concurrency`` workers, keeping each call's value."""
+    jobs = iter(range(n))
+    kept: list[object] = [None] * n
+
+    async def worker() -> None:
+        for i in jobs:
+            kept[i] = await calls(i)
+
+    async with asyncio.TaskGroup() as tg:
+        for _ in range(concurrency):
+            tg.create_task(worker())
+    return kept
+
+
 def measure_raw(base_url: str, case: str, n: int, concurrency: int, *, keep_records: bool = False) -> Timing:
     """Wall, CPU and collector CPU of n calls through raw aiohttp, after a warm-up round that opens the connections."""
     client = RawClient(base_url, case, concurrency, keep_records=keep_records)
@@ -465,20 +480,9 @@ def bench_sdk(n: int = 2_000, concurrency: int = 256) -> None:
             )
             assert json.loads(completion.choices[0].message.content or "")["score"] == 3
 
-        async def pool(items: list[dict[str, str]]) -> None:
-            jobs = iter(items)
-
-            async def worker() -> None:
-                for sample in jobs:
-                    await one(sample)
-
-            async with asyncio.TaskGroup() as tg:
-                for _ in range(concurrency):
-                    tg.create_task(worker())
-
         async def go() -> Timing:
-            await pool(data[:concurrency])
-            figures = await _timed(lambda: pool(data))
+            await _pool(lambda i: one(data[i]), concurrency, concurrency)
+            figures = await _timed(lambda: _pool(lambda i: one(data[i]), n, concurrency))
             await sdk.close()
             return figures
 
@@ -663,21 +667,6 @@ def bench_census(concurrency: int = 256) -> None:
         "engine, transport, HTTP client), the prepared call and request, and each runner worker's "
         "task state (anyio's, and its timer)"
     )
-
-
-async def _pool(calls: Callable[[int], Awaitable[object]], n: int, concurrency: int) -> list[object]:
-    """``calls(0..n-1)`` through ``concurrency`` workers, keeping each call's value."""
-    jobs = iter(range(n))
-    kept: list[object] = [None] * n
-
-    async def worker() -> None:
-        for i in jobs:
-            kept[i] = await calls(i)
-
-    async with asyncio.TaskGroup() as tg:
-        for _ in range(concurrency):
-            tg.create_task(worker())
-    return kept
 
 
 def measure_layer(base_url: str, layer: str, n: int, concurrency: int) -> Timing:
