@@ -44,6 +44,10 @@ def test_a_checked_score_is_the_validated_score(
     assert pickle.loads(pickle.dumps(checked)) == validated
     copied = checked.model_copy(update={"score": 2.0})
     assert copied.score == 2.0 and copied.model_fields_set == validated.model_fields_set
+    # Checked scores share one fields set: a copy must never change it under the others.
+    other = GraderScore._checked(**fields)  # type: ignore[arg-type]
+    assert copied.model_fields_set is not other.model_fields_set
+    assert other.model_fields_set == validated.model_fields_set
     assert GraderScore.model_validate(checked.model_dump()) == validated
     with pytest.raises(ValidationError):
         checked.score = 1.0  # type: ignore[misc]  # frozen, as a validated score is

@@ -51,10 +51,14 @@ def timeout_scope(seconds: float) -> AbstractAsyncContextManager[object]:
 
 
 class SectionTimer(Protocol):
-    """Times one task's sections, one at a time: ``async with timer.limit(s):`` raises
-    :class:`TimeoutError` after ``s`` seconds. :meth:`close` when the task is done."""
+    """Times one task's sections, one at a time: ``with timer.limit(s):`` raises
+    :class:`TimeoutError` after ``s`` seconds. :meth:`close` when the task is done.
 
-    def limit(self, seconds: float) -> AbstractAsyncContextManager[object]: ...
+    A plain context manager: entering and leaving a section never waits, and an ``async
+    with`` would build two coroutines per section for nothing.
+    """
+
+    def limit(self, seconds: float) -> AbstractContextManager[object]: ...
 
     def close(self) -> None: ...
 
@@ -73,8 +77,8 @@ def section_timer() -> SectionTimer:
 class _ScopePerSection:
     """Other backends: a fresh anyio scope per section."""
 
-    def limit(self, seconds: float) -> AbstractAsyncContextManager[object]:
-        return _AnyioTimeout(seconds)
+    def limit(self, seconds: float) -> AbstractContextManager[object]:
+        return anyio.fail_after(seconds)
 
     def close(self) -> None:
         """Nothing is armed between sections."""
@@ -104,7 +108,7 @@ class _LazyTimer:
         self._deadline = self._loop.time() + seconds
         return self
 
-    async def __aenter__(self) -> None:
+    def __enter__(self) -> None:
         deadline = self._deadline
         assert deadline is not None, "enter a section through limit()"
         handle = self._handle
@@ -114,7 +118,7 @@ class _LazyTimer:
             self._arm(deadline)
         self._cancelling = self._task.cancelling()
 
-    async def __aexit__(
+    def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._deadline = None

@@ -8,6 +8,7 @@ sequence maps over its items (``"messages.content"`` gives every message's conte
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, TypeAlias
 
 __all__ = ["CompiledMapper", "Mapper", "MissingFieldError", "compile_mapper"]
@@ -52,7 +53,7 @@ def _walk(value: Any, steps: Sequence[str], path: str) -> Any:
 class CompiledMapper:
     """A dict mapper with its paths split once."""
 
-    __slots__ = ("_paths", "names")
+    __slots__ = ("_flat", "_paths", "names")
 
     def __init__(self, mapping: Mapping[str, str]) -> None:
         for name, path in mapping.items():
@@ -60,8 +61,19 @@ class CompiledMapper:
                 raise TypeError(f"mapper entry {name!r} must be a dotted path string, got {path!r}")
         self._paths = tuple((name, tuple(path.split(".")), path) for name, path in mapping.items())
         self.names = frozenset(mapping)
+        # The usual mapper renames top-level fields: for a dict sample, one C-level lookup of
+        # all of them (itemgetter of two or more keys returns a tuple).
+        self._flat: tuple[tuple[str, ...], itemgetter[Any]] | None = None
+        if len(mapping) >= 2 and all(len(steps) == 1 for _, steps, _ in self._paths):
+            self._flat = (tuple(mapping), itemgetter(*mapping.values()))
 
     def __call__(self, sample: Mapping[str, Any]) -> dict[str, Any]:
+        if self._flat is not None and type(sample) is dict:
+            names, get = self._flat
+            try:
+                return dict(zip(names, get(sample), strict=True))
+            except KeyError:
+                pass  # the walk below names the missing field
         return {name: _walk(sample, steps, path) for name, steps, path in self._paths}
 
 

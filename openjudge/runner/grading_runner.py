@@ -55,9 +55,10 @@ def _timed_out(key: str, timeout: float | None) -> GraderError:
     return GraderError(name=key, kind="timeout", message=f"grader {key!r} did not finish within {timeout:g}s")
 
 
-def _checked(key: str, out: object) -> GraderResult:
-    if isinstance(out, GraderScore | GraderError | GraderRank):
-        return out
+_RESULT_TYPES = (GraderScore, GraderError, GraderRank)
+
+
+def _not_a_result(key: str, out: object) -> GraderError:
     return GraderError(
         name=key,
         kind="internal",
@@ -206,58 +207,53 @@ class GradingRunner:
 
     # -- evaluation of one pair -------------------------------------------------------
 
-    def _inputs_or_error(self, slot: BoundGrader, sample: Any) -> Mapping[str, Any] | GraderError:
-        key = slot.key
-        try:
-            return slot.inputs(sample)
-        except (MissingFieldError, InvalidInputError) as exc:
-            return GraderError(
-                name=key,
-                kind="invalid_input",
-                message=f"grader {key!r}: {exc}",
-                error_type=type(exc).__name__,
-            )
-        except Exception as exc:
-            return GraderError(
-                name=key,
-                kind="invalid_input",
-                message=f"mapper for grader {key!r} failed: {exc}",
-                error_type=type(exc).__name__,
-            )
+    @staticmethod
+    def _input_error(key: str, exc: Exception) -> GraderError:
+        if isinstance(exc, MissingFieldError | InvalidInputError):
+            message = f"grader {key!r}: {exc}"
+        else:
+            message = f"mapper for grader {key!r} failed: {exc}"
+        return GraderError(name=key, kind="invalid_input", message=message, error_type=type(exc).__name__)
 
-    def _budget(self, key: str, deadline_at: float | None) -> float | GraderError | None:
-        """Seconds this pair may take, or the timeout error if the run deadline has passed."""
-        timeout = self.timeout
-        if deadline_at is not None:
-            remaining = deadline_at - anyio.current_time()
-            if remaining <= 0:
-                return GraderError(
-                    name=key, kind="timeout", message="the run deadline passed before this pair started"
-                )
-            timeout = remaining if timeout is None or remaining < timeout else timeout
-        return timeout
+    def _budget(self, key: str, deadline_at: float) -> float | GraderError:
+        """Seconds this pair may take under the run deadline, or the timeout error if it has passed."""
+        remaining = deadline_at - anyio.current_time()
+        if remaining <= 0:
+            return GraderError(
+                name=key, kind="timeout", message="the run deadline passed before this pair started"
+            )
+        timeout = self.settings.timeout
+        return remaining if timeout is None or remaining < timeout else timeout
 
     async def _evaluate(
         self, slot: BoundGrader, sample: Any, deadline_at: float | None, timer: SectionTimer
     ) -> GraderResult:
-        """One pair, under the worker's timer when a timeout or the run deadline applies."""
-        inputs = self._inputs_or_error(slot, sample)
-        if isinstance(inputs, GraderError):
-            return inputs
-        timeout = self._budget(slot.key, deadline_at)
-        if isinstance(timeout, GraderError):
-            return timeout
+        """One pair, under the worker's timer when a timeout or the run deadline applies.
+
+        The hot path of every run: the helpers above are called only when something is wrong.
+        """
+        try:
+            inputs = slot.inputs(sample)
+        except Exception as exc:
+            return self._input_error(slot.key, exc)
+        timeout: float | GraderError | None
+        if deadline_at is None:
+            timeout = self.settings.timeout
+        else:
+            timeout = self._budget(slot.key, deadline_at)
+            if isinstance(timeout, GraderError):
+                return timeout
         try:
             if timeout is None:
                 out: object = await slot.grader.aevaluate(**inputs)
             else:
-                async with timer.limit(timeout):
+                with timer.limit(timeout):
                     out = await slot.grader.aevaluate(**inputs)
         except TimeoutError:
             return _timed_out(slot.key, timeout)
         except Exception as exc:
             return error_from_exception(slot.key, exc)
-        return _checked(slot.key, out)
+        return out if isinstance(out, _RESULT_TYPES) else _not_a_result(slot.key, out)
 
     # -- the pool -----------------------------------------------------------------------
 
@@ -272,12 +268,16 @@ class GradingRunner:
         progress = ProgressBar(total_pairs, label="grading") if self.show_progress else None
         deadline_at = anyio.current_time() + self.deadline if self.deadline is not None else None
 
+        # A sync dataset is one generator the workers share (next() never waits); an async
+        # one is pulled under a lock.
+        jobs: Iterator[tuple[K, Any, int]] = iter(())
+        pull: Callable[[], Awaitable[tuple[K, Any, int] | None]] | None = None
         if isinstance(samples, AsyncIterable):
             source = aiter(samples)
             lock = anyio.Lock()
             current: list[Any] = [None, None, n_slots]  # key, sample, next slot index
 
-            async def pull() -> tuple[K, Any, int] | None:
+            async def pull_async() -> tuple[K, Any, int] | None:
                 async with lock:
                     if current[2] == n_slots:
                         try:
@@ -289,16 +289,14 @@ class GradingRunner:
                     current[2] = gi + 1
                     return current[0], current[1], gi
 
+            pull = pull_async
         else:
             jobs = ((key, sample, gi) for key, sample in samples for gi in range(n_slots))
-
-            async def pull() -> tuple[K, Any, int] | None:
-                return next(jobs, None)
 
         async def worker() -> None:
             timer = section_timer()
             try:
-                while (job := await pull()) is not None:
+                while (job := next(jobs, None) if pull is None else await pull()) is not None:
                     key, sample, gi = job
                     result = await self._evaluate(slots[gi], sample, deadline_at, timer)
                     pending = emit(key, gi, result)

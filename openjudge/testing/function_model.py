@@ -22,7 +22,11 @@ ReplyFunction: TypeAlias = Callable[[ChatRequest], Reply | Awaitable[Reply]]
 
 def _prompt_tokens(request: ChatRequest) -> int:
     """About four characters per token, as the test server counts them."""
-    chars = sum(len(content) for m in request.messages if type(content := m.get("content")) is str)
+    chars = 0
+    for message in request.messages:
+        content = message.get("content")
+        if type(content) is str:
+            chars += len(content)
     return max(1, chars // 4)
 
 

@@ -14,34 +14,32 @@ pytestmark = pytest.mark.anyio
 
 async def test_a_section_after_one_that_ended_in_time_gets_its_own_full_deadline() -> None:
     timer = section_timer()
-    async with timer.limit(0.2):
+    with timer.limit(0.2):
         await asyncio.sleep(0.15)  # ends in time; the timer stays armed for t=0.2
     started = asyncio.get_running_loop().time()
-    with pytest.raises(TimeoutError):
-        async with timer.limit(0.2):
-            await asyncio.sleep(1)  # the timer fires at t=0.2, finds this deadline later, re-arms
+    with pytest.raises(TimeoutError), timer.limit(0.2):
+        await asyncio.sleep(1)  # the timer fires at t=0.2, finds this deadline later, re-arms
     assert 0.18 <= asyncio.get_running_loop().time() - started < 0.5
     timer.close()
 
 
 async def test_an_earlier_deadline_re_arms_the_timer() -> None:
     timer = section_timer()
-    async with timer.limit(10):
+    with timer.limit(10):
         pass
     started = asyncio.get_running_loop().time()
-    with pytest.raises(TimeoutError):
-        async with timer.limit(0.05):
-            await asyncio.sleep(1)
+    with pytest.raises(TimeoutError), timer.limit(0.05):
+        await asyncio.sleep(1)
     assert asyncio.get_running_loop().time() - started < 0.5
     timer.close()
 
 
 async def test_firing_between_sections_cancels_nothing() -> None:
     timer = section_timer()
-    async with timer.limit(0.05):
+    with timer.limit(0.05):
         pass
     await asyncio.sleep(0.1)  # the timer fires now, with no section running
-    async with timer.limit(0.2):
+    with timer.limit(0.2):
         await asyncio.sleep(0.05)
     assert asyncio.current_task() is not None and asyncio.current_task().cancelling() == 0  # type: ignore[union-attr]
     timer.close()
@@ -50,7 +48,7 @@ async def test_firing_between_sections_cancels_nothing() -> None:
 async def test_an_outer_cancellation_is_not_turned_into_a_timeout() -> None:
     async def section() -> None:
         timer = section_timer()
-        async with timer.limit(0.05):
+        with timer.limit(0.05):
             await asyncio.sleep(1)
 
     task = asyncio.ensure_future(section())
@@ -66,11 +64,10 @@ async def test_an_outer_cancellation_is_not_turned_into_a_timeout() -> None:
 def test_trio_takes_a_scope_per_section() -> None:
     async def main() -> None:
         timer = section_timer()
-        async with timer.limit(1):
+        with timer.limit(1):
             await anyio.sleep(0.001)
-        with pytest.raises(TimeoutError):
-            async with timer.limit(0.05):
-                await anyio.sleep(1)
+        with pytest.raises(TimeoutError), timer.limit(0.05):
+            await anyio.sleep(1)
         timer.close()
 
     anyio.run(main, backend="trio")

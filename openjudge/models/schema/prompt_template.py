@@ -167,6 +167,9 @@ class CompiledPrompt:
 def _value_text(field: str, value: object, names: frozenset[str], delimit: bool) -> str:
     """One placeholder's text: the value rendered, escaped and wrapped when delimited."""
     if type(value) is str:  # the common case, first
+        if value.isascii() and (not delimit or "<" not in value):
+            # Nothing to escape (no ASCII tag without "<") and nothing unsendable (ASCII).
+            return f"<{field}>\n{value}\n</{field}>" if delimit else value
         text = escape_tags(value, names) if delimit else value
     else:
         blocks = _blocks(value) if delimit else None
