@@ -164,7 +164,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
     async def aevaluate(self, **inputs: object) -> GraderResult:
         for field in self._response_fields:
             value = inputs.get(field)
-            if isinstance(value, str):
+            if isinstance(value, str) and not value.isascii():  # ASCII has no lone surrogate
                 try:
                     check_response_text(f"input {field!r}", value)
                 except ResponseFailure as failure:
@@ -208,12 +208,18 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
             ValueError: The score is not a finite number or is outside the range.
         """
         score: object = getattr(verdict, "score", None)
-        if not isinstance(score, int | float) or isinstance(score, bool) or not math.isfinite(score):
+        # Exact float/int first (what validation gives); subclasses of them, bool excepted, too.
+        exact = type(score) is float or type(score) is int
+        if not exact and (not isinstance(score, (int, float)) or isinstance(score, bool)):
             raise ValueError(f"score must be a finite number, got {score!r}")
-        if self.score_range is not None and not self.score_range.contains(float(score)):
+        value = float(cast("int | float", score))
+        if not math.isfinite(value):
+            raise ValueError(f"score must be a finite number, got {score!r}")
+        rng = self.score_range
+        if rng is not None and not rng.low <= value <= rng.high:
             raise ValueError(
-                f"score {fmt_number(float(score))} is outside the range "
-                f"{fmt_number(self.score_range.low)} to {fmt_number(self.score_range.high)}"
+                f"score {fmt_number(value)} is outside the range "
+                f"{fmt_number(rng.low)} to {fmt_number(rng.high)}"
             )
         metadata = (
             verdict.model_dump(mode="json", exclude=set(_VERDICT_CORE)) if self._has_extra_fields else {}
@@ -221,10 +227,10 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         # Checked above: a finite float in the range; metadata is the verdict's JSON dump.
         return GraderScore._checked(
             self.name,
-            float(score),
+            value,
             str(getattr(verdict, "reason", "")),
             metadata,
-            self.score_range,
+            rng,
             usage,
             latency_s,
             queue_s,

@@ -117,7 +117,8 @@ class ConcurrencyLimiter:
 
     def release(self) -> None:
         self.borrowed -= 1
-        self._wake()
+        if self._waiters:
+            self._wake()
 
     def _wake(self) -> None:
         while self._waiters and self.borrowed < self._total:
