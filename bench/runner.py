@@ -1,7 +1,8 @@
 """Runner and chat-core benchmarks: per-call CPU, wall time against the physical limit, memory.
 
     python -m bench.runner            # all
-    python -m bench.runner ratios     # one of: overhead, census, layers, ratios, sdk, scale, waves, memory
+    python -m bench.runner ratios     # one of: overhead, census, layers, ratios, sdk, scale, waves, memory,
+                                      # instructions
 
 Each line prints the measured figure, its target and what bounds it. "ideal" is the
 physical limit for a judge of fixed latency L at concurrency C: ceil(N / C) * L.
@@ -21,6 +22,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -747,6 +749,48 @@ def bench_layers(n: int = 6_000, concurrency: int = 256, rounds: int = 3) -> Non
         )
 
 
+def _instructions_child(n: int) -> None:
+    """n grading calls with an in-process judge after a warm-up (run under callgrind)."""
+    model = FunctionChatModel(reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=32)))
+    runner = judge_runner(model, 1, 32)
+    data = samples(n)
+
+    async def grade() -> None:
+        await runner.arun(samples(300))
+        await runner.arun(data)
+
+    asyncio.run(grade())
+
+
+def _instructions(n: int) -> int:
+    """Instructions callgrind counts for a whole :func:`_instructions_child` process."""
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    command += [sys.executable, "-m", "bench.runner", "_instructions_child", str(n)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    collected = [line for line in done.stderr.splitlines() if "Collected :" in line]
+    return int(collected[-1].rsplit(":", 1)[1])
+
+
+def bench_instructions(small: int = 1_000, large: int = 3_000) -> None:
+    """Instructions per in-process judge call: the difference of two runs, so start-up cancels out.
+
+    CPU time on a shared machine drifts by up to ~1.7x over seconds; instruction counts do
+    not, so this is the figure to compare two versions of the call path by. Needs valgrind.
+    """
+    if shutil.which("valgrind") is None:
+        print("instructions per in-process judge call: skipped (valgrind is not installed)")
+        return
+    per_call = (_instructions(large) - _instructions(small)) / (large - small)
+    print(
+        f"instructions per in-process judge call (callgrind, runner + LLM grader + function judge, "
+        f"{large:,} minus {small:,} calls): {per_call / 1e3:.0f}k"
+    )
+    print(
+        "    bounded by: the Python calls on the path (runner pair, mapper, prompt rendering, chat "
+        "client, engine, verdict parsing, the score) and the objects each builds; 178k at 85179c8"
+    )
+
+
 BENCHES = {
     "overhead": bench_overhead,
     "census": bench_census,
@@ -756,12 +800,16 @@ BENCHES = {
     "scale": bench_scale,
     "waves": bench_waves,
     "memory": bench_memory,
+    "instructions": bench_instructions,
 }
 
 
 def main() -> None:
     if sys.argv[1:2] == ["_memory_child"]:
         _memory_child(int(sys.argv[2]))
+        return
+    if sys.argv[1:2] == ["_instructions_child"]:
+        _instructions_child(int(sys.argv[2]))
         return
     for name in sys.argv[1:] or list(BENCHES):
         BENCHES[name]()
