@@ -143,7 +143,9 @@ class ProviderGate:
         self.tokens = TokenBucket.per_minute(limits.tpm) if limits.tpm else None
         self.in_flight = 0
         self.peak_in_flight = 0
-        self._adaptive = limits.adaptive  # read per call: a plain attribute, not the model's
+        self._adaptive = limits.adaptive
+        # Below the configured cap after a decrease: only then do successes count (read per call).
+        self._growing = False
         self._successes = 0
         self._last_decrease = -math.inf
 
@@ -179,15 +181,14 @@ class ProviderGate:
 
     def on_success(self) -> None:
         """Additive increase: one more slot per window of successes, up to the configured cap."""
-        if not self._adaptive:
+        if not self._growing:
             return
         current = int(self.concurrency.total_tokens)
-        if current >= self.limits.max_concurrency:
-            return
         self._successes += 1
         if self._successes >= current:
             self._successes = 0
             self.concurrency.total_tokens = current + 1
+            self._growing = current + 1 < self.limits.max_concurrency
 
     def on_rate_limited(self) -> None:
         """Multiplicative decrease on a 429, at most once per cooldown window."""
@@ -200,6 +201,7 @@ class ProviderGate:
         self._successes = 0
         current = int(self.concurrency.total_tokens)
         self.concurrency.total_tokens = max(1, current // 2)
+        self._growing = self.concurrency.total_tokens < self.limits.max_concurrency
 
 
 class ConnectionLimits:

@@ -175,6 +175,9 @@ async def test_aimd_halves_on_429_and_grows_back() -> None:
     for _ in range(4 + 5):
         await model.achat(MESSAGES)
     assert gate.concurrency.total_tokens == 6
+    for _ in range(6 + 7 + 50):  # back to the configured cap, and never past it
+        await model.achat(MESSAGES)
+    assert gate.concurrency.total_tokens == 8
 
 
 async def test_rpm_bucket_paces_requests() -> None:
