@@ -787,7 +787,7 @@ def bench_instructions(small: int = 1_000, large: int = 3_000) -> None:
     )
     print(
         "    bounded by: the Python calls on the path (runner pair, mapper, prompt rendering, chat "
-        "client, engine, verdict parsing, the score) and the objects each builds; 178k at 85179c8"
+        "client, engine, verdict parsing, the score) and the objects each builds; 177k at 85179c8"
     )
 
 
