@@ -140,7 +140,7 @@ class CompiledPrompt:
             KeyError: A placeholder has no value (the message names it).
             ValueError: A value has a lone surrogate (the message names the field).
         """
-        names = self._delimited_names(values) if delimit else frozenset()
+        names: frozenset[str] | None = None  # the tags to escape, worked out on first need
         out: list[dict[str, Any]] = []
         for msg in self.messages:
             parts: list[str] = []
@@ -151,7 +151,15 @@ class CompiledPrompt:
                     continue
                 if field not in values:
                     raise KeyError(f"template placeholder {{{field}}} has no value")
-                parts.append(_value_text(field, values[field], names, delimit))
+                value = values[field]
+                if type(value) is str and value.isascii() and (not delimit or "<" not in value):
+                    # The common case, inline: ASCII without "<" holds no tag to escape and
+                    # nothing unsendable.
+                    parts.append(f"<{field}>\n{value}\n</{field}>" if delimit else value)
+                    continue
+                if names is None:
+                    names = self._delimited_names(values) if delimit else frozenset()
+                parts.append(_value_text(field, value, names, delimit))
             out.append({"role": msg.role, "content": "".join(parts)})
         return out
 
@@ -166,10 +174,7 @@ class CompiledPrompt:
 
 def _value_text(field: str, value: object, names: frozenset[str], delimit: bool) -> str:
     """One placeholder's text: the value rendered, escaped and wrapped when delimited."""
-    if type(value) is str:  # the common case, first
-        if value.isascii() and (not delimit or "<" not in value):
-            # Nothing to escape (no ASCII tag without "<") and nothing unsendable (ASCII).
-            return f"<{field}>\n{value}\n</{field}>" if delimit else value
+    if type(value) is str:
         text = escape_tags(value, names) if delimit else value
     else:
         blocks = _blocks(value) if delimit else None
