@@ -374,10 +374,15 @@ FRAMEWORK_CALLS = 20_000
 FRAMEWORK_RUNS_PER_ROUND = 5
 
 
+def framework_runner() -> GradingRunner:
+    """One LLM grader on an in-process judge: the framework measured without the network."""
+    model = FunctionChatModel(reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=32)))
+    return judge_runner(model, 1, 32)
+
+
 def framework_timing(n: int = FRAMEWORK_CALLS) -> Timing:
     """n grading calls with an in-process judge: everything but the network."""
-    model = FunctionChatModel(reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=32)))
-    runner = judge_runner(model, 1, 32)
+    runner = framework_runner()
     data = samples(n)
 
     async def main() -> Timing:
@@ -409,6 +414,12 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
     collector: dict[tuple[str, str], list[float]] = {}
     framework: list[float] = []
     framework_gc: list[float] = []
+
+    def record(case: str, side: str, timing: Timing) -> None:
+        cpu.setdefault((case, side), []).append(timing.cpu / n)
+        wall.setdefault((case, side), []).append(timing.wall / ideal)
+        collector.setdefault((case, side), []).append(timing.gc / n)
+
     with JudgeServerProcess(latency_s=LATENCY_S) as server:
         for _ in range(rounds):
             # Several runs per round: one run lasts under a second, and this machine's speed
@@ -419,14 +430,9 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
             framework_gc.append(sum(run.gc for run in runs) / calls)
             for case in CASES:
                 for side, measure in (("raw", measure_raw), ("openjudge", measure_openjudge)):
-                    timing = measure(server.base_url, case, n, concurrency)
-                    cpu.setdefault((case, side), []).append(timing.cpu / n)
-                    wall.setdefault((case, side), []).append(timing.wall / ideal)
-                    collector.setdefault((case, side), []).append(timing.gc / n)
+                    record(case, side, measure(server.base_url, case, n, concurrency))
             kept = measure_raw(server.base_url, "short", n, concurrency, keep_records=True)
-            cpu.setdefault(("short", "raw keeping a record per result"), []).append(kept.cpu / n)
-            wall.setdefault(("short", "raw keeping a record per result"), []).append(kept.wall / ideal)
-            collector.setdefault(("short", "raw keeping a record per result"), []).append(kept.gc / n)
+            record("short", "raw keeping a record per result", kept)
     print(f"  {n:,} calls per run at C={concurrency}, 200 ms judge, {rounds} rounds, medians ({load()}):")
     for (case, side), values in cpu.items():
         body = "~1.2 kB" if case == "short" else "~3.5 kB"
@@ -622,8 +628,8 @@ def _tracked_by_type() -> Counter[str]:
     return Counter(type(o).__name__ for o in gc.get_objects())
 
 
-async def _census_in_flight(start: Callable[[], Awaitable[object]], concurrency: int) -> Counter[str]:
-    """Objects the collector tracks while ``concurrency`` calls wait on the judge, by type."""
+async def _census_in_flight(start: Callable[[], Awaitable[object]]) -> Counter[str]:
+    """Objects the collector tracks while the calls ``start`` sends wait on the judge, by type."""
     before = _tracked_by_type()
     task = asyncio.ensure_future(start())
     await asyncio.sleep(0.5)  # every call is sent and waiting (the judge answers after 1 s)
@@ -646,7 +652,7 @@ def bench_census(concurrency: int = 256) -> None:
             client = RawClient(server.base_url, "short", concurrency)
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
                 await client.run(session, data)  # open the connections
-                return await _census_in_flight(lambda: client.run(session, data), concurrency)
+                return await _census_in_flight(lambda: client.run(session, data))
 
         async def ours() -> Counter[str]:
             model = OpenAIChatModel(
@@ -654,7 +660,7 @@ def bench_census(concurrency: int = 256) -> None:
             )
             runner = case_runner(model, "short", concurrency)
             await runner.arun(data)
-            census = await _census_in_flight(lambda: runner.arun(data), concurrency)
+            census = await _census_in_flight(lambda: runner.arun(data))
             await model.aclose()
             return census
 
@@ -751,8 +757,7 @@ def bench_layers(n: int = 6_000, concurrency: int = 256, rounds: int = 3) -> Non
 
 def _instructions_child(n: int) -> None:
     """n grading calls with an in-process judge after a warm-up (run under callgrind)."""
-    model = FunctionChatModel(reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=32)))
-    runner = judge_runner(model, 1, 32)
+    runner = framework_runner()
     data = samples(n)
 
     async def grade() -> None:

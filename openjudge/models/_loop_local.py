@@ -47,10 +47,7 @@ class LoopLocal(Generic[T]):
 
     def get(self) -> T:
         """The value for the running loop (must be called from inside one)."""
-        try:  # running_loop(), inlined: this runs once per judge call
-            key: object = asyncio.get_running_loop()
-        except RuntimeError:
-            key = anyio.lowlevel.current_token().native_token
+        key = running_loop()
         last = self._last
         if last is not None and last[0]() is key:
             return last[1]

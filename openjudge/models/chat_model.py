@@ -136,14 +136,18 @@ class ChatRequest:
         _set_sampling(self, sampling)
         _set_top_logprobs(self, top_logprobs)
 
-    def estimated_tokens(self) -> int:
-        """A cheap upper-ish estimate (4 chars per token) used to reserve TPM budget."""
+    def prompt_chars(self) -> int:
+        """Characters of the messages' text contents."""
         chars = 0
         for m in self.messages:
             content = m.get("content")
             if isinstance(content, str):
                 chars += len(content)
-        return chars // 4 + (self.sampling.max_tokens or _DEFAULT_COMPLETION_ESTIMATE)
+        return chars
+
+    def estimated_tokens(self) -> int:
+        """A cheap upper-ish estimate (4 chars per token) used to reserve TPM budget."""
+        return self.prompt_chars() // 4 + (self.sampling.max_tokens or _DEFAULT_COMPLETION_ESTIMATE)
 
 
 _set_messages = ChatRequest.__dict__["messages"].__set__

@@ -175,11 +175,7 @@ class CallEngine(Generic[RequestT, ResponseT]):
             raise
         usage = response.usage
         requests = attempts.requests
-        spent = self._spent
-        with self._usage_lock:  # _add, inlined on the path every call takes
-            spent[0] += usage.prompt_tokens
-            spent[1] += usage.completion_tokens
-            spent[2] += requests
+        self._add(usage.prompt_tokens, usage.completion_tokens, requests)
         return Outcome(response, requests, attempts.busy_s, attempts.queued_s)
 
     async def _retry(

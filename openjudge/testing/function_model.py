@@ -22,12 +22,7 @@ ReplyFunction: TypeAlias = Callable[[ChatRequest], Reply | Awaitable[Reply]]
 
 def _prompt_tokens(request: ChatRequest) -> int:
     """About four characters per token, as the test server counts them."""
-    chars = 0
-    for message in request.messages:
-        content = message.get("content")
-        if type(content) is str:
-            chars += len(content)
-    return max(1, chars // 4)
+    return max(1, request.prompt_chars() // 4)
 
 
 class FunctionTransport:

@@ -155,11 +155,12 @@ class CompiledPrompt:
                 if type(value) is str and value.isascii() and (not delimit or "<" not in value):
                     # The common case, inline: ASCII without "<" holds no tag to escape and
                     # nothing unsendable.
-                    parts.append(f"<{field}>\n{value}\n</{field}>" if delimit else value)
-                    continue
-                if names is None:
-                    names = self._delimited_names(values) if delimit else frozenset()
-                parts.append(_value_text(field, value, names, delimit))
+                    text = value
+                else:
+                    if names is None:
+                        names = self._delimited_names(values) if delimit else frozenset()
+                    text = _value_text(field, value, names, delimit)
+                parts.append(f"<{field}>\n{text}\n</{field}>" if delimit else text)
             out.append({"role": msg.role, "content": "".join(parts)})
         return out
 
@@ -173,7 +174,7 @@ class CompiledPrompt:
 
 
 def _value_text(field: str, value: object, names: frozenset[str], delimit: bool) -> str:
-    """One placeholder's text: the value rendered, escaped and wrapped when delimited."""
+    """One placeholder's text: the value rendered, and escaped when delimited (the caller wraps it)."""
     if type(value) is str:
         text = escape_tags(value, names) if delimit else value
     else:
@@ -185,7 +186,7 @@ def _value_text(field: str, value: object, names: frozenset[str], delimit: bool)
             if delimit:
                 text = escape_tags(text, names)
     check_sendable(field, text)
-    return f"<{field}>\n{text}\n</{field}>" if delimit else text
+    return text
 
 
 class PromptTemplate(BaseModel):
