@@ -176,7 +176,7 @@ def case_runner(model: OpenAIChatModel | FunctionChatModel, case: str, concurren
 
 
 class Record:
-    """What a raw client might keep per sample instead of a bare float (see ``keep_records``)."""
+    """What a raw client might keep per sample instead of a bare float (see ``RawClient``'s ``keep``)."""
 
     __slots__ = ("reason", "score")
 
@@ -188,15 +188,22 @@ class Record:
 class RawClient:
     """What a user writes with aiohttp alone to get the same verdicts (see the comment above).
 
-    With ``keep_records`` it also keeps a small :class:`Record` per sample, as openjudge keeps a
-    GraderScore: a diagnostic, not the floor. Objects kept while calls are in flight make the
-    collector run often enough to scan every call's in-flight objects; the floor keeps floats.
+    With ``keep`` it also keeps ``keep(score, reason)`` per sample (a :class:`Record`, as openjudge
+    keeps a GraderScore): a diagnostic, not the floor. Objects kept while calls are in flight make
+    the collector run often enough to scan every call's in-flight objects; the floor keeps floats.
     """
 
-    def __init__(self, base_url: str, case: str, concurrency: int, *, keep_records: bool = False) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        case: str,
+        concurrency: int,
+        *,
+        keep: Callable[[float, str], object] | None = None,
+    ) -> None:
         template, _ = CASES[case]
-        self.keep_records = keep_records
-        self.records: list[Record | None] = []
+        self.keep = keep
+        self.kept: list[object] = []
         self.url = f"{base_url}/chat/completions"
         self.concurrency = concurrency
         self.headers = {
@@ -237,7 +244,8 @@ class RawClient:
 
     async def run(self, session: aiohttp.ClientSession, data: list[dict[str, str]]) -> list[float]:
         scores = [math.nan] * len(data)
-        self.records = [None] * len(data)
+        self.kept = [None] * len(data)
+        keep = self.keep
         jobs = iter(enumerate(data))
         timeout = aiohttp.ClientTimeout(total=60)
 
@@ -254,8 +262,8 @@ class RawClient:
                 if not isinstance(score, int | float) or not 1 <= score <= 5:
                     raise ValueError(f"bad score {score!r}")
                 scores[i] = float(score)
-                if self.keep_records:
-                    self.records[i] = Record(float(score), verdict["reason"])
+                if keep is not None:
+                    self.kept[i] = keep(float(score), verdict["reason"])
 
         async with asyncio.TaskGroup() as tg:
             for _ in range(min(self.concurrency, len(data))):
@@ -331,9 +339,11 @@ async def _pool(calls: Callable[[int], Awaitable[object]], n: int, concurrency: 
     return kept
 
 
-def measure_raw(base_url: str, case: str, n: int, concurrency: int, *, keep_records: bool = False) -> Timing:
+def measure_raw(
+    base_url: str, case: str, n: int, concurrency: int, *, keep: Callable[[float, str], object] | None = None
+) -> Timing:
     """Wall, CPU and collector CPU of n calls through raw aiohttp, after a warm-up round that opens the connections."""
-    client = RawClient(base_url, case, concurrency, keep_records=keep_records)
+    client = RawClient(base_url, case, concurrency, keep=keep)
     _check_same_bodies(client, case)
     data = CASES[case][1](n)
 
@@ -431,7 +441,7 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
             for case in CASES:
                 for side, measure in (("raw", measure_raw), ("openjudge", measure_openjudge)):
                     record(case, side, measure(server.base_url, case, n, concurrency))
-            kept = measure_raw(server.base_url, "short", n, concurrency, keep_records=True)
+            kept = measure_raw(server.base_url, "short", n, concurrency, keep=Record)
             record("short", "raw keeping a record per result", kept)
     print(f"  {n:,} calls per run at C={concurrency}, 200 ms judge, {rounds} rounds, medians ({load()}):")
     for (case, side), values in cpu.items():
@@ -682,6 +692,52 @@ def bench_census(concurrency: int = 256) -> None:
     )
 
 
+def _score_and_reason(score: float, reason: str) -> object:
+    return {"score": score, "reason": reason}  # only atoms: the collector never tracks this dict
+
+
+def _reason(score: float, reason: str) -> object:
+    return reason
+
+
+KEEPS: dict[str, Callable[[float, str], object] | None] = {
+    "a float (the floor)": None,
+    "the reason, a str (not an object the collector counts)": _reason,
+    "a dict of score and reason (counted, never tracked)": _score_and_reason,
+    "a Record (one tracked object)": Record,
+}
+
+
+def bench_keeping(n: int = 6_000, concurrency: int = 256, rounds: int = 3) -> None:
+    """What keeping one object per result costs raw aiohttp itself, against openjudge in the same run.
+
+    CPython's collector runs its youngest generation when objects the collector counts
+    (containers, tracked or not) outnumber the ones freed by 700. A client that keeps
+    nothing but floats and strings never gets there while calls are in flight; one that keeps
+    any such object per result does, and every collection then scans the calls in flight.
+    So this is the floor for any client that returns result objects, as openjudge must.
+    """
+    cpu: dict[str, list[float]] = {}
+    collector: dict[str, list[float]] = {}
+    with JudgeServerProcess(latency_s=LATENCY_S) as server:
+        for _ in range(rounds):
+            for label, keep in KEEPS.items():
+                timing = measure_raw(server.base_url, "short", n, concurrency, keep=keep)
+                cpu.setdefault(label, []).append(timing.cpu / n)
+                collector.setdefault(label, []).append(timing.gc / n)
+            timing = measure_openjudge(server.base_url, "short", n, concurrency)
+            cpu.setdefault("openjudge", []).append(timing.cpu / n)
+            collector.setdefault("openjudge", []).append(timing.gc / n)
+    print(f"  {n:,} calls per run at C={concurrency}, 200 ms judge, {rounds} rounds, medians ({load()}):")
+    floor = _median(cpu["a float (the floor)"])
+    for label, values in cpu.items():
+        side = label if label == "openjudge" else f"raw aiohttp keeping {label}"
+        print(
+            f"    {side}: {_median(values) * 1e6:.0f} us CPU per call ({_median(values) / floor:.2f}x the floor; "
+            f"of it in the garbage collector {_median(collector[label]) * 1e6:.0f} us)"
+        )
+
+
 def measure_layer(base_url: str, layer: str, n: int, concurrency: int) -> Timing:
     """n calls over HTTP through openjudge's stack cut at ``layer`` (see :func:`bench_layers`)."""
     model = OpenAIChatModel("judge", api_key="sk-bench", base_url=base_url, max_concurrency=concurrency)
@@ -799,6 +855,7 @@ def bench_instructions(small: int = 1_000, large: int = 3_000) -> None:
 BENCHES = {
     "overhead": bench_overhead,
     "census": bench_census,
+    "keeping": bench_keeping,
     "layers": bench_layers,
     "ratios": bench_ratios,
     "sdk": bench_sdk,
