@@ -1,8 +1,8 @@
 """Runner and chat-core benchmarks: per-call CPU, wall time against the physical limit, memory.
 
     python -m bench.runner            # all
-    python -m bench.runner ratios     # one of: overhead, census, layers, ratios, sdk, scale, waves, memory,
-                                      # instructions
+    python -m bench.runner ratios     # one of: overhead, census, keeping, layers, ratios, sdk, scale, waves,
+                                      # memory, instructions
 
 Each line prints the measured figure, its target and what bounds it. "ideal" is the
 physical limit for a judge of fixed latency L at concurrency C: ceil(N / C) * L.
@@ -722,13 +722,13 @@ def bench_keeping(n: int = 6_000, concurrency: int = 256, rounds: int = 3) -> No
     collector: dict[str, list[float]] = {}
     with JudgeServerProcess(latency_s=LATENCY_S) as server:
         for _ in range(rounds):
-            for label, keep in KEEPS.items():
-                timing = measure_raw(server.base_url, "short", n, concurrency, keep=keep)
+            for label in (*KEEPS, "openjudge"):
+                if label in KEEPS:
+                    timing = measure_raw(server.base_url, "short", n, concurrency, keep=KEEPS[label])
+                else:
+                    timing = measure_openjudge(server.base_url, "short", n, concurrency)
                 cpu.setdefault(label, []).append(timing.cpu / n)
                 collector.setdefault(label, []).append(timing.gc / n)
-            timing = measure_openjudge(server.base_url, "short", n, concurrency)
-            cpu.setdefault("openjudge", []).append(timing.cpu / n)
-            collector.setdefault("openjudge", []).append(timing.gc / n)
     print(f"  {n:,} calls per run at C={concurrency}, 200 ms judge, {rounds} rounds, medians ({load()}):")
     floor = _median(cpu["a float (the floor)"])
     for label, values in cpu.items():
