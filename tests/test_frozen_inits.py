@@ -21,3 +21,12 @@ def test_the_init_takes_exactly_the_fields_and_sets_each(cls: type) -> None:
     assert all(getattr(made, name) is value for name, value in values.items())
     with pytest.raises(dataclasses.FrozenInstanceError):
         setattr(made, fields[0], 1)
+
+
+def test_a_parametrized_prepared_call_builds_as_the_plain_one() -> None:
+    """The typed idiom a subclass's prepare_call writes: no __dict__, still frozen."""
+    typed = PreparedCall[tuple[str, ...]]([{"role": "user", "content": "x"}], ("a", "b"))
+    assert typed == PreparedCall([{"role": "user", "content": "x"}], ("a", "b"))
+    assert not hasattr(typed, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        typed.context = ("c",)  # type: ignore[misc]

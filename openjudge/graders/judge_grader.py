@@ -78,7 +78,7 @@ ScoreMode: TypeAlias = Literal["verdict", "logprobs", "vote"]
 Messages: TypeAlias = list[dict[str, Any]]
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, init=False)
 class PreparedCall(Generic[ContextT]):
     """One evaluation's judge request, and what reading its verdict needs.
 
@@ -87,6 +87,11 @@ class PreparedCall(Generic[ContextT]):
         context: Per-call facts :meth:`JudgeGrader.to_result` checks the verdict against, such
             as the candidate ids of a ranking; ``None`` for a plain prompt.
     """
+
+    # Slots declared here rather than with dataclass(slots=True): on Python 3.11 that rebuilds
+    # the class, and the frozen __setattr__ of the rebuilt one raises TypeError where
+    # PreparedCall[Ctx](...) sets __orig_class__ (typing only expects AttributeError).
+    __slots__ = ("context", "messages")
 
     messages: Messages
     context: ContextT
