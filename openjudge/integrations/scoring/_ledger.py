@@ -38,7 +38,8 @@ __all__ = [
 ]
 
 _QUIET_S = 60.0
-"""A neutral sample stops waiting when no member of its group arrived for this long."""
+"""A neutral sample stops waiting when no member of its group arrived for this long, once a
+member was scored (with none scored there is no mean yet: it waits for the deadline)."""
 _KEEP_S = 3600.0
 """Group rewards older than this are forgotten (their groups were trained long ago)."""
 
@@ -61,20 +62,31 @@ class Neutral:
         values: Each posted value's mean (e.g. every grader's ``openjudge/<name>``), for
             estimators that read them (GDPO).
         scored: How many members were scored.
+        complete: Every member of the group arrived (scored or failed).
     """
 
     reward: float
     values: dict[str, float]
     scored: int
+    complete: bool = True
+
+    @property
+    def known(self) -> bool:
+        """Whether :attr:`reward` is the group's mean: a member was scored, or every member failed.
+
+        With no member scored and members still missing, 0.0 would be an invented reward:
+        the missing members may yet be scored, and the failed one's advantage would not be zero.
+        """
+        return self.scored > 0 or self.complete
 
 
-def group_means(rewards: list[float], values: list[dict[str, float]]) -> Neutral:
+def group_means(rewards: list[float], values: list[dict[str, float]], *, complete: bool = True) -> Neutral:
     """:class:`Neutral` of the scored members' rewards and values."""
     if not rewards:
-        return Neutral(0.0, {}, 0)
+        return Neutral(0.0, {}, 0, complete)
     keys = set(values[0]).intersection(*values[1:]) if values else set()
     means = {k: sum(v[k] for v in values) / len(values) for k in keys}
-    return Neutral(sum(rewards) / len(rewards), means, len(rewards))
+    return Neutral(sum(rewards) / len(rewards), means, len(rewards), complete)
 
 
 class GroupRewards:
@@ -106,18 +118,20 @@ class GroupRewards:
             del self._groups[uid]
 
     def settled(self, uid: str, expected: int, deadline: float) -> tuple[bool, Neutral]:
-        """Whether ``uid`` is complete (or waited long enough), and its scored members' means."""
+        """Whether ``uid`` is complete (or waited long enough), and its scored members' means.
+
+        A group this ledger does not hold (a restarted ledger lost it) is settled at once,
+        incomplete: its mean is unknown.
+        """
         now = self._clock()
         with self._lock:
             group = self._groups.get(uid)
             if group is None:
-                return True, group_means([], [])
-            done = (
-                len(group.rewards) + group.failed >= expected
-                or now >= deadline
-                or now - group.last >= _QUIET_S
-            )
-            return done, group_means(group.rewards, group.values)
+                return True, group_means([], [], complete=False)
+            complete = len(group.rewards) + group.failed >= expected
+            quiet = bool(group.rewards) and now - group.last >= _QUIET_S
+            done = complete or now >= deadline or quiet
+            return done, group_means(group.rewards, group.values, complete=complete)
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,8 +220,8 @@ class Ledger:
         """The means of ``uid``'s scored members (:class:`Neutral`; reward 0.0 when none was scored).
 
         Waits until ``expected`` members arrived (scored or failed), ``wait_s`` passed,
-        no member arrived for a minute, or the run must stop. The caller posted its own
-        failure first.
+        no member arrived for a minute after one was scored, or the run must stop. The
+        caller posted its own failure first.
         """
         deadline = time.monotonic() + wait_s
         delay = 0.01

@@ -254,10 +254,13 @@ class RewardScorer:
         A scored sample passes through (and its reward is posted for its group's neutral
         members); a failed one is dropped (raises, or ``NaN``), made neutral, deferred to
         :meth:`~openjudge.integrations.verl._reward_loop.OpenJudgeRewardManager.assemble_rm_scores`
-        (``NaN`` reward), or given ``fallback_score``.
+        (``NaN`` reward), or given ``fallback_score``. A neutral one whose group has no
+        mean (none of it scored, members still missing) is dropped where the placement can
+        drop, as 0.0 would not be its zero advantage; elsewhere it gets 0.0, with a warning.
 
         Raises:
-            SampleFailed: The sample failed, ``on_failure=drop``, and the placement drops by raising.
+            SampleFailed: The sample failed, ``on_failure=drop`` (or its neutral value is
+                unknown), and the placement drops by raising.
         """
         uid = placement.uid
         if not scored.failed:
@@ -285,6 +288,21 @@ class RewardScorer:
         problem = await self.ledger.problem()
         if problem is not None:  # a sibling tripped the run while this one waited
             raise FailureRateExceeded(problem)
+        if not neutral.known:
+            unknown = (
+                f"no member of group {uid!r} was scored within neutral_wait_s "
+                f"({self.policy.neutral_wait_s:g} s) while members were missing, so its mean is unknown"
+            )
+            if placement.can_drop:
+                if placement.drop == "nan":
+                    return self._flagged(scored, math.nan, failed=True, shown=0.0)
+                raise SampleFailed(
+                    f"openjudge: this sample could not be scored ({self._describe_errors(scored)}) and {unknown}; "
+                    "it is dropped instead of trained on an invented reward"
+                )
+            logger.warning(
+                "openjudge: a failed sample gets 0.0: %s (this trainer cannot drop it here)", unknown
+            )
         return self._flagged(self._with_values(scored, neutral.values), neutral.reward, failed=True)
 
     # -- a batch ----------------------------------------------------------------------------

@@ -32,8 +32,10 @@ class FallbackPolicy(BaseModel):
             can leave one out (VERL's V1 streaming path fails the session; TRL gets
             ``None``); everywhere else it is made *neutral*, as below. ``neutral``: the
             sample's reward is the mean reward of the members of its group that were
-            scored (0.0 when none was, or no group is known), so its GRPO advantage is
-            zero; flagged in ``openjudge/failed``. ``fallback``: reward the sample with
+            scored (0.0 when every member failed, or no group is known), so its GRPO
+            advantage is zero; flagged in ``openjudge/failed``. A group with none scored
+            and members missing after ``neutral_wait_s`` has no mean: the sample is
+            dropped where the trainer can drop it, else given 0.0 with a warning. ``fallback``: reward the sample with
             ``fallback_score``, flagged.
         fallback_score: The reward of a failed sample under ``fallback`` (required there,
             refused otherwise).
@@ -81,7 +83,7 @@ class FailurePolicy(FallbackPolicy):
             once the window is full).
         neutral_wait_s: Where a neutral sample's group is still being scored (VERL's
             streaming path), how long it waits at most for the rewards of the group's
-            other members (then takes the mean of those that arrived). The breaker, the
+            other members (then takes the mean of those that were scored; see ``neutral``). The breaker, the
             failure rate and this wait are kept in the scorer's failure ledger
             (:class:`~openjudge.integrations.scoring.FailureLedger`): per process, or for
             the whole run under VERL.

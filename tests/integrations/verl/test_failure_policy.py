@@ -153,6 +153,24 @@ def test_v0_streaming_gives_a_failed_trajectory_its_group_mean(graders_yaml: Pat
     assert grpo(rewards, ["u"] * 3)[2] == pytest.approx(0.0, abs=1e-6)
 
 
+def test_a_failed_trajectory_whose_group_has_no_mean_is_dropped_not_given_zero(
+    graders_yaml: Path, tokenizer: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its siblings are not scored within neutral_wait_s: 0.0 would be an invented reward."""
+    wait = "+reward.openjudge.neutral_wait_s=0.2"
+    rows = streaming_rows(make_batch(tokenizer, FAILING))  # type: ignore[arg-type]
+    v1 = manager(
+        graders_yaml, tokenizer, "+reward.openjudge.on_failure=neutral", wait, "actor_rollout_ref.rollout.n=3"
+    )
+    with pytest.raises(SampleFailed, match=r"no member of group .* was scored within neutral_wait_s"):
+        asyncio.run(v1.run_single(rows[2]))
+    # V0 gathers a step's trajectories without return_exceptions: it cannot drop, so 0.0, said aloud.
+    v0 = manager(graders_yaml, tokenizer, "trainer.use_v1=false", wait, "actor_rollout_ref.rollout.n=3")
+    out = asyncio.run(v0.run_single(rows[2]))
+    assert out["reward_score"] == 0.0 and out["reward_extra_info"]["openjudge/failed"] == 1.0
+    assert "its mean is unknown" in caplog.text
+
+
 def test_colocated_batch_neutral_is_set_where_vERL_assembles_the_scores(
     graders_yaml: Path, tokenizer: object
 ) -> None:

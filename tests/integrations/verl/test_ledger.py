@@ -105,6 +105,34 @@ def test_group_rewards_settle_when_the_group_is_in() -> None:
     assert done and means.reward == 0.75 and means.values == {"openjudge/q": 4.0}  # what GDPO reads, neutral
 
 
+def test_a_group_with_nothing_scored_has_no_mean_until_every_member_is_in() -> None:
+    now = [0.0]
+    groups = GroupRewards(clock=lambda: now[0])
+    groups.post("u", None)
+    now[0] = 120.0  # quiet for two minutes: with a member scored the wait would end here
+    done, means = groups.settled("u", expected=3, deadline=600.0)
+    assert not done and means.scored == 0 and not means.known
+    now[0] = 600.0
+    done, means = groups.settled("u", expected=3, deadline=600.0)
+    assert done and not means.known  # 0.0 here would not be its group's mean
+    groups.post("u", None)
+    groups.post("u", None)
+    done, means = groups.settled("u", expected=3, deadline=float("inf"))
+    assert done and means.known and means.reward == 0.0  # every member failed: equal rewards
+    done, means = groups.settled("lost", expected=3, deadline=float("inf"))  # a restarted ledger's
+    assert done and not means.known
+
+
+def test_a_scored_member_ends_the_wait_after_a_quiet_minute() -> None:
+    now = [0.0]
+    groups = GroupRewards(clock=lambda: now[0])
+    groups.post("u", None)
+    groups.post("u", 0.5)
+    now[0] = 61.0
+    done, means = groups.settled("u", expected=3, deadline=600.0)
+    assert done and means.known and means.reward == 0.5 and not means.complete
+
+
 def test_the_named_actor_is_shared_by_every_process(ray_session: None) -> None:
     import ray
 
