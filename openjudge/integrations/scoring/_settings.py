@@ -35,8 +35,8 @@ class FallbackPolicy(BaseModel):
             scored (0.0 when every member failed, or no group is known), so its GRPO
             advantage is zero; flagged in ``openjudge/failed``. A group with none scored
             and members missing after ``neutral_wait_s`` has no mean: the sample is
-            dropped where the trainer can drop it, else given 0.0 with a warning. ``fallback``: reward the sample with
-            ``fallback_score``, flagged.
+            dropped where the trainer can drop it, else given 0.0 with a warning.
+            ``fallback``: reward the sample with ``fallback_score``, flagged.
         fallback_score: The reward of a failed sample under ``fallback`` (required there,
             refused otherwise).
     """
@@ -83,8 +83,9 @@ class FailurePolicy(FallbackPolicy):
             once the window is full).
         neutral_wait_s: Where a neutral sample's group is still being scored (VERL's
             streaming path), how long it waits at most for the rewards of the group's
-            other members (then takes the mean of those that were scored; see ``neutral``). The breaker, the
-            failure rate and this wait are kept in the scorer's failure ledger
+            other members (then takes the mean of those that were scored; see
+            ``neutral``). The breaker, the failure rate and this wait are kept in the
+            scorer's failure ledger
             (:class:`~openjudge.integrations.scoring.FailureLedger`): per process, or for
             the whole run under VERL.
     """
