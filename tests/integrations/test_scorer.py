@@ -172,6 +172,18 @@ async def test_drop_in_each_trainers_way(adapter: str, expected: Outcome, grader
     assert await score(f"x {DOWN}") == expected
 
 
+async def test_neutral_under_trl_drops_a_failure_whose_group_has_none_scored_in_the_batch(
+    graders: Path,
+) -> None:
+    """TRL shards a prompt's generations over processes: with no sibling scored in this batch,
+    0.0 could be an invented reward (the others may be scored elsewhere), so it is left out."""
+    settings = OpenJudgeTRLSettings.model_validate({"config": str(graders), "on_failure": "neutral"})
+    reward = OpenJudgeRewards.from_settings(settings).aggregate()
+    values = await reward(prompts=["a", "a", "b"], completions=["x", f"x {DOWN}", f"y {DOWN}"])
+    assert values[0] is not None and values[1] == values[0]  # its group's mean: zero advantage
+    assert values[2] is None
+
+
 async def test_drop_under_verl_fails_the_session(graders: Path) -> None:
     with pytest.raises(SampleFailed, match="on_failure=drop"):
         await verl(graders, {"on_failure": "drop"})(f"x {DOWN}")

@@ -316,10 +316,11 @@ class RewardScorer:
         """Grade many samples concurrently (each through :meth:`grade`); results in input order.
 
         A batch cannot leave a row out by raising: a failed sample is dropped only when
-        ``placement`` drops with ``nan`` (TRL); otherwise, under ``drop`` and ``neutral``,
-        it gets the mean reward of the scored samples of its group (``groups[i]``, e.g.
-        the ``uid``; each sample alone when ``None``), or 0.0 when none was scored; under
-        ``fallback``, ``fallback_score``. At most ``max_concurrent_samples`` (else the
+        ``placement`` drops with ``nan`` (TRL: under ``drop``, and under ``neutral`` when
+        none of its group was scored in the batch); otherwise, under ``drop`` and
+        ``neutral``, it gets the mean reward of the scored samples of its group
+        (``groups[i]``, e.g. the ``uid``; each sample alone when ``None``), or 0.0 when
+        none was scored; under ``fallback``, ``fallback_score``. At most ``max_concurrent_samples`` (else the
         runner's ``max_concurrency``) samples are graded at once.
 
         Raises:
@@ -365,7 +366,14 @@ class RewardScorer:
             elif self.policy.on_failure == "fallback":
                 assert self.policy.fallback_score is not None
                 out.append(self._flagged(s, self.policy.fallback_score, failed=True))
-            elif self.policy.on_failure == "drop" and where.can_drop and where.drop == "nan":
+            elif (
+                where.can_drop
+                and where.drop == "nan"
+                and (self.policy.on_failure == "drop" or means[key].scored == 0)
+            ):
+                # With none of its group scored here, 0.0 may be an invented reward: the batch
+                # can hold only part of a group (TRL shards a prompt's generations over
+                # processes), whose other members may be scored elsewhere. Dropped instead.
                 out.append(self._flagged(s, math.nan, failed=True, shown=0.0))
             else:
                 neutral = means[key]
