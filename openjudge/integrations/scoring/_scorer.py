@@ -320,8 +320,9 @@ class RewardScorer:
         none of its group was scored in the batch); otherwise, under ``drop`` and
         ``neutral``, it gets the mean reward of the scored samples of its group
         (``groups[i]``, e.g. the ``uid``; each sample alone when ``None``), or 0.0 when
-        none was scored; under ``fallback``, ``fallback_score``. At most ``max_concurrent_samples`` (else the
-        runner's ``max_concurrency``) samples are graded at once.
+        none was scored; under ``fallback``, ``fallback_score``. At most
+        ``max_concurrent_samples`` (else the runner's ``max_concurrency``) samples are
+        graded at once.
 
         Raises:
             FailureRateExceeded: The ledger has tripped.
