@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from openjudge.graders.openai import OpenAIGrader, from_openai_grader
 from openjudge.models._errors import ChatModelError
-from openjudge.models.chat_model import ChatRequest, ChatResponse
+from openjudge.models.cache import JudgeCache
+from openjudge.models.chat_model import ChatRequest, ChatResponse, Sampling
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.testing.function_model import FunctionChatModel
 from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, error_of, grade, score_of, scored
@@ -81,6 +83,26 @@ def test_an_out_of_range_score_is_re_asked_then_a_parse_error() -> None:
     err = error_of(grade(stubborn, response="x", reference_answer="y"))
     assert err.kind == "parse_error" and err.message.startswith("model_grader_parse_error")
     assert err.usage is not None and err.usage.requests == 2
+
+
+def test_an_unusable_reply_is_not_kept_in_the_judge_cache(tmp_path: Path) -> None:
+    """A rerun asks the judge again instead of replaying a reply it could not use."""
+    cache = JudgeCache(tmp_path / "cache.sqlite")
+    calls: list[str] = []
+    good = '{"steps": [], "result": 0.5}'
+
+    def reply(request: ChatRequest) -> str:
+        calls.append(request.messages[-1]["content"])
+        return good if len(calls) > 2 else '{"result": "high"}'
+
+    model = FunctionChatModel(reply, model="local-judge", sampling=Sampling(temperature=0.0), cache=cache)
+    grader = from_openai_grader(GUIDE_SCORE_MODEL, model=model)
+    assert error_of(grade(grader, response="x", reference_answer="y")).kind == "parse_error"
+    assert len(calls) == 2  # the reply and its re-ask, both unusable
+    assert score_of(grade(grader, response="x", reference_answer="y")) == 0.5
+    assert len(calls) == 3  # asked again, not served the unusable reply from the cache
+    assert score_of(grade(grader, response="x", reference_answer="y")) == 0.5
+    assert len(calls) == 3 and cache.hits == 1  # the usable reply is kept
 
 
 LABELS = {
