@@ -1,4 +1,5 @@
-"""Reading a judge's reply: the judge's own verdict, and the default verdict model.
+"""Reading a judge's reply: the judge's own verdict, the default verdict model, and
+evicting a reply that could not be used from the judge cache.
 
 When the reply is not one bare JSON object (``structured_output: prompt``, or a server
 that ignores ``response_format``), the verdict is the **last** complete top-level JSON
@@ -15,7 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["JudgeVerdict", "extract_json_object"]
+from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatResponse
+
+__all__ = ["JudgeVerdict", "evict_unusable", "extract_json_object"]
 
 # Characters that failed parse attempts may scan, as a multiple of the reply's length:
 # a "{" in prose fails at once, but a long unterminated object would be rescanned from
@@ -76,3 +79,13 @@ def extract_json_object(text: str) -> dict[str, Any]:
     if last is None:
         raise ValueError("no JSON object found in the reply")
     return last
+
+
+async def evict_unusable(model: ChatModel, response: ChatResponse) -> None:
+    """Tell ``model``'s judge cache that ``response`` could not be used (a verdict that failed
+    to parse, a content-filtered reply), so the next identical call asks the backend again.
+
+    Nothing to do for a model without a cache or a reply that is not in one.
+    """
+    if response.cache_key is not None and isinstance(model, CachingChatModel):
+        await model.asettle(response, usable=False)

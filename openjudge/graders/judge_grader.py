@@ -40,12 +40,12 @@ import anyio
 from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import TypeVar
 
-from openjudge.graders._judge_output import JudgeVerdict, extract_json_object
+from openjudge.graders._judge_output import JudgeVerdict, evict_unusable, extract_json_object
 from openjudge.graders._scoring import expected_score, vote_decided, vote_winner
 from openjudge.graders.base_grader import BaseGrader, response_failure_result
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_client import ChatClient
-from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatResponse, OutputSpec, Sampling
+from openjudge.models.chat_model import ChatModel, ChatResponse, OutputSpec, Sampling
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.results import (
@@ -196,8 +196,6 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         self._output = OutputSpec.for_model(structured_model)
         self._instructions = self._build_instructions()
         self._cache_tag = f"{type(self).__qualname__}:{self.name}@{self.version}"
-        # Replies this grader cannot use are evicted from the model's cache (see CachingChatModel).
-        self._caching = model if isinstance(model, CachingChatModel) else None
         self.score_mode: ScoreMode = score_mode
         self.top_logprobs = top_logprobs
         self.votes = votes
@@ -336,7 +334,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             latency += response.latency_s
             queued += response.queue_s
             if response.finish_reason == "content_filter":
-                await self._settle(response, usable=False)
+                await evict_unusable(self.model, response)
                 message = "the judge's reply was blocked by the provider's content filter"
                 if self.blame_refusals:
                     return self._refused(message, usage, latency, queued)
@@ -351,7 +349,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             try:
                 result = self._result(self._parse(response.content), call, usage, latency, queued or None)
             except (ValueError, ValidationError) as exc:
-                await self._settle(response, usable=False)
+                await evict_unusable(self.model, response)
                 problem = _describe(exc)
                 if round_ < self.max_reasks:
                     messages = [
@@ -396,10 +394,6 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         failure = ResponseFailure("judge_refused", f"the judge refused to grade the response: {message}")
         result = response_failure_result(self, failure)
         return result.model_copy(update={"usage": usage, "latency_s": latency, "queue_s": queued or None})
-
-    async def _settle(self, response: ChatResponse, *, usable: bool) -> None:
-        if self._caching is not None and response.cache_key is not None:
-            await self._caching.asettle(response, usable=usable)
 
     def _weighted(self, result: GraderScore, response: ChatResponse) -> dict[str, JsonValue]:
         """The fields that replace the verdict's score by its logprob expectation, when it can be read."""

@@ -29,11 +29,11 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from openjudge.graders._judge_output import extract_json_object
+from openjudge.graders._judge_output import evict_unusable, extract_json_object
 from openjudge.graders.openai._spec import LabelModelSpec, MessageSpec, SamplingParams, ScoreModelSpec
 from openjudge.graders.openai._templates import Template
 from openjudge.models._errors import ChatModelError
-from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatResponse, OutputSpec, Sampling
+from openjudge.models.chat_model import ChatModel, OutputSpec, Sampling
 from openjudge.models.schema._data_blocks import escape_tags
 from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 
@@ -102,7 +102,6 @@ class ModelJudge:
         self.spec = spec
         self.model = model
         self.max_reasks = max_reasks
-        self._caching = model if isinstance(model, CachingChatModel) else None
         self.messages = [_Message(m, spec.name) for m in spec.input]
         self.tags = frozenset().union(*(m.tags for m in self.messages))
         self.sampling = _sampling(spec.sampling_params)
@@ -163,11 +162,6 @@ class ModelJudge:
             )
         return float(result), "", steps_out
 
-    async def _unusable(self, response: ChatResponse) -> None:
-        """Evict a reply that could not be used from the judge cache, so the next identical call asks again."""
-        if self._caching is not None and response.cache_key is not None:
-            await self._caching.asettle(response, usable=False)
-
     async def judge(self, name: str, messages: Sequence[Mapping[str, Any]]) -> GraderScore | GraderError:
         """Ask the judge (with one bounded re-ask on an unusable reply)."""
         usage: TokenUsage | None = None
@@ -192,7 +186,7 @@ class ModelJudge:
             usage = response.usage if usage is None else usage + response.usage
             latency += response.latency_s
             if response.finish_reason == "content_filter":
-                await self._unusable(response)
+                await evict_unusable(self.model, response)
                 return GraderError(
                     name=name,
                     kind="refused",
@@ -203,7 +197,7 @@ class ModelJudge:
             try:
                 score, label, steps = self._read(response.content)
             except ValueError as exc:
-                await self._unusable(response)
+                await evict_unusable(self.model, response)
                 if round_ < self.max_reasks:
                     conversation += [
                         {"role": "assistant", "content": response.content},
