@@ -273,11 +273,8 @@ class RewardScorer:
             assert reward is not None  # FallbackPolicy requires it under fallback
             return self._flagged(scored, reward, failed=True)
         if policy == "drop" and placement.can_drop:
-            if placement.drop == "nan":
-                return self._flagged(scored, math.nan, failed=True, shown=0.0)
-            raise SampleFailed(
-                f"openjudge: this sample could not be scored ({self._describe_errors(scored)}); "
-                "on_failure=drop: VERL drops it instead of training on an invented reward"
+            return self._dropped(
+                scored, placement, "on_failure=drop: VERL drops it instead of training on an invented reward"
             )
         if placement.deferred:  # the colocated batch: assemble_rm_scores sees the group
             return self._flagged(scored, math.nan, failed=True, shown=0.0)
@@ -294,16 +291,21 @@ class RewardScorer:
                 f"({self.policy.neutral_wait_s:g} s) while members were missing, so its mean is unknown"
             )
             if placement.can_drop:
-                if placement.drop == "nan":
-                    return self._flagged(scored, math.nan, failed=True, shown=0.0)
-                raise SampleFailed(
-                    f"openjudge: this sample could not be scored ({self._describe_errors(scored)}) and {unknown}; "
-                    "it is dropped instead of trained on an invented reward"
+                return self._dropped(
+                    scored, placement, f"{unknown}: it is dropped instead of trained on an invented reward"
                 )
             logger.warning(
                 "openjudge: a failed sample gets 0.0: %s (this trainer cannot drop it here)", unknown
             )
         return self._flagged(self._with_values(scored, neutral.values), neutral.reward, failed=True)
+
+    def _dropped(self, scored: ScoredSample, placement: Placement, why: str) -> ScoredSample:
+        """``scored`` left out of training as ``placement`` drops: a ``NaN`` reward, or :class:`SampleFailed`."""
+        if placement.drop == "nan":
+            return self._flagged(scored, math.nan, failed=True, shown=0.0)
+        raise SampleFailed(
+            f"openjudge: this sample could not be scored ({self._describe_errors(scored)}); {why}"
+        )
 
     # -- a batch ----------------------------------------------------------------------------
 
@@ -354,9 +356,14 @@ class RewardScorer:
         members: dict[str, list[ScoredSample]] = {}
         for key, s in zip(keys, graded, strict=True):
             members.setdefault(key, []).append(s)
+        # A batch holds whole groups, except where it is dropped with NaN (TRL): a process's
+        # batch there may hold only part of a group, whose other members are scored elsewhere.
+        partial = where.can_drop and where.drop == "nan"
         means = {
             key: group_means(
-                [m.reward for m in ms if not m.failed], [self._values(m.extra) for m in ms if not m.failed]
+                [m.reward for m in ms if not m.failed],
+                [self._values(m.extra) for m in ms if not m.failed],
+                complete=not partial,
             )
             for key, ms in members.items()
         }
@@ -367,14 +374,7 @@ class RewardScorer:
             elif self.policy.on_failure == "fallback":
                 assert self.policy.fallback_score is not None
                 out.append(self._flagged(s, self.policy.fallback_score, failed=True))
-            elif (
-                where.can_drop
-                and where.drop == "nan"
-                and (self.policy.on_failure == "drop" or means[key].scored == 0)
-            ):
-                # With none of its group scored here, 0.0 may be an invented reward: the batch
-                # can hold only part of a group (TRL shards a prompt's generations over
-                # processes), whose other members may be scored elsewhere. Dropped instead.
+            elif partial and (self.policy.on_failure == "drop" or not means[key].known):
                 out.append(self._flagged(s, math.nan, failed=True, shown=0.0))
             else:
                 neutral = means[key]
