@@ -55,6 +55,7 @@ PUBLIC = {
         "GradingRunner",
         "MinAggregator",
         "WeightedMeanAggregator",
+        "batch_collector",
     ],
     "openjudge.providers": [
         "AzureChatModel",

@@ -426,5 +426,6 @@ def build_job(
         show_progress=show_progress,
         timeout=config.runner.timeout_s,
         deadline=config.runner.deadline_s,
+        tune_collector=config.runner.tune_collector,
     )
     return BuiltJob(runner=runner, providers=providers, grader_providers=grader_providers, cache=cache)

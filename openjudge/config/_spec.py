@@ -273,11 +273,17 @@ class AggregatorSpec(_Spec):
 
 
 class RunnerSpec(_Spec):
-    """Runner settings."""
+    """Runner settings.
+
+    Attributes:
+        tune_collector: Raise the garbage collector's young threshold while the run is
+            active (see :class:`~openjudge.runner.grading_runner.RunSettings`).
+    """
 
     max_concurrency: int = Field(default=32, ge=1)
     timeout_s: float | None = Field(default=300.0, gt=0)
     deadline_s: float | None = Field(default=None, gt=0)
+    tune_collector: bool = True
 
 
 class DataSpec(_Spec):

@@ -2,7 +2,8 @@
 
 ``GradingRunner`` maps each sample's fields to each grader's inputs (``GraderConfig``),
 runs every (sample, grader) pair through a bounded pool with per-pair timeouts, and
-combines per-grader results with an aggregator.
+combines per-grader results with an aggregator. While a run is active the garbage
+collector's young threshold is raised (``batch_collector``; ``tune_collector=False`` opts out).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
+    from openjudge.runner._collector import batch_collector as batch_collector
     from openjudge.runner._grader_config import GraderConfig as GraderConfig
     from openjudge.runner.aggregators import Aggregator as Aggregator
     from openjudge.runner.aggregators import GateAggregator as GateAggregator
@@ -26,6 +28,7 @@ __all__ = [
     "GradingRunner",
     "MinAggregator",
     "WeightedMeanAggregator",
+    "batch_collector",
 ]
 
 _LAZY = {
@@ -35,6 +38,7 @@ _LAZY = {
     "GradingRunner": "openjudge.runner.grading_runner",
     "MinAggregator": "openjudge.runner.aggregators",
     "WeightedMeanAggregator": "openjudge.runner.aggregators",
+    "batch_collector": "openjudge.runner._collector",
 }
 
 

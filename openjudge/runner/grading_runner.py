@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import logging
@@ -35,6 +36,7 @@ import anyio
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, error_from_exception
 from openjudge.models._timeouts import SectionTimer, section_timer
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, TokenUsage
+from openjudge.runner._collector import batch_collector
 from openjudge.runner._concurrency import capped_providers, concurrency_warning
 from openjudge.runner._grader_config import BoundGrader, GraderConfig
 from openjudge.runner._mapper import Mapper, MissingFieldError
@@ -74,6 +76,7 @@ class SettingsChanges(TypedDict, total=False):
     timeout: float | None
     deadline: float | None
     show_progress: bool
+    tune_collector: bool
 
 
 class _Keep:
@@ -93,6 +96,8 @@ class GradingRunner:
         show_progress: Draw a progress line on stderr.
         timeout: Seconds one pair may take (retries included) before it becomes a timeout error.
         deadline: Seconds the whole run may take; pairs not finished by then become timeout errors.
+        tune_collector: Raise the garbage collector's young threshold while the run is active
+            (see :class:`RunSettings`).
     """
 
     def __init__(
@@ -104,11 +109,16 @@ class GradingRunner:
         *,
         timeout: float | None = 300.0,
         deadline: float | None = None,
+        tune_collector: bool = True,
     ) -> None:
         if not grader_configs:
             raise ValueError("grader_configs is empty; give at least one grader")
         self.settings = RunSettings(
-            max_concurrency=max_concurrency, timeout=timeout, deadline=deadline, show_progress=show_progress
+            max_concurrency=max_concurrency,
+            timeout=timeout,
+            deadline=deadline,
+            show_progress=show_progress,
+            tune_collector=tune_collector,
         )
         self.grader_configs = {key: GraderConfig.create(cfg) for key, cfg in grader_configs.items()}
         self._slots = [BoundGrader(key, cfg) for key, cfg in self.grader_configs.items()]
@@ -311,9 +321,10 @@ class GradingRunner:
             self.max_concurrency if total_pairs is None else max(1, min(self.max_concurrency, total_pairs))
         )
         try:
-            async with anyio.create_task_group() as pool:
-                for _ in range(workers):
-                    pool.start_soon(worker)
+            with batch_collector() if self.settings.tune_collector else contextlib.nullcontext():
+                async with anyio.create_task_group() as pool:
+                    for _ in range(workers):
+                        pool.start_soon(worker)
         finally:
             if progress is not None:
                 progress.close()

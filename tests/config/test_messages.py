@@ -162,7 +162,7 @@ def test_unknown_fields_get_a_did_you_mean() -> None:
     text = "graders:\n  a: {type: reasoning_format}\nrunner:\n  max_concurency: 4\n"
     assert problems(text) == [
         "job.yaml:4: runner.max_concurency: unknown field 'max_concurency'; did you mean 'max_concurrency'? "
-        "(valid: deadline_s, max_concurrency, timeout_s); remove or rename it"
+        "(valid: deadline_s, max_concurrency, timeout_s, tune_collector); remove or rename it"
     ]
 
 
