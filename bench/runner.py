@@ -433,12 +433,14 @@ UNTUNED = "openjudge with tune_collector=False"
 RAISED = "raw under openjudge's young threshold"
 
 
-def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> None:
+def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 5) -> None:
     """The speed goals as ratios to raw aiohttp, all measured in this one run.
 
     Absolute figures differ ~3x between machines of the same kind; ratios to the floor
-    measured beside them do not. Each case alternates raw and openjudge ``rounds`` times
-    and compares medians.
+    measured beside them do not. Each round measures raw and openjudge back to back (which
+    goes first alternates between rounds); a goal is the median over rounds of each round's
+    ratio. This machine's speed drifts by up to ~1.7x over tens of seconds, and a ratio of
+    runs seconds apart follows that drift much less than a ratio of medians taken over minutes.
     """
     ideal = math.ceil(n / concurrency) * LATENCY_S
     cpu: dict[tuple[str, str], list[float]] = {}
@@ -457,8 +459,12 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
         runs = zip(cpu[case, side], collector[case, side], strict=True)
         return _median([total - in_collector for total, in_collector in runs])
 
+    def paired(case: str, side: str, floor: str = "raw") -> float:
+        """The median over rounds of ``side``'s CPU per call over the floor's in the same round."""
+        return _median([a / b for a, b in zip(cpu[case, side], cpu[case, floor], strict=True)])
+
     with JudgeServerProcess(latency_s=LATENCY_S) as server:
-        for _ in range(rounds):
+        for round_ in range(rounds):
             # Several runs per round: one run lasts under a second, and this machine's speed
             # drifts by up to ~1.7x over seconds; a raw run spans ~8 s and averages that drift.
             runs = [framework_timing(FRAMEWORK_CALLS) for _ in range(FRAMEWORK_RUNS_PER_ROUND)]
@@ -466,7 +472,8 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
             framework.append(sum(run.cpu for run in runs) / calls)
             framework_gc.append(sum(run.gc for run in runs) / calls)
             for case in CASES:
-                for side, measure in (("raw", measure_raw), ("openjudge", measure_openjudge)):
+                sides = (("raw", measure_raw), ("openjudge", measure_openjudge))
+                for side, measure in sides if round_ % 2 == 0 else sides[::-1]:
                     record(case, side, measure(server.base_url, case, n, concurrency))
             # Diagnostics on the short prompt: each side under the other's collector setting.
             untuned = measure_openjudge(server.base_url, "short", n, concurrency, tune_collector=False)
@@ -488,10 +495,9 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
         f"{_median(framework_gc) * 1e6:.1f} us; each round {FRAMEWORK_RUNS_PER_ROUND} runs of "
         f"{FRAMEWORK_CALLS:,} calls, each run keeping its results)"
     )
-    floor = _median(cpu["short", "raw"])
     report(
         "framework CPU per call / raw aiohttp's per request (short prompt)",
-        _median(framework) / floor,
+        _median([a / b for a, b in zip(framework, cpu["short", "raw"], strict=True)]),
         "x",
         0.10,
         bound="the runner's pool, the LLM grader (prompt rendering, verdict validation into a "
@@ -508,7 +514,7 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
     for case in CASES:
         report(
             f"openjudge over HTTP / raw aiohttp, CPU per call, C={concurrency}, {case} prompt + json_schema",
-            _median(cpu[case, "openjudge"]) / _median(cpu[case, "raw"]),
+            paired(case, "openjudge"),
             "x",
             1.25,
             bound=bounds[case],
@@ -524,13 +530,13 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 3) -> No
         if case == "short":
             # Diagnostics: the ratio with the collector's default threshold, and the floor
             # under the threshold openjudge's run sets (raw aiohttp keeps floats: it barely moves).
-            default_cpu, raised_floor = _median(cpu["short", UNTUNED]), _median(cpu["short", RAISED])
             print(
                 f"    short prompt, openjudge with tune_collector=False (diagnostic): "
-                f"{default_cpu / _median(cpu['short', 'raw']):.2f}x raw aiohttp\n"
-                f"    short prompt, raw aiohttp under openjudge's young threshold (diagnostic): "
-                f"{raised_floor * 1e6:.0f} us; openjudge / that: "
-                f"{_median(cpu['short', 'openjudge']) / raised_floor:.2f}x"
+                f"{paired('short', UNTUNED):.2f}x raw aiohttp\n"
+                f"    short prompt, openjudge / raw aiohttp under openjudge's young threshold (diagnostic): "
+                f"{paired('short', 'openjudge', RAISED):.2f}x\n"
+                f"    short prompt, ratio of the medians over rounds (diagnostic): "
+                f"{_median(cpu['short', 'openjudge']) / _median(cpu['short', 'raw']):.2f}x"
             )
 
 
