@@ -351,11 +351,11 @@ def measure_raw(
     concurrency: int,
     *,
     keep: Callable[[float, str], object] | None = None,
-    batch_young: bool = False,
+    tune_collector: bool = False,
 ) -> Timing:
     """Wall, CPU and collector CPU of n calls through raw aiohttp, after a warm-up round that opens the connections.
 
-    With ``batch_young`` the timed run has the collector's young threshold a grading run sets
+    With ``tune_collector`` the timed run has the collector's young threshold a grading run sets
     (:func:`openjudge.runner.batch_collector`): the floor under openjudge's setting.
     """
     client = RawClient(base_url, case, concurrency, keep=keep)
@@ -368,7 +368,7 @@ def measure_raw(
             await client.run(session, data[:concurrency])
 
             async def run() -> None:
-                with batch_collector() if batch_young else contextlib.nullcontext():
+                with batch_collector() if tune_collector else contextlib.nullcontext():
                     assert all(s == 3.0 for s in await client.run(session, data))
 
             return await _timed(run)
@@ -478,7 +478,9 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 5) -> No
             # Diagnostics on the short prompt: each side under the other's collector setting.
             untuned = measure_openjudge(server.base_url, "short", n, concurrency, tune_collector=False)
             record("short", UNTUNED, untuned)
-            record("short", RAISED, measure_raw(server.base_url, "short", n, concurrency, batch_young=True))
+            record(
+                "short", RAISED, measure_raw(server.base_url, "short", n, concurrency, tune_collector=True)
+            )
             kept = measure_raw(server.base_url, "short", n, concurrency, keep=Record)
             record("short", "raw keeping a record per result", kept)
     print(f"  {n:,} calls per run at C={concurrency}, 200 ms judge, {rounds} rounds, medians ({load()}):")

@@ -375,7 +375,7 @@ class RewardScorer:
                 assert self.policy.fallback_score is not None
                 out.append(self._flagged(s, self.policy.fallback_score, failed=True))
             elif partial and (self.policy.on_failure == "drop" or not means[key].known):
-                out.append(self._flagged(s, math.nan, failed=True, shown=0.0))
+                out.append(self._dropped(s, where, "dropped with NaN"))  # drop == "nan": never raises
             else:
                 neutral = means[key]
                 out.append(self._flagged(self._with_values(s, neutral.values), neutral.reward, failed=True))
