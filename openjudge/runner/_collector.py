@@ -1,19 +1,5 @@
-"""The garbage collector's young threshold while grading runs are in flight.
-
-Why this exists: a run keeps every result (each a few container objects) while hundreds of
-calls wait on the judge. CPython collects its young generation whenever allocations
-outnumber deallocations by 700, so the kept results start a collection every hundred calls
-or so, and each collection scans the young objects of every call in flight (aiohttp's and
-ours). At 256 calls in flight that is 60-90 µs of CPU per judge call over HTTP, about 15% of
-all of it; a young threshold of 10,000 brings it to about 10 µs (``python -m bench.runner
-ratios`` prints both). Cycles are still collected, in fewer, larger batches: the young
-generation holds at most ~10,000 more objects, and one collection takes ~15 ms instead of ~5.
-
-While at least one run is active in the process the young threshold is at least
-:data:`YOUNG_THRESHOLD`; the last run to finish puts back the thresholds it found. A
-threshold already higher, or a collector whose automatic runs are off, is left alone, and
-thresholds someone changed during the runs are theirs to keep.
-"""
+"""The garbage collector's young threshold while grading runs are in flight: see
+:func:`batch_collector`."""
 
 from __future__ import annotations
 
@@ -62,7 +48,23 @@ _RAISED = _Raised()
 
 @contextmanager
 def batch_collector() -> Iterator[None]:
-    """Raise the collector's young threshold for the block (see the module docstring)."""
+    """Raise the collector's young threshold to at least :data:`YOUNG_THRESHOLD` for the block.
+
+    Why: a run keeps every result (each a few container objects) while hundreds of calls
+    wait on the judge. CPython collects its young generation whenever allocations outnumber
+    deallocations by 700, so the kept results start a collection every hundred calls or so,
+    and each collection scans the young objects of every call in flight (aiohttp's and
+    ours). At 256 calls in flight that is 60-90 µs of CPU per judge call over HTTP, about 15%
+    of all of it; a young threshold of 10,000 brings it to about 10 µs (``python -m
+    bench.runner ratios`` prints both). Cycles are still collected, in fewer, larger batches:
+    the young generation holds at most ~10,000 more objects, and one collection takes ~15 ms
+    instead of ~5.
+
+    Blocks may overlap, in any thread: the threshold stays raised while at least one is
+    active, and the last to end puts back the thresholds the first found. A threshold
+    already higher, or a collector whose automatic runs are off, is left alone, and
+    thresholds someone changed during the blocks are theirs to keep.
+    """
     _RAISED.enter()
     try:
         yield

@@ -17,11 +17,9 @@ class RunSettings:
         timeout: Seconds one pair may take (retries included) before it becomes a timeout error.
         deadline: Seconds the whole run may take; pairs not finished by then become timeout errors.
         show_progress: Draw a progress line on stderr.
-        tune_collector: While the run is active, raise the garbage collector's young
-            threshold from CPython's 700 to 10,000 unless it is already higher (kept results
-            otherwise make it scan every call in flight every hundred calls or so: ~15% of a
-            judge call's CPU at 256 in flight). Put back when the last active run ends; see
-            :func:`~openjudge.runner.batch_collector`.
+        tune_collector: Run under :func:`~openjudge.runner.batch_collector`: the garbage
+            collector's young threshold raised from CPython's 700 to 10,000 while the run is
+            active (why, and what is put back when: see there).
     """
 
     max_concurrency: int = 32
