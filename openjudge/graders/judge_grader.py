@@ -34,7 +34,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Literal, TypeAlias, cast
+from typing import Any, ClassVar, Generic, Literal, TypeAlias
 
 import anyio
 from pydantic import BaseModel, JsonValue, ValidationError
@@ -415,7 +415,8 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         try:
             # Fast path: the whole reply is the JSON object, parsed in Rust by the model's
             # validator (model_validate_json is a Python wrapper around this one call).
-            return cast(VerdictT, self.structured_model.__pydantic_validator__.validate_json(content))
+            verdict: VerdictT = self.structured_model.__pydantic_validator__.validate_json(content)
+            return verdict
         except ValidationError as exc:
             if exc.errors()[0]["type"] != "json_invalid":
                 raise

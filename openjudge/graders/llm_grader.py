@@ -208,11 +208,9 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
             ValueError: The score is not a finite number or is outside the range.
         """
         score: object = getattr(verdict, "score", None)
-        # Exact float/int first (what validation gives); subclasses of them, bool excepted, too.
-        exact = type(score) is float or type(score) is int
-        if not exact and (not isinstance(score, (int, float)) or isinstance(score, bool)):
+        if not isinstance(score, (int, float)) or isinstance(score, bool):
             raise ValueError(f"score must be a finite number, got {score!r}")
-        value = float(cast("int | float", score))
+        value = float(score)
         if not math.isfinite(value):
             raise ValueError(f"score must be a finite number, got {score!r}")
         rng = self.score_range

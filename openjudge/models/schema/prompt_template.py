@@ -19,7 +19,7 @@ import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,10 +42,41 @@ class _Segment:
     field: str | None
 
 
+_Layout: TypeAlias = tuple[str, tuple[tuple[str, str], ...]]
+"""A message's text before its first value, then each value's name and the text after it."""
+
+
 @dataclass(frozen=True, slots=True)
 class _CompiledMessage:
+    """One message, parsed: its placeholders in order and the literal text around them.
+
+    Rendering joins a layout's head, then each value followed by the text after it: ``plain``
+    for bare values, ``delimited`` when each value sits inside its ``<name>`` tags (the closing
+    tag, the next literal and the next opening tag are one string, joined once here).
+    """
+
     role: Role
-    segments: tuple[_Segment, ...]
+    fields: tuple[str, ...]
+    plain: _Layout
+    delimited: _Layout
+
+    @classmethod
+    def of(cls, role: Role, segments: Sequence[_Segment]) -> _CompiledMessage:
+        fields = tuple(seg.field for seg in segments if seg.field is not None)
+        plain, delimited = [""], [""]
+        for seg in segments:
+            plain[-1] += seg.literal
+            delimited[-1] += seg.literal
+            if seg.field is not None:
+                delimited[-1] += f"<{seg.field}>\n"
+                plain.append("")
+                delimited.append(f"\n</{seg.field}>")
+        return cls(
+            role,
+            fields,
+            (plain[0], tuple(zip(fields, plain[1:], strict=True))),
+            (delimited[0], tuple(zip(fields, delimited[1:], strict=True))),
+        )
 
 
 def _compile(content: str, where: str) -> tuple[_Segment, ...]:
@@ -115,15 +146,9 @@ class CompiledPrompt:
 
     def __init__(self, messages: tuple[_CompiledMessage, ...]) -> None:
         self.messages = messages
-        self.placeholders = frozenset(
-            seg.field for msg in messages for seg in msg.segments if seg.field is not None
-        )
+        self.placeholders = frozenset(field for msg in messages for field in msg.fields)
         self.system_placeholders = frozenset(
-            seg.field
-            for msg in messages
-            if msg.role in ("system", "developer")
-            for seg in msg.segments
-            if seg.field is not None
+            field for msg in messages if msg.role in ("system", "developer") for field in msg.fields
         )
 
     def render(self, values: Mapping[str, object], *, delimit: bool = False) -> list[dict[str, Any]]:
@@ -143,24 +168,22 @@ class CompiledPrompt:
         names: frozenset[str] | None = None  # the tags to escape, worked out on first need
         out: list[dict[str, Any]] = []
         for msg in self.messages:
-            parts: list[str] = []
-            for seg in msg.segments:
-                parts.append(seg.literal)
-                field = seg.field
-                if field is None:
-                    continue
-                if field not in values:
-                    raise KeyError(f"template placeholder {{{field}}} has no value")
-                value = values[field]
+            head, slots = msg.delimited if delimit else msg.plain
+            parts = [head]
+            for field, after in slots:
+                try:
+                    value = values[field]
+                except KeyError:
+                    raise KeyError(f"template placeholder {{{field}}} has no value") from None
                 if type(value) is str and value.isascii() and (not delimit or "<" not in value):
                     # The common case, inline: ASCII without "<" holds no tag to escape and
                     # nothing unsendable.
-                    text = value
+                    parts.append(value)
                 else:
                     if names is None:
                         names = self._delimited_names(values) if delimit else frozenset()
-                    text = _value_text(field, value, names, delimit)
-                parts.append(f"<{field}>\n{text}\n</{field}>" if delimit else text)
+                    parts.append(_value_text(field, value, names, delimit))
+                parts.append(after)
             out.append({"role": msg.role, "content": "".join(parts)})
         return out
 
@@ -219,7 +242,7 @@ class PromptTemplate(BaseModel):
             if not isinstance(msg.content, str):
                 raise ValueError(f"template message {i} must have text content")
             out.append(
-                _CompiledMessage(msg.role, _compile(msg.content, f"template message {i} ({msg.role})"))
+                _CompiledMessage.of(msg.role, _compile(msg.content, f"template message {i} ({msg.role})"))
             )
         return CompiledPrompt(tuple(out))
 
