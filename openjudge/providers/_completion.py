@@ -39,10 +39,6 @@ def add_sampling_fields(fields: dict[str, Any], request: ChatRequest) -> None:
         fields["top_logprobs"] = request.top_logprobs
 
 
-def _int(value: object) -> int:
-    return value if type(value) is int and value >= 0 else 0
-
-
 def _logprobs(raw: object) -> tuple[TokenLogprob, ...]:
     content = raw.get("content") if isinstance(raw, dict) else None
     if not isinstance(content, list):
@@ -73,34 +69,35 @@ def _logprobs(raw: object) -> tuple[TokenLogprob, ...]:
 def parse_completion(data: Any, *, where: str, model: str) -> ChatResponse:
     """The :class:`ChatResponse` for a decoded chat-completions body (JSON objects as dicts).
 
-    Objects are checked as ``dict``, not ``Mapping``: decoded JSON is always dicts, and the
-    abstract check cost several microseconds per reply.
+    The first choice's message is reached by indexing: on decoded JSON (dicts, lists, strings,
+    numbers) every wrong shape fails that with ``KeyError``, ``IndexError`` or ``TypeError``,
+    as a string does for ``choices[0]["message"]``; only the message itself is then checked to
+    be a dict. That is fewer steps per reply than checking each level's type first.
 
     Raises:
         ChatModelError: The body has no usable choice (retryable), or the model refused.
     """
-    choices = data.get("choices") if type(data) is dict else None
-    if type(choices) is not list or not choices or type(choice := choices[0]) is not dict:
-        raise ChatModelError(
-            f"{where}: the response has no choices", retryable=True, error_type="MalformedResponse"
-        )
-    message = choice.get("message")
+    try:
+        choice = data["choices"][0]
+        message = choice["message"]
+    except (KeyError, IndexError, TypeError):
+        message = None
     if type(message) is not dict:
-        raise ChatModelError(
-            f"{where}: the response's choice has no message", retryable=True, error_type="MalformedResponse"
-        )
+        raise _no_message(data, where)
     refusal = message.get("refusal")
     if refusal and type(refusal) is str:
         raise ChatModelError(f"{where}: the model refused: {refusal}", kind="refused", error_type="Refusal")
     content = message.get("content")
     usage = data.get("usage")
+    prompt_tokens = completion_tokens = 0
     if type(usage) is dict:
-        prompt_tokens, completion_tokens = (
-            _int(usage.get("prompt_tokens")),
-            _int(usage.get("completion_tokens")),
-        )
-    else:
-        prompt_tokens = completion_tokens = 0
+        # Counts are kept only when they are non-negative ints (a bool is not one).
+        prompt = usage.get("prompt_tokens")
+        if type(prompt) is int and prompt >= 0:
+            prompt_tokens = prompt
+        completion = usage.get("completion_tokens")
+        if type(completion) is int and completion >= 0:
+            completion_tokens = completion
     finish = choice.get("finish_reason")
     reported_model = data.get("model")
     raw_logprobs = choice.get("logprobs")
@@ -111,4 +108,16 @@ def parse_completion(data: Any, *, where: str, model: str) -> ChatResponse:
         _logprobs(raw_logprobs) if raw_logprobs else (),
         0.0,
         reported_model if type(reported_model) is str else model,
+    )
+
+
+def _no_message(data: Any, where: str) -> ChatModelError:
+    """The error for a body whose first choice has no message object, naming what is missing."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return ChatModelError(
+            f"{where}: the response has no choices", retryable=True, error_type="MalformedResponse"
+        )
+    return ChatModelError(
+        f"{where}: the response's choice has no message", retryable=True, error_type="MalformedResponse"
     )
