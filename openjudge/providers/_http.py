@@ -4,7 +4,8 @@ Two clients behind one small interface (:class:`HttpClient`):
 
 * :class:`AiohttpClient` on asyncio: an ``aiohttp.ClientSession`` whose connection pool
   is sized to the provider's concurrency, with keep-alive and a per-request timeout
-  covering connect and read. It costs a fraction of httpx's CPU per request.
+  covering connect and read (timed on the calling task's lazy timer). It costs a fraction
+  of httpx's CPU per request.
 * :class:`HttpxClient` where aiohttp cannot serve: other backends (trio) and tests
   that inject an ``httpx.AsyncClient`` (respx or a mock transport).
 
@@ -20,14 +21,14 @@ import asyncio
 import contextlib
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import aiohttp
 import httpx
 
 from openjudge.models._errors import ChatModelError
 from openjudge.models._loop_local import LoopLocal
+from openjudge.models._timeouts import TaskTimers
 from openjudge.providers import _json
 from openjudge.providers._errors import connection_error, status_error, timeout_error
 
@@ -45,9 +46,9 @@ HttpClientFactory = Callable[[], httpx.AsyncClient]
 """Builds an ``httpx.AsyncClient`` (tests inject transports this way); forces the httpx path."""
 
 
-@dataclass(frozen=True, slots=True)
-class HttpReply:
-    """A complete HTTP response."""
+class HttpReply(NamedTuple):
+    """A complete HTTP response (a named tuple: one is built per request, at a third of a
+    frozen dataclass's cost)."""
 
     status: int
     headers: Mapping[str, str]
@@ -89,8 +90,18 @@ class HttpClient(Protocol):
     async def aclose(self) -> None: ...
 
 
+_UNLIMITED = aiohttp.ClientTimeout()
+"""No aiohttp timer: the request is a section of the calling task's timer instead."""
+_UNTIMED = contextlib.nullcontext()
+
+
 class AiohttpClient:
     """One ``aiohttp.ClientSession`` (must be created inside the running asyncio loop).
+
+    Each request's timeout (connect, send and read) is one section of the calling task's
+    lazy timer (:class:`~openjudge.models._timeouts.TaskTimers`), not aiohttp's per-request
+    timeout, which arms and cancels a timer per request: when it fires, both cancel the
+    task and report a :class:`TimeoutError`.
 
     Args:
         max_connections: The pool size: the provider's concurrency (never exceeded, as
@@ -99,10 +110,12 @@ class AiohttpClient:
 
     def __init__(self, max_connections: int) -> None:
         connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, ttl_dns_cache=300)
-        self._session = aiohttp.ClientSession(connector=connector, raise_for_status=False)
+        self._session = aiohttp.ClientSession(connector=connector, raise_for_status=False, timeout=_UNLIMITED)
+        self._timers = TaskTimers()
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
     def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
+        """aiohttp's own timeout, for a request made outside an asyncio task."""
         timeout = self._timeouts.get(seconds)
         if timeout is None:
             timeout = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
@@ -117,12 +130,15 @@ class AiohttpClient:
         timeout_s: float,
         where: str,
     ) -> HttpReply:
+        section = self._timers.limit(timeout_s)
+        # Outside an asyncio task there is no task timer: aiohttp times the request itself.
+        limits = _UNLIMITED if section is not None else self._timeout(timeout_s)
         try:
-            async with self._session.request(
-                method, url, data=body, headers=headers, timeout=self._timeout(timeout_s)
-            ) as response:
-                data = await response.read()
-                return HttpReply(response.status, response.headers, data)
+            with section or _UNTIMED:
+                async with self._session.request(
+                    method, url, data=body, headers=headers, timeout=limits
+                ) as response:
+                    return HttpReply(response.status, response.headers, await response.read())
         except TimeoutError:
             raise timeout_error(where, timeout_s) from None
         except (aiohttp.ClientError, OSError) as exc:
@@ -130,6 +146,7 @@ class AiohttpClient:
             raise connection_error(where, exc) from None
 
     async def aclose(self) -> None:
+        self._timers.close()
         await self._session.close()
 
 

@@ -7,7 +7,7 @@ import asyncio
 import anyio
 import pytest
 
-from openjudge.models._timeouts import section_timer
+from openjudge.models._timeouts import TaskTimers, section_timer
 
 pytestmark = pytest.mark.anyio
 
@@ -71,3 +71,51 @@ def test_trio_takes_a_scope_per_section() -> None:
         timer.close()
 
     anyio.run(main, backend="trio")
+
+
+async def test_task_timers_keep_one_timer_per_task_and_forget_it_when_the_task_ends() -> None:
+    timers = TaskTimers()
+
+    async def worker() -> None:
+        for _ in range(3):
+            section = timers.limit(5)
+            assert section is not None
+            with section:
+                await asyncio.sleep(0)
+
+    task = asyncio.ensure_future(worker())
+    await asyncio.sleep(0.01)
+    assert task.done() and list(timers._timers) == []  # forgotten, its armed timer cancelled
+    own = timers.limit(5)
+    assert own is not None and list(timers._timers) == [asyncio.current_task()]
+    with own:
+        pass
+    assert timers.limit(5) is own  # the same timer for every section of this task
+    timers.close()
+    assert timers._timers == {} and own._handle is None
+
+
+async def test_a_task_timer_nests_inside_another_owners_timeout() -> None:
+    """The inner section times out as its own; the outer scope carries on undisturbed."""
+    timers = TaskTimers()
+    async with asyncio.timeout(5):
+        section = timers.limit(0.05)
+        assert section is not None
+        with pytest.raises(TimeoutError), section:
+            await asyncio.sleep(1)
+        await asyncio.sleep(0.01)  # not cancelled again by anyone
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0
+    outer = section_timer()
+    inner = timers.limit(5)
+    assert inner is not None
+    with pytest.raises(TimeoutError), outer.limit(0.05), inner:  # the outer owner's expiry is the outer's
+        await asyncio.sleep(1)
+    assert inner._expired is False  # the inner section did not claim the cancellation
+    assert task.cancelling() == 0
+    outer.close()
+    timers.close()
+
+
+def test_task_timers_need_an_asyncio_task() -> None:
+    assert TaskTimers().limit(1) is None  # no running loop: the caller times the section otherwise

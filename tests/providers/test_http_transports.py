@@ -80,6 +80,33 @@ async def test_aiohttp_attempt_timeout_covers_a_hang() -> None:
         await model.aclose()
 
 
+async def test_a_request_timeout_is_the_requests_own_inside_a_callers_timeout() -> None:
+    """The client times each request on the calling task's timer; an outer scope is untouched."""
+    async with JudgeServer() as server:
+        model = OpenAIChatModel(
+            DEFAULT_MODEL, base_url=server.base_url, policy=policy(attempts=1, timeout_s=0.2)
+        )
+        task = asyncio.current_task()
+        assert task is not None
+        async with asyncio.timeout(5):
+            with pytest.raises(ChatModelError) as info:
+                await model.achat(ask("#oj:hang"))
+            assert info.value.kind == "timeout" and task.cancelling() == 0
+            answered = await model.achat(ask("fine #oj:score=3"))
+        assert answered.content and task.cancelling() == 0
+        client = model.transport._clients.get()
+        assert isinstance(client, AiohttpClient) and list(client._timers._timers) == [task]
+
+        async def one_more() -> None:
+            await model.achat(ask("again #oj:score=3"))
+
+        await asyncio.ensure_future(one_more())
+        await asyncio.sleep(0)  # the finished task's done callbacks run
+        assert list(client._timers._timers) == [task]  # and its timer is gone
+        await model.aclose()
+        assert client._timers._timers == {}
+
+
 async def test_a_slow_drip_is_bounded_by_the_attempt_timeout() -> None:
     """A server that sends its headers at once and then one byte every 50 ms."""
     body = b'{"choices": [{"message": {"content": "ok"}}]}'
