@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from types import FrameType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import aiohttp
 import openai
@@ -44,6 +44,8 @@ from openjudge.runner import batch_collector
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel
 from openjudge.testing.judge_server import JudgeServerProcess
+
+ProbeT = TypeVar("ProbeT")
 
 VERDICT = json.dumps({"reason": "fine", "score": 4})
 TEMPLATE = "Question: {query}\nAnswer: {response}"
@@ -697,6 +699,35 @@ def _tracked_by_type() -> Counter[str]:
     return Counter(type(o).__name__ for o in gc.get_objects())
 
 
+def _probe_each_side(
+    base_url: str,
+    data: list[dict[str, str]],
+    concurrency: int,
+    probe: Callable[[Callable[[], Awaitable[object]]], Awaitable[ProbeT]],
+) -> tuple[ProbeT, ProbeT]:
+    """``probe(run)`` around one run of ``data`` through raw aiohttp, then through openjudge.
+
+    Each side first grades ``data[:concurrency]`` once, so its connections are open and its
+    caches warm when the probed run starts.
+    """
+
+    async def raw() -> ProbeT:
+        client = RawClient(base_url, "short", concurrency)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+            await client.run(session, data[:concurrency])
+            return await probe(lambda: client.run(session, data))
+
+    async def ours() -> ProbeT:
+        model = OpenAIChatModel("judge", api_key="sk-bench", base_url=base_url, max_concurrency=concurrency)
+        runner = case_runner(model, "short", concurrency)
+        await runner.arun(data[:concurrency])
+        found = await probe(lambda: runner.arun(data))
+        await model.aclose()
+        return found
+
+    return asyncio.run(raw()), asyncio.run(ours())
+
+
 async def _census_in_flight(start: Callable[[], Awaitable[object]]) -> Counter[str]:
     """Objects the collector tracks while the calls ``start`` sends wait on the judge, by type."""
     before = _tracked_by_type()
@@ -715,25 +746,9 @@ def bench_census(concurrency: int = 256) -> None:
     or twice (bench_ratios' collector figures). Workers' own objects count too (one per call).
     """
     with JudgeServerProcess(latency_s=1.0) as server:
-        data = samples(concurrency)
-
-        async def raw() -> Counter[str]:
-            client = RawClient(server.base_url, "short", concurrency)
-            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
-                await client.run(session, data)  # open the connections
-                return await _census_in_flight(lambda: client.run(session, data))
-
-        async def ours() -> Counter[str]:
-            model = OpenAIChatModel(
-                "judge", api_key="sk-bench", base_url=server.base_url, max_concurrency=concurrency
-            )
-            runner = case_runner(model, "short", concurrency)
-            await runner.arun(data)
-            census = await _census_in_flight(lambda: runner.arun(data))
-            await model.aclose()
-            return census
-
-        floor, openjudge = asyncio.run(raw()), asyncio.run(ours())
+        floor, openjudge = _probe_each_side(
+            server.base_url, samples(concurrency), concurrency, _census_in_flight
+        )
     per_call = {name: sum(c.values()) / concurrency for name, c in (("raw", floor), ("openjudge", openjudge))}
     extra = openjudge - floor
     print(
@@ -747,7 +762,7 @@ def bench_census(concurrency: int = 256) -> None:
         f"{per_call['openjudge'] / per_call['raw']:.2f}x\n"
         "    made of: coroutine frames of the call path (runner, grader, judge rounds, chat client, "
         "engine, transport, HTTP client), the prepared call and request, and each runner worker's "
-        "task state (anyio's, and its timer)"
+        "task state (anyio's, and two timers: the runner's per pair, the HTTP client's per request)"
     )
 
 
@@ -988,25 +1003,7 @@ def bench_bytecodes(n: int = 2_000, concurrency: int = 256) -> None:
     bench_ratios.
     """
     with JudgeServerProcess(latency_s=LATENCY_S) as server:
-        data = samples(n)
-
-        async def raw() -> Counter[tuple[str, str]]:
-            client = RawClient(server.base_url, "short", concurrency)
-            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
-                await client.run(session, data[:concurrency])  # open the connections
-                return await _bytecodes(lambda: client.run(session, data))
-
-        async def ours() -> Counter[tuple[str, str]]:
-            model = OpenAIChatModel(
-                "judge", api_key="sk-bench", base_url=server.base_url, max_concurrency=concurrency
-            )
-            runner = case_runner(model, "short", concurrency)
-            await runner.arun(data[:concurrency])
-            counts = await _bytecodes(lambda: runner.arun(data))
-            await model.aclose()
-            return counts
-
-        floor, openjudge = asyncio.run(raw()), asyncio.run(ours())
+        floor, openjudge = _probe_each_side(server.base_url, samples(n), concurrency, _bytecodes)
     per_call = {name: sum(c.values()) / n for name, c in (("raw", floor), ("openjudge", openjudge))}
     layers: Counter[str] = Counter()
     for (filename, _), count in openjudge.items():

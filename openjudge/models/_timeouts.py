@@ -166,26 +166,25 @@ class TaskTimers:
     timing each request: a task that makes many requests one after another (a runner worker)
     keeps one timer for all of them. aiohttp's own per-request timeout arms and cancels a
     timer per request, about 400 Python bytecodes of its ~4,800 per request (``python -m
-    bench.runner bytecodes``).
+    bench.runner bytecodes``). Bound to its loop, it finds the calling task without asking
+    for the running loop (on Python 3.11 that check makes a ``getpid`` system call).
     """
 
-    __slots__ = ("_timers",)
+    __slots__ = ("_loop", "_timers")
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
         self._timers: dict[asyncio.Task[Any], _LazyTimer] = {}
 
     def limit(self, seconds: float) -> _LazyTimer | None:
         """``with timers.limit(s):`` raises :class:`TimeoutError` after ``s`` seconds in the
-        calling task; ``None`` when not called from an asyncio task (time the section otherwise)."""
-        try:
-            task = asyncio.current_task()
-        except RuntimeError:
-            return None
+        calling task; ``None`` when the caller runs in no task of the loop (time it otherwise)."""
+        task = asyncio.current_task(self._loop)
         if task is None:
             return None
         timer = self._timers.get(task)
         if timer is None:
-            timer = self._timers[task] = _LazyTimer(task.get_loop(), task)
+            timer = self._timers[task] = _LazyTimer(self._loop, task)
             task.add_done_callback(self._forget)
         return timer.limit(seconds)
 

@@ -111,7 +111,7 @@ class AiohttpClient:
     def __init__(self, max_connections: int) -> None:
         connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, ttl_dns_cache=300)
         self._session = aiohttp.ClientSession(connector=connector, raise_for_status=False, timeout=_UNLIMITED)
-        self._timers = TaskTimers()
+        self._timers = TaskTimers(asyncio.get_running_loop())
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
     def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
@@ -131,7 +131,7 @@ class AiohttpClient:
         where: str,
     ) -> HttpReply:
         section = self._timers.limit(timeout_s)
-        # Outside an asyncio task there is no task timer: aiohttp times the request itself.
+        # Outside a task of its loop there is no task timer: aiohttp times the request itself.
         limits = _UNLIMITED if section is not None else self._timeout(timeout_s)
         try:
             with section or _UNTIMED:

@@ -74,7 +74,7 @@ def test_trio_takes_a_scope_per_section() -> None:
 
 
 async def test_task_timers_keep_one_timer_per_task_and_forget_it_when_the_task_ends() -> None:
-    timers = TaskTimers()
+    timers = TaskTimers(asyncio.get_running_loop())
 
     async def worker() -> None:
         for _ in range(3):
@@ -97,7 +97,7 @@ async def test_task_timers_keep_one_timer_per_task_and_forget_it_when_the_task_e
 
 async def test_a_task_timer_nests_inside_another_owners_timeout() -> None:
     """The inner section times out as its own; the outer scope carries on undisturbed."""
-    timers = TaskTimers()
+    timers = TaskTimers(asyncio.get_running_loop())
     async with asyncio.timeout(5):
         section = timers.limit(0.05)
         assert section is not None
@@ -118,4 +118,10 @@ async def test_a_task_timer_nests_inside_another_owners_timeout() -> None:
 
 
 def test_task_timers_need_an_asyncio_task() -> None:
-    assert TaskTimers().limit(1) is None  # no running loop: the caller times the section otherwise
+    loop = asyncio.new_event_loop()
+    try:
+        assert (
+            TaskTimers(loop).limit(1) is None
+        )  # no task of the loop: the caller times the section otherwise
+    finally:
+        loop.close()
