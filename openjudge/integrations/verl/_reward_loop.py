@@ -271,7 +271,7 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
         return {"reward_score": float(results[0].score), "reward_extra_info": dict(results[0].reward_info)}
 
     def _placement(self, data: DataProto, uid: str | None) -> Placement:
-        """What VERL can do with a failure of this row (see :class:`~openjudge.integrations.verl._scoring.Placement`)."""
+        """What VERL can do with a failure of this row (see :class:`Placement`)."""
         path = reward_path(self.config)
         streaming = "prompt_len" in data.non_tensor_batch  # only the agent loop's rows carry lengths
         if not streaming:
