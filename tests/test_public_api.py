@@ -63,7 +63,7 @@ PUBLIC = {
         "VLLMChatModel",
         "resolve_model",
     ],
-    "openjudge.testing": ["FunctionChatModel"],
+    "openjudge.testing": ["FunctionChatModel", "JudgeServer"],
     # The application layer: what a program (not the command line) needs.
     "openjudge.config": [
         "BuiltJob",
@@ -122,6 +122,7 @@ PUBLIC = {
         "ChatRequest",
         "ChatResponse",
         "ChatTransport",
+        "JudgeCache",
         "LanguageEnum",
         "PromptTemplate",
         "ProviderLimits",
@@ -215,7 +216,14 @@ def test_all_is_pinned_and_every_name_resolves(package: str) -> None:
 def test_every_builtin_grader_class_is_importable_from_openjudge_graders() -> None:
     graders = importlib.import_module("openjudge.graders")
     classes = {entry.target.partition(":")[2]: entry.load() for entry in BUILTIN_GRADERS.values()}
-    extra = {"BaseGrader", "FunctionGrader", "grader_boundary", "from_openai_grader"}
+    extra = {
+        "BaseGrader",
+        "FunctionGrader",
+        "PreparedCall",
+        "grader_boundary",
+        "from_openai_grader",
+        "set_response_failure_score",
+    }
     assert set(classes) | extra == set(graders.__all__)
     for name, cls in classes.items():
         assert getattr(graders, name) is cls

@@ -12,6 +12,7 @@ from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from openjudge.models._errors import ChatModelError as ChatModelError
+    from openjudge.models.cache import JudgeCache as JudgeCache
     from openjudge.models.chat_client import ChatClient as ChatClient
     from openjudge.models.chat_model import ChatModel as ChatModel
     from openjudge.models.chat_model import ChatRequest as ChatRequest
@@ -35,6 +36,7 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "ChatTransport",
+    "JudgeCache",
     "LanguageEnum",
     "PromptTemplate",
     "ProviderLimits",
@@ -53,6 +55,7 @@ _LAZY = {
     "ChatRequest": "openjudge.models.chat_model",
     "ChatResponse": "openjudge.models.chat_model",
     "ChatTransport": "openjudge.models.transport",
+    "JudgeCache": "openjudge.models.cache",
     "LanguageEnum": "openjudge.models.schema.prompt_template",
     "PromptTemplate": "openjudge.models.schema.prompt_template",
     "ProviderLimits": "openjudge.models.policy",
