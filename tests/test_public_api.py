@@ -136,16 +136,16 @@ PUBLIC = {
 
 
 PUBLIC_MODULES = {
-    # The seed guide's import paths (docs/openjudge-compat.md): they must keep working.
-    "openjudge.graders.base_grader": "seed path",
-    "openjudge.graders.llm_grader": "seed path",
-    "openjudge.graders.agent.action.action_loop": "seed path",
-    "openjudge.graders.agent.observation.observation_information_gain": "seed path",
-    "openjudge.graders.agent.trajectory.trajectory_comprehensive": "seed path",
-    "openjudge.models.openai_chat_model": "seed path (a lazy face of openjudge.providers.openai)",
-    "openjudge.models.schema.prompt_template": "seed path",
-    "openjudge.models.schema.oai.message": "seed path",
-    "openjudge.runner.grading_runner": "seed path",
+    # The import paths of OpenJudge's VERL guide (docs/openjudge-compat.md): they must keep working.
+    "openjudge.graders.base_grader": "OpenJudge guide path",
+    "openjudge.graders.llm_grader": "OpenJudge guide path",
+    "openjudge.graders.agent.action.action_loop": "OpenJudge guide path",
+    "openjudge.graders.agent.observation.observation_information_gain": "OpenJudge guide path",
+    "openjudge.graders.agent.trajectory.trajectory_comprehensive": "OpenJudge guide path",
+    "openjudge.models.openai_chat_model": "OpenJudge guide path (a lazy face of openjudge.providers.openai)",
+    "openjudge.models.schema.prompt_template": "OpenJudge guide path",
+    "openjudge.models.schema.oai.message": "OpenJudge guide path",
+    "openjudge.runner.grading_runner": "OpenJudge guide path",
     # The base of LLM graders whose calls carry their own context (docs/graders.md).
     "openjudge.graders.judge_grader": "documented base class path (JudgeGrader, PreparedCall)",
     # The result vocabulary is a module of its own at the top.
@@ -229,7 +229,7 @@ def test_every_builtin_grader_class_is_importable_from_openjudge_graders() -> No
         assert getattr(graders, name) is cls
 
 
-def test_the_top_level_names_are_the_ones_the_seed_paths_give() -> None:
+def test_the_top_level_names_are_the_ones_the_openjudge_guide_paths_give() -> None:
     from openjudge.graders.base_grader import BaseGrader, GraderScore
     from openjudge.models.openai_chat_model import OpenAIChatModel
     from openjudge.runner.grading_runner import GraderConfig, GradingRunner
