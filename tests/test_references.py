@@ -10,8 +10,9 @@ package ``__init__`` included, counts as defined there and is followed to its so
 names listed in ``__all__``, and each class's methods, attributes and bases. Standard
 library targets are checked by importing them; other libraries' are accepted by prefix.
 
-Plain dotted names (``openjudge.jobs._engine``) written in the package's strings and
-comments, in README.md and in docs/ must name a module or object that exists, too.
+Plain dotted names (``openjudge.jobs._engine``) and source paths (``openjudge/jobs/_engine.py``)
+written in the package's strings and comments, in README.md and in docs/ must name a module,
+object or file that exists, too.
 """
 
 from __future__ import annotations
@@ -433,6 +434,7 @@ def test_the_resolver_follows_sphinx(
 
 
 DOTTED = re.compile(r"(?<![\w./-])openjudge(?:\.\w+)+")
+SOURCE_PATH = re.compile(r"(?<![\w./-])(?:openjudge|tests|bench|scripts)/[\w/]+\.(?:py|sh|md)\b")
 
 
 def _prose(path: Path) -> Iterator[tuple[int, str]]:
@@ -446,7 +448,7 @@ def _prose(path: Path) -> Iterator[tuple[int, str]]:
             yield token.start[0], token.string
 
 
-def test_every_dotted_name_in_the_package_and_docs_exists() -> None:
+def test_every_dotted_name_and_source_path_in_the_package_and_docs_exists() -> None:
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *modules().values()]
     missing = [
         f"{page.relative_to(ROOT)}:{line}: {name}"
@@ -454,5 +456,11 @@ def test_every_dotted_name_in_the_package_and_docs_exists() -> None:
         for line, text in _prose(page)
         for name in DOTTED.findall(text)
         if resolve(name) is None
+    ] + [
+        f"{page.relative_to(ROOT)}:{line}: {path}"
+        for page in pages
+        for line, text in _prose(page)
+        for path in SOURCE_PATH.findall(text)
+        if not (ROOT / path).is_file()
     ]
     assert missing == [], "\n" + "\n".join(missing)
