@@ -53,7 +53,7 @@ def test_core_imports_no_provider_sdk_or_framework(module: str) -> None:
     assert loaded_after(module).isdisjoint(HEAVY), module
 
 
-def test_the_seed_face_loads_the_openai_provider_on_first_use() -> None:
+def test_the_openjudge_guide_path_loads_the_openai_provider_on_first_use() -> None:
     assert "openjudge.providers" not in loaded_after("openjudge.models.openai_chat_model")
     code = "import json, sys; from openjudge.models.openai_chat_model import OpenAIChatModel; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout

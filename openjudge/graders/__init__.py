@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from openjudge.graders.base_grader import BaseGrader as BaseGrader
     from openjudge.graders.base_grader import grader_boundary as grader_boundary
+    from openjudge.graders.blame import set_response_failure_score as set_response_failure_score
     from openjudge.graders.code._code_execution import CodeExecutionGrader as CodeExecutionGrader
     from openjudge.graders.common._correctness import CorrectnessGrader as CorrectnessGrader
     from openjudge.graders.common._hallucination import HallucinationGrader as HallucinationGrader
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     )
     from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
     from openjudge.graders.function_grader import FunctionGrader as FunctionGrader
+    from openjudge.graders.judge_grader import PreparedCall as PreparedCall
     from openjudge.graders.llm_grader import LLMGrader as LLMGrader
     from openjudge.graders.math._answer_equivalence import (
         MathAnswerEquivalenceGrader as MathAnswerEquivalenceGrader,
@@ -90,6 +92,7 @@ __all__ = [
     "ObservationInformationGainGrader",
     "OpenAIGrader",
     "PairwisePreferenceGrader",
+    "PreparedCall",
     "ProvidedScoreGrader",
     "ReasoningFormatGrader",
     "RelevanceGrader",
@@ -102,6 +105,7 @@ __all__ = [
     "TrajectoryStepEfficiencyGrader",
     "from_openai_grader",
     "grader_boundary",
+    "set_response_failure_score",
 ]
 
 _LAZY = {
@@ -128,6 +132,7 @@ _LAZY = {
     "ObservationInformationGainGrader": "openjudge.graders.agent.observation.observation_information_gain",
     "OpenAIGrader": "openjudge.graders.openai",
     "PairwisePreferenceGrader": "openjudge.graders.comparison._pairwise",
+    "PreparedCall": "openjudge.graders.judge_grader",
     "ProvidedScoreGrader": "openjudge.graders.provided_score",
     "ReasoningFormatGrader": "openjudge.graders.format.reasoning_format",
     "RelevanceGrader": "openjudge.graders.common._relevance",
@@ -140,6 +145,7 @@ _LAZY = {
     "TrajectoryStepEfficiencyGrader": "openjudge.graders.agent.trajectory._trajectory_step_efficiency",
     "from_openai_grader": "openjudge.graders.openai",
     "grader_boundary": "openjudge.graders.base_grader",
+    "set_response_failure_score": "openjudge.graders.blame",
 }
 
 

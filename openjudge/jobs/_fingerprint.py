@@ -1,11 +1,11 @@
 """What decides a score: the fingerprint a results file is bound to.
 
-A results file's header (see :mod:`.results`) records a :class:`JobFingerprint`: per grader
-its type, class, version, constructor parameters, mapper, a digest of its prompt template
-and its provider's kind, model, endpoint, API version, structured-output mode and sampling;
-per aggregator its settings; and the field that holds sample ids. Settings that change how
-fast or how safely a job runs (limits, timeouts, retries, prices, the cache) are left out:
-they do not change a score.
+A results file's header (see :mod:`openjudge.jobs._results`) records a
+:class:`JobFingerprint`: per grader its type, class, version, constructor parameters,
+mapper, a digest of its prompt template and its provider's kind, model, endpoint, API
+version, structured-output mode and sampling; per aggregator its settings; and the field
+that holds sample ids. Settings that change how fast or how safely a job runs (limits,
+timeouts, retries, prices, the cache) are left out: they do not change a score.
 
 Resuming compares the file's fingerprint with the current job's (:func:`compare`):
 

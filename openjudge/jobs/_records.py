@@ -1,4 +1,4 @@
-"""Typed models of the lines of a results file (the format is described in :mod:`.results`).
+"""Typed models of the lines of a results file (format: :mod:`openjudge.jobs._results`).
 
 These models are the single definition of the public output format: the writer serialises
 them and the summary and the report read them back. Reading ignores unknown fields, so

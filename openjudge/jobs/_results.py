@@ -37,7 +37,7 @@ equals ``score`` otherwise. ``latency_s`` (time the judge spent answering), ``qu
 Non-finite floats are written as ``null``. Readers must ignore fields they do not know.
 
 Resuming: :class:`ResultsWriter` reads the header and the ids already in the file, so a
-rerun skips them (:mod:`.resume` decides whether the file's job is the current one). A
+rerun skips them (:mod:`._resume` decides whether the file's job is the current one). A
 crash can leave at most a torn last line (no newline, or not JSON); it is cut off when the
 file is reopened, so an interrupted run loses nothing that was written and repeats nothing.
 """

@@ -1,7 +1,7 @@
 """A results file bound to its job: resume it, adapt it to an extended job, or refuse.
 
 :class:`BoundResults` opens the results file of a run and compares the fingerprint in its
-header with the current job's (:mod:`.fingerprint`):
+header with the current job's (:mod:`._fingerprint`):
 
 * a new or empty file gets the current header; a file written by the same job is resumed
   (its samples are skipped), except that results which failed for system reasons
@@ -11,7 +11,7 @@ header with the current job's (:mod:`.fingerprint`):
   keeps them as they are);
 * a file written by a job that lacks some graders (or has other aggregators) is
   *migrated*: every sample already in it is graded again with its stored results replayed
-  (:mod:`.replay`), so only the added graders call a judge. With ``regrade=True`` the same
+  (:mod:`._replay`), so only the added graders call a judge. With ``regrade=True`` the same
   happens for changed graders, and removed graders' results are dropped;
 * any other difference raises :class:`JobMismatchError`, saying what changed and the two
   ways forward.

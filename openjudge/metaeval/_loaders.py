@@ -28,7 +28,7 @@ Formats (``format=`` / ``--format``; ``auto`` picks one from the first record's 
 
 Fields a format does not use are kept as the item's ``extra`` and reach graders with the
 sample. Nothing is fetched: download the benchmark files yourself. Without an id field an
-item's id is a hash of its content (see :func:`openjudge.jobs.iter_samples`).
+item's id is a hash of its content (see :func:`openjudge.jobs._datasets.iter_samples`).
 
 A record that cannot be used is an error naming the file, line and field; with
 ``skip_bad=True`` such records are left out and listed in ``skipped`` instead.

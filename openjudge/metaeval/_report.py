@@ -165,7 +165,7 @@ class Cost(_Model):
 
 
 class BenchmarkFigure(_Model):
-    """A figure the benchmark itself publishes, computed by its own rule (see :mod:`.headline`).
+    """A figure the benchmark itself publishes, computed by its own rule (see :mod:`._headline`).
 
     Attributes:
         key: Its name here (``judgebench_accuracy``).

@@ -4,9 +4,9 @@
 :func:`merge_runs` puts several over the same items side by side, so a judge of yours can
 be read beside the published ones:
 
-* ``judgebench``, ``llmbar``: a benchmark's stored judge outputs (:mod:`.recorded`);
+* ``judgebench``, ``llmbar``: a benchmark's stored judge outputs (:mod:`._recorded`);
 * ``judgements``: the ``--judgements`` file of an earlier ``openjudge meta-eval``
-  (:mod:`.judgements`), with every figure but cost and time as it was;
+  (:mod:`._judgements`), with every figure but cost and time as it was;
 * ``results``: the results file of ``openjudge run`` over a labelled file, with that file
   (``data=``): items are matched by id, so use the same file and id field. On scored
   responses every grader is read as scoring one response; on pairs, as judging the pair

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
+    from openjudge.models._errors import ChatModelError as ChatModelError
+    from openjudge.models.cache import JudgeCache as JudgeCache
     from openjudge.models.chat_client import ChatClient as ChatClient
     from openjudge.models.chat_model import ChatModel as ChatModel
     from openjudge.models.chat_model import ChatRequest as ChatRequest
@@ -24,13 +26,17 @@ if TYPE_CHECKING:
     from openjudge.models.schema.oai.message import ChatMessage as ChatMessage
     from openjudge.models.schema.prompt_template import LanguageEnum as LanguageEnum
     from openjudge.models.schema.prompt_template import PromptTemplate as PromptTemplate
+    from openjudge.models.transport import ChatTransport as ChatTransport
 
 __all__ = [
     "ChatClient",
     "ChatMessage",
     "ChatModel",
+    "ChatModelError",
     "ChatRequest",
     "ChatResponse",
+    "ChatTransport",
+    "JudgeCache",
     "LanguageEnum",
     "PromptTemplate",
     "ProviderLimits",
@@ -45,8 +51,11 @@ _LAZY = {
     "ChatClient": "openjudge.models.chat_client",
     "ChatMessage": "openjudge.models.schema.oai.message",
     "ChatModel": "openjudge.models.chat_model",
+    "ChatModelError": "openjudge.models._errors",
     "ChatRequest": "openjudge.models.chat_model",
     "ChatResponse": "openjudge.models.chat_model",
+    "ChatTransport": "openjudge.models.transport",
+    "JudgeCache": "openjudge.models.cache",
     "LanguageEnum": "openjudge.models.schema.prompt_template",
     "PromptTemplate": "openjudge.models.schema.prompt_template",
     "ProviderLimits": "openjudge.models.policy",

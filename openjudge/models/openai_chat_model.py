@@ -1,4 +1,4 @@
-"""Seed-compatible import path of the OpenAI-compatible chat model.
+"""The OpenAI-compatible chat model at the import path of OpenJudge's VERL guide.
 
 A compat face outside the layer contract: the implementation lives in
 :mod:`openjudge.providers.openai` (a provider; the core knows no providers), and this

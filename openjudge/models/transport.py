@@ -50,7 +50,7 @@ class Transport(Protocol[RequestT, ResponseT]):
     def enforces_timeout(self) -> bool: ...
 
     async def attempt(self, request: RequestT, timeout_s: float) -> ResponseT:
-        """Make exactly one attempt. Raise :class:`ChatModelError` on failure."""
+        """Make exactly one attempt. Raise :class:`~openjudge.models.ChatModelError` on failure."""
         ...
 
     async def aclose(self) -> None:

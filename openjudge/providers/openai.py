@@ -1,6 +1,6 @@
 """OpenAI and any OpenAI-compatible server (vLLM, SGLang, llama.cpp, proxies).
 
-:class:`OpenAIChatModel` is the seed-compatible face: it keeps the flat keywords of
+:class:`OpenAIChatModel` is the face OpenJudge's guide uses: it keeps the flat keywords of
 OpenJudge's ``OpenAIChatModel`` (``temperature=``, ``max_concurrency=``, ...) and also
 takes ``sampling=`` and ``policy=`` objects. It composes an
 :class:`~openjudge.providers._openai_compatible.OpenAICompatibleTransport` with the core's engine.

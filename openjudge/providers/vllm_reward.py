@@ -42,7 +42,7 @@ __all__ = ["RewardEndpoint", "RewardModelClient", "TokenReduce"]
 
 
 class RewardModelClient:
-    """Scores responses with a reward model served by vLLM (a :class:`RewardModel`).
+    """Scores responses with a reward model served by vLLM (a :class:`~openjudge.models.RewardModel`).
 
     Args:
         base_url: The server, e.g. ``http://localhost:8000/v1`` or its root; the

@@ -40,7 +40,7 @@ _SHOWN = 3
 
 @dataclass(frozen=True, slots=True)
 class SampleResult:
-    """One sample's results, as :meth:`GradingRunner.astream` delivers them.
+    """One sample's results, as :meth:`~openjudge.runner.GradingRunner.astream` delivers them.
 
     Attributes:
         index: Position of the sample in the input.

@@ -5,7 +5,7 @@
 * Every pair yields exactly one result, in order. Failures (bad input, provider
   errors, timeouts, a run deadline) are :class:`GraderError` results, not exceptions.
 * Nothing binds to an event loop at construction, so one runner can be reused
-  across ``asyncio.run`` calls, under trio, and through the sync :meth:`run`.
+  across ``asyncio.run`` calls, under trio, and through the sync :meth:`GradingRunner.run`.
 * One evaluation path: each pair runs under its worker's section timer
   (:func:`~openjudge.models._timeouts.section_timer`): one lazily moved timer per worker
   on asyncio instead of ``asyncio.timeout``'s timer per pair (about 6 µs per pair, a

@@ -3,9 +3,10 @@
 - :class:`~openjudge.testing.function_model.FunctionChatModel`: an in-process chat model
   whose replies come from a Python function (``kind: function`` is not a config kind: use it
   from Python, in unit tests and docs).
-- :mod:`openjudge.testing.judge_server`: a local OpenAI-compatible judge server with
-  deterministic fault injection (429 with Retry-After, 5xx, resets, hangs, malformed
-  judge output), started as ``python -m openjudge.testing.judge_server --port 8000``.
+- :class:`JudgeServer` (:mod:`openjudge.testing.judge_server`): a local OpenAI-compatible
+  judge server with deterministic fault injection (429 with Retry-After, 5xx, resets, hangs,
+  malformed judge output), in the running event loop, or started as
+  ``python -m openjudge.testing.judge_server --port 8000``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ from openjudge._lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from openjudge.testing.function_model import FunctionChatModel as FunctionChatModel
+    from openjudge.testing.judge_server import JudgeServer as JudgeServer
 
-__all__ = ["FunctionChatModel"]
+__all__ = ["FunctionChatModel", "JudgeServer"]
 
-_LAZY = {"FunctionChatModel": "openjudge.testing.function_model"}
+_LAZY = {
+    "FunctionChatModel": "openjudge.testing.function_model",
+    "JudgeServer": "openjudge.testing.judge_server",
+}
 
 
 def __getattr__(name: str) -> object:

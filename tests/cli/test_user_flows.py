@@ -330,7 +330,7 @@ def test_estimate_says_what_it_assumes(tmp_path: Path) -> None:
     )
 
 
-# ---------------------------------------------------------------- issue 12: datasets never crash or lose a record
+# ---------------------------------------------------------------- datasets never crash or lose a record
 
 
 def test_hostile_datasets_become_invalid_input_rows_and_nothing_is_lost(tmp_path: Path) -> None:

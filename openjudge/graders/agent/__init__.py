@@ -1,12 +1,16 @@
 """Graders for agent trajectories (OpenAI-format message lists with tool calls).
 
-Rule graders, each importable from its own module (this package imports nothing):
+Each is exported by :mod:`openjudge.graders` (``from openjudge.graders import
+ToolCallPrecisionRecallMatchGrader``):
 
-* ``action.action_loop.ActionLoopDetectionGrader``: repeated actions.
-* ``observation.observation_information_gain.ObservationInformationGainGrader``: redundant observations.
-* ``tool.tool_call_precision_recall_match.ToolCallPrecisionRecallMatchGrader``: calls vs reference calls.
-* ``tool.tool_call_step_sequence_match.ToolCallStepSequenceMatchGrader``: call order vs reference order.
-* ``trajectory.trajectory_step_efficiency.TrajectoryStepEfficiencyGrader``: redundant steps.
+* :class:`~openjudge.graders.ActionLoopDetectionGrader`: repeated actions (rule).
+* :class:`~openjudge.graders.ObservationInformationGainGrader`: redundant observations (rule).
+* :class:`~openjudge.graders.ToolCallPrecisionRecallMatchGrader`: calls vs reference calls (rule).
+* :class:`~openjudge.graders.ToolCallStepSequenceMatchGrader`: call order vs reference order (rule).
+* :class:`~openjudge.graders.TrajectoryStepEfficiencyGrader`: redundant steps (rule).
+* :class:`~openjudge.graders.TrajectoryComprehensiveGrader`: the whole trajectory (LLM judge).
 
-Shared parsing lives in :mod:`openjudge.graders.agent._trajectory_parsing`.
+The subpackages group them by what they read; three modules keep the import paths of
+OpenJudge's guide (``action.action_loop``, ``observation.observation_information_gain``,
+``trajectory.trajectory_comprehensive``). Shared parsing: :mod:`._trajectory_parsing`.
 """

@@ -14,6 +14,7 @@ from openjudge.graders.code._sandbox import SandboxError as SandboxError
 from openjudge.graders.code._sandbox import SandboxJob as SandboxJob
 from openjudge.graders.code._sandbox import SandboxLimits as SandboxLimits
 from openjudge.graders.code._sandbox import SandboxRun as SandboxRun
+from openjudge.graders.code.suites import humaneval_case as humaneval_case
 
 __all__ = [
     "CallCheck",
@@ -25,5 +26,6 @@ __all__ = [
     "SandboxJob",
     "SandboxLimits",
     "SandboxRun",
+    "humaneval_case",
     "sandbox_backend",
 ]

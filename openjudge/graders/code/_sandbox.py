@@ -6,7 +6,7 @@ arguments, an optional assert-style snippet) runs under :class:`SandboxLimits` o
 output, and what each called function returned, as plain data. Whether a test passed is
 decided by the grader from that data, outside the sandbox.
 
-Backends (:func:`sandbox_backend` builds them by name):
+Backends (:func:`~openjudge.graders.code._backends.sandbox_backend` builds them by name):
 
 * ``bwrap``: bubblewrap from the OS packages. New user, mount, PID, network, IPC, UTS
   and cgroup namespaces; a fresh ``/proc``; a read-only view of the interpreter and the

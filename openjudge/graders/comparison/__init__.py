@@ -31,6 +31,7 @@ from openjudge.graders.comparison._tournament import tournament_rewards as tourn
 from openjudge.graders.comparison._verdicts import ListwiseVerdict as ListwiseVerdict
 from openjudge.graders.comparison._verdicts import PairwiseVerdict as PairwiseVerdict
 from openjudge.graders.comparison._verdicts import Winner as Winner
+from openjudge.graders.comparison.prompts import pairwise_template as pairwise_template
 
 __all__ = [
     "AnchorComparisonGrader",
@@ -50,5 +51,6 @@ __all__ = [
     "bradley_terry_scores",
     "combine_orders",
     "member_results",
+    "pairwise_template",
     "tournament_rewards",
 ]

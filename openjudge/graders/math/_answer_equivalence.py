@@ -103,10 +103,11 @@ class MathAnswerEquivalenceGrader(BaseGrader):
        1-2 (an accept only; anything else goes on to step 4).
     4. ``symbolic``: math-verify (latex2sympy2_extended and sympy) parses both sides and
        compares them, with our rules on top: an infinite value equals only the same
-       infinity, and exact numbers must agree to 45 digits (:mod:`.verify`). Without
-       math-verify, a small LaTeX-to-sympy translator (:mod:`.symbolic`) decides what it
-       can. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`)
-       killed when the sample's ``sympy_timeout_s`` budget is spent.
+       infinity, and exact numbers must agree to 45 digits (:mod:`._verify`). Without
+       math-verify, a small LaTeX-to-sympy translator
+       (:mod:`openjudge.graders.math._symbolic`) decides what it can. This step runs in a
+       worker process (:class:`~openjudge.graders._workers.WorkerPool`) killed when the
+       sample's ``sympy_timeout_s`` budget is spent.
 
     Steps 1-3 are linear in the length of the texts and run in the event loop, so numbers
     and fractions never wait for a worker.
@@ -114,7 +115,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     Blame (:class:`~openjudge.results.ResponseFailure`): what the response caused scores the
     bottom (or ``response_failure_score``) with ``metadata["blame"] == "response"`` and a
     ``cause``: ``exponent_tower`` (a numeric power of a power, refused before any parser
-    sees it: :mod:`.towers`), ``unparseable`` (math-verify reads no answer in it),
+    sees it: :mod:`._towers`), ``unparseable`` (math-verify reads no answer in it),
     ``overflow`` (comparing it ran out of memory or recursion depth),
     ``timeout`` (the comparison overran the budget; the reference is checked for
     towers first, so the response's expression is what was slow). A bad reference (empty,
@@ -142,7 +143,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     default_name: ClassVar[str] = "math_answer_equivalence"
     symbolic_function: ClassVar[str] = _COMPARE
     """The worker-side comparison, ``"module:function"`` taking (reference, response) and returning
-    ``{"equal": bool | None, "cause": str}`` (see :func:`.verify.compare_answers`)."""
+    ``{"equal": bool | None, "cause": str}`` (see :func:`._verify.compare_answers`)."""
     fallback_function: ClassVar[str] = _FALLBACK
     """Used instead when math-verify is not installed: (got, want, abs_tol, rel_tol) -> bool | None."""
     default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)

@@ -127,7 +127,7 @@ class ModelJudge:
         )
 
     def render(self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue]) -> list[dict[str, str]]:
-        """The messages sent to the judge (raises :class:`~.templates.VariableError`).
+        """The messages sent to the judge (raises :class:`~._templates.VariableError`).
 
         The response's text is inserted as the grader's author wrote the template, except
         that tags the prompt itself uses (``<answer>...</answer>``) are escaped inside it,

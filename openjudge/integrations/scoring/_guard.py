@@ -45,7 +45,7 @@ def is_outage(error: GraderError) -> bool:
     A provider error carrying a final 4xx status (400 context too long, 401, 404 unknown
     model, 422, ...) is one request the judge refused: a retry cannot fix it and the
     judge is up, so it never opens the breaker. The providers give such statuses as
-    ``HTTP <status>`` in the message (:func:`providers._errors.status_error`); VERL's
+    ``HTTP <status>`` in the message (:func:`openjudge.providers._errors.status_error`); VERL's
     router hides them behind a 500, which :mod:`openjudge.integrations.verl._hosted_judge` resolves.
     """
     if error.kind not in OUTAGE_KINDS or REFUSED_MARK in error.message:

@@ -1,14 +1,14 @@
-"""VERL integration: reward managers, an async ``compute_score``, and the seed guide's API.
+"""VERL integration: reward managers, an async ``compute_score``, and OpenJudge's VERL-guide API.
 
 Importing this package does not import VERL or torch; the reward managers load them
 when first used (``from openjudge.integrations.verl import OpenJudgeRewardManager``).
 
 - :class:`OpenJudgeRewardManager`: the reward-loop manager of VERL 0.7.1+ (``run_single``),
-  also callable on a whole batch (``manager(data, return_dict=True)``), as in the seed guide.
+  also callable on a whole batch (``manager(data, return_dict=True)``), as in OpenJudge's VERL guide.
 - :class:`OpenJudgeLegacyRewardManager`: the batch manager of VERL 0.4.1 to 0.7.0.
 - :func:`compute_score`: an async reward function for VERL's own ``naive`` manager.
 - :class:`RewardSample`, :class:`RewardResult`, :class:`BaseOpenJudgeRewardFunction`: the
-  seed guide's grouped reward-function API.
+  grouped reward-function API of OpenJudge's VERL guide.
 - :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options (those of the
   reward scorer every adapter shares, :mod:`openjudge.integrations.scoring`), including the
   failure policy (``on_failure``: dropped where VERL can drop, else neutral in its group;

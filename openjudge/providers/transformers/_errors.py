@@ -1,7 +1,7 @@
 """The one exception local inference raises, classified for the caller's retry policy.
 
-Torch-free, and independent of the chat core: the adapters (:mod:`.chat`, :mod:`.reward`)
-translate it into the core's error type.
+Torch-free, and independent of the chat core: the adapters (:mod:`._chat`,
+:mod:`~openjudge.providers.transformers._reward`) translate it into the core's error type.
 """
 
 from __future__ import annotations

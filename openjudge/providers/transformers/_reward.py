@@ -54,7 +54,7 @@ class _RewardTransport(LocalTransport[ScoreRequest, "Scores"]):
 
 
 class TransformersRewardModel:
-    """A sequence-classification reward model running in this process (a :class:`RewardModel`).
+    """A sequence-classification reward model in this process (a :class:`~openjudge.models.RewardModel`).
 
     The conversation is ``[user: prompt, assistant: response]``, or ``messages`` then the
     response, formatted with the tokenizer's chat template; with neither, the response

@@ -1,11 +1,12 @@
 """The core's transport around a local model: one attempt is one request through its batcher.
 
-Shared by the two roles (:mod:`.chat`, :mod:`.reward`), which add how a core request
-becomes a local one and back. The core composes everything else around it (retries,
-the concurrency limit, usage, and for the judge deduplication and the cache); here an
-attempt waits for the model to load (once per process, not timed: loading a large
-checkpoint takes minutes), then runs under the policy's timeout, queueing included. A
-timed-out or cancelled attempt leaves the batcher's queue, so it never costs a row.
+Shared by the two roles (:mod:`._chat`, :mod:`~openjudge.providers.transformers._reward`),
+which add how a core request becomes a local one and back. The core composes everything
+else around it (retries, the concurrency limit, usage, and for the judge deduplication
+and the cache); here an attempt waits for the model to load (once per process, not
+timed: loading a large checkpoint takes minutes), then runs under the policy's timeout,
+queueing included. A timed-out or cancelled attempt leaves the batcher's queue, so it
+never costs a row.
 """
 
 from __future__ import annotations

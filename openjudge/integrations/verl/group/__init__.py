@@ -9,6 +9,8 @@ Enable it on the training command (VERL 0.9.x, V1 trainer)::
 - :class:`OpenJudgeAgentLoopManager`: the agent-loop manager to name in that override.
 - :class:`OpenJudgeAgentLoopWorker`: its worker, which meets each group's members.
 - :class:`GroupSettings`: the ``+reward.openjudge_group.*`` options.
+- :class:`GraderGroupJudge`: the graders of a group YAML judging one group;
+  :class:`Member`: a trajectory ready to be judged with its group.
 
 Importing this package does not import VERL; the two classes load it (and check
 ``verl>=0.9,<0.10``) when first used.
@@ -26,10 +28,20 @@ if TYPE_CHECKING:
         OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager,
     )
     from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
+    from openjudge.integrations.verl.group.judges import GraderGroupJudge as GraderGroupJudge
+    from openjudge.integrations.verl.group.members import Member as Member
 
-__all__ = ["GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
+__all__ = [
+    "GraderGroupJudge",
+    "GroupSettings",
+    "Member",
+    "OpenJudgeAgentLoopManager",
+    "OpenJudgeAgentLoopWorker",
+]
 
 _LAZY = {
+    "GraderGroupJudge": "openjudge.integrations.verl.group.judges",
+    "Member": "openjudge.integrations.verl.group.members",
     "OpenJudgeAgentLoopManager": "openjudge.integrations.verl.group._manager",
     "OpenJudgeAgentLoopWorker": "openjudge.integrations.verl.group._worker",
 }

@@ -27,7 +27,7 @@ class GroupStage:
 
     Attributes:
         settings: The ``reward.openjudge_group`` options.
-        judge: The group graders, or the seed guide's reward function.
+        judge: The group graders, or a reward function in the shape of OpenJudge's VERL guide.
         pointwise: Run VERL's reward loop per trajectory first.
     """
 

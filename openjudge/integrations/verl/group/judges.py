@@ -1,4 +1,4 @@
-"""The group judgement: graders from a group YAML, or the seed guide's reward function.
+"""The group judgement: graders from a group YAML, or an OpenJudge-guide reward function.
 
 :class:`GraderGroupJudge` runs the graders of a group YAML once per group: each *group
 grader* (listwise, tournaments, anchor) once over the members' responses, split into one
@@ -19,7 +19,7 @@ when the stage is built):
 ``openjudge/group/size``     members judged together
 ===========================  ==================================================
 
-:class:`FunctionGroupJudge` hands the whole group to a seed-style
+:class:`FunctionGroupJudge` hands the whole group to a guide-style
 :class:`~openjudge.integrations.verl.BaseOpenJudgeRewardFunction` as one ``prompt_to_samples``
 group; its ``reward_info`` keys are written as they are.
 """
@@ -265,7 +265,7 @@ def _matched(results: list[RewardResult], n: int) -> list[RewardResult]:
 
 
 class FunctionGroupJudge:
-    """The seed guide's flow with real groups: one ``compute_batch_scores`` call per group.
+    """The flow of OpenJudge's VERL guide with real groups: one ``compute_batch_scores`` call per group.
 
     A failure (the function raises, or returns results that do not match the samples)
     drops the group's trajectories: the function's ``reward_info`` keys are unknown, so

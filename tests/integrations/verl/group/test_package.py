@@ -8,12 +8,16 @@ import openjudge.integrations.verl.group as group
 
 def test_public_names() -> None:
     assert group.__all__ == [
+        "GraderGroupJudge",
         "GroupSettings",
+        "Member",
         "OpenJudgeAgentLoopManager",
         "OpenJudgeAgentLoopWorker",
     ]
     assert group.OpenJudgeAgentLoopManager.__name__ == "OpenJudgeAgentLoopManager"
     assert group.OpenJudgeAgentLoopWorker.__module__ == "openjudge.integrations.verl.group._worker"
+    assert group.GraderGroupJudge.__module__ == "openjudge.integrations.verl.group.judges"
+    assert group.Member.__module__ == "openjudge.integrations.verl.group.members"
 
 
 def test_importing_the_package_does_not_import_verl() -> None:
