@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.models.chat_client import ChatClient as ChatClient
     from openjudge.models.chat_model import ChatModel as ChatModel
     from openjudge.models.chat_model import ChatRequest as ChatRequest
@@ -40,23 +40,3 @@ __all__ = [
     "RewardModel",
     "Sampling",
 ]
-
-_LAZY = {
-    "ChatClient": "openjudge.models.chat_client",
-    "ChatMessage": "openjudge.models.schema.oai.message",
-    "ChatModel": "openjudge.models.chat_model",
-    "ChatRequest": "openjudge.models.chat_model",
-    "ChatResponse": "openjudge.models.chat_model",
-    "LanguageEnum": "openjudge.models.schema.prompt_template",
-    "PromptTemplate": "openjudge.models.schema.prompt_template",
-    "ProviderLimits": "openjudge.models.policy",
-    "ProviderPolicy": "openjudge.models.policy",
-    "RetryPolicy": "openjudge.models.policy",
-    "Reward": "openjudge.models.reward_model",
-    "RewardModel": "openjudge.models.reward_model",
-    "Sampling": "openjudge.models.chat_model",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

@@ -12,15 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.testing.function_model import FunctionChatModel as FunctionChatModel
 
 __all__ = ["FunctionChatModel"]
-
-_LAZY = {"FunctionChatModel": "openjudge.testing.function_model"}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

@@ -18,22 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
 from openjudge.integrations.verl.group._settings import GroupSettings as GroupSettings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.verl.group._manager import (
         OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager,
     )
     from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
 
 __all__ = ["GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
-
-_LAZY = {
-    "OpenJudgeAgentLoopManager": "openjudge.integrations.verl.group._manager",
-    "OpenJudgeAgentLoopWorker": "openjudge.integrations.verl.group._worker",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)
