@@ -68,6 +68,25 @@ PUBLIC = {
         "resolve_model",
     ],
     "openjudge.testing": ["FunctionChatModel"],
+    # The exception tree (openjudge/errors.py), under OpenJudgeError.
+    "openjudge.errors": [
+        "ChatModelError",
+        "ConfigError",
+        "DatasetError",
+        "ErrorKind",
+        "FailureRateExceeded",
+        "GroupJudgingError",
+        "InferenceError",
+        "InvalidInputError",
+        "LabelledDataError",
+        "OpenJudgeError",
+        "ResponseFailure",
+        "ResultsFileError",
+        "SampleFailed",
+        "SandboxError",
+        "SchemaError",
+        "SettingsError",
+    ],
     # The application layer: what a program (not the command line) needs.
     "openjudge.config": [
         "BuiltJob",
@@ -120,6 +139,7 @@ PUBLIC = {
     "openjudge.cli": ["main"],
     "openjudge.models": [
         "ChatClient",
+        "ChatModelError",
         "ChatMessage",
         "ChatModel",
         "ChatRequest",
@@ -151,6 +171,7 @@ PUBLIC_MODULES = {
     "openjudge.graders.judge_grader": "documented base class path (JudgeGrader, PreparedCall)",
     # The result vocabulary is a module of its own at the top.
     "openjudge.results": "the result vocabulary, imported by every layer",
+    "openjudge.errors": "the exception tree, under the result vocabulary (the floor of the layers)",
     # Run by name.
     "openjudge.graders.catalogue": "python -m openjudge.graders.catalogue",
     "openjudge.testing.judge_server": "python -m openjudge.testing.judge_server",
@@ -248,7 +269,7 @@ def test_the_top_level_names_are_the_ones_the_seed_paths_give() -> None:
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
-        _ = openjudge.Nope
+        _ = openjudge.Nope  # type: ignore[attr-defined]  # no such name: mypy knows it too
 
 
 def test_every_module_is_private_a_package_or_listed_public() -> None:

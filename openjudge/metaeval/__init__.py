@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_exports
+from openjudge.errors import LabelledDataError as LabelledDataError
 
 if TYPE_CHECKING or not lazy_exports(globals(), extras={"numpy": "metaeval"}):
     from openjudge.metaeval._compare import ComparisonReport as ComparisonReport
@@ -40,7 +41,6 @@ if TYPE_CHECKING or not lazy_exports(globals(), extras={"numpy": "metaeval"}):
     from openjudge.metaeval._items import PointwiseSet as PointwiseSet
     from openjudge.metaeval._judgements import read_judgements as read_judgements
     from openjudge.metaeval._judgements import write_judgements as write_judgements
-    from openjudge.metaeval._loaders import LabelledDataError as LabelledDataError
     from openjudge.metaeval._loaders import load_labelled as load_labelled
     from openjudge.metaeval._metrics import summarize as summarize
     from openjudge.metaeval._report import MetaEvalReport as MetaEvalReport

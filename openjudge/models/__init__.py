@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_exports
+from openjudge.errors import ChatModelError as ChatModelError
 
 if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.models.chat_client import ChatClient as ChatClient
@@ -29,6 +30,7 @@ __all__ = [
     "ChatClient",
     "ChatMessage",
     "ChatModel",
+    "ChatModelError",
     "ChatRequest",
     "ChatResponse",
     "LanguageEnum",

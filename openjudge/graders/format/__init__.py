@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_exports
+from openjudge.errors import SchemaError as SchemaError
 
 if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.graders.format._json_match import JsonMatchGrader as JsonMatchGrader
@@ -24,7 +25,6 @@ if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.graders.format._ngram_repetition import (
         NgramRepetitionPenaltyGrader as NgramRepetitionPenaltyGrader,
     )
-    from openjudge.graders.format._schema_validator import SchemaError as SchemaError
     from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
 
 __all__ = [

@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_exports
+from openjudge.errors import FailureRateExceeded as FailureRateExceeded
+from openjudge.errors import SampleFailed as SampleFailed
 
 if TYPE_CHECKING or not lazy_exports(globals()):
-    from openjudge.integrations.scoring._guard import FailureRateExceeded as FailureRateExceeded
-    from openjudge.integrations.scoring._guard import SampleFailed as SampleFailed
     from openjudge.integrations.scoring._ledger import FailureLedger as FailureLedger
     from openjudge.integrations.scoring._scorer import Placement as Placement
     from openjudge.integrations.scoring._scorer import RewardScorer as RewardScorer

@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_exports
+from openjudge.errors import SettingsError as SettingsError
 from openjudge.integrations.skyrl._scorer import EnvScorer as EnvScorer
 from openjudge.integrations.skyrl._scorer import StepScore as StepScore
 from openjudge.integrations.skyrl._settings import OpenJudgeSkyRLSettings as OpenJudgeSkyRLSettings
-from openjudge.integrations.skyrl._settings import SettingsError as SettingsError
 
 if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.skyrl._env import OpenJudgeEnv as OpenJudgeEnv

@@ -31,12 +31,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_exports
+from openjudge.errors import SettingsError as SettingsError
 from openjudge.integrations.scoring._keys import ExtraValue as ExtraValue
 from openjudge.integrations.verl._functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
 from openjudge.integrations.verl._functions import RewardResult as RewardResult
 from openjudge.integrations.verl._functions import RewardSample as RewardSample
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings
-from openjudge.integrations.verl._settings import SettingsError as SettingsError
 
 if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager as OpenJudgeRewardManager

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_exports
+from openjudge.errors import GroupJudgingError as GroupJudgingError
 from openjudge.integrations.verl.group._settings import GroupSettings as GroupSettings
 
 if TYPE_CHECKING or not lazy_exports(globals()):
@@ -27,4 +28,4 @@ if TYPE_CHECKING or not lazy_exports(globals()):
     )
     from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
 
-__all__ = ["GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
+__all__ = ["GroupJudgingError", "GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]

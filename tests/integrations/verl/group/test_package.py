@@ -8,6 +8,7 @@ import openjudge.integrations.verl.group as group
 
 def test_public_names() -> None:
     assert group.__all__ == [
+        "GroupJudgingError",
         "GroupSettings",
         "OpenJudgeAgentLoopManager",
         "OpenJudgeAgentLoopWorker",
