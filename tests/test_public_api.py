@@ -67,7 +67,7 @@ PUBLIC = {
         "VLLMChatModel",
         "resolve_model",
     ],
-    "openjudge.testing": ["FunctionChatModel"],
+    "openjudge.testing": ["FunctionChatModel", "JudgeServer"],
     # The exception tree (openjudge/errors.py), under OpenJudgeError.
     "openjudge.errors": [
         "ChatModelError",
@@ -144,7 +144,10 @@ PUBLIC = {
         "ChatModel",
         "ChatRequest",
         "ChatResponse",
+        "ChatTransport",
+        "JudgeCache",
         "LanguageEnum",
+        "ModelCapabilities",
         "PromptTemplate",
         "ProviderLimits",
         "ProviderPolicy",
@@ -152,6 +155,23 @@ PUBLIC = {
         "Reward",
         "RewardModel",
         "Sampling",
+        "TokenLogprob",
+    ],
+    # Grader families, each exported lazily (the seed's module paths import these packages).
+    "openjudge.graders.agent": [
+        "ActionLoopDetectionGrader",
+        "ObservationInformationGainGrader",
+        "ToolCallPrecisionRecallMatchGrader",
+        "ToolCallStepSequenceMatchGrader",
+        "TrajectoryComprehensiveGrader",
+        "TrajectoryStepEfficiencyGrader",
+    ],
+    "openjudge.graders.common": [
+        "CorrectnessGrader",
+        "HallucinationGrader",
+        "HarmfulnessGrader",
+        "InstructionFollowingGrader",
+        "RelevanceGrader",
     ],
 }
 
@@ -250,7 +270,15 @@ def test_all_is_pinned_and_every_name_resolves(package: str) -> None:
 def test_every_builtin_grader_class_is_importable_from_openjudge_graders() -> None:
     graders = importlib.import_module("openjudge.graders")
     classes = {entry.target.partition(":")[2]: entry.load() for entry in BUILTIN_GRADERS.values()}
-    extra = {"BaseGrader", "FunctionGrader", "grader_boundary", "from_openai_grader"}
+    extra = {
+        "BaseGrader",
+        "FunctionGrader",
+        "JudgeGrader",
+        "PreparedCall",
+        "from_openai_grader",
+        "grader_boundary",
+        "set_response_failure_score",
+    }
     assert set(classes) | extra == set(graders.__all__)
     for name, cls in classes.items():
         assert getattr(graders, name) is cls
@@ -348,3 +376,28 @@ def test_package_docstrings_name_no_private_module() -> None:
         init = ROOT.joinpath(*package.split("."), "__init__.py")
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         assert not re.search(r"openjudge(\.\w+)*\._\w+", doc), package
+
+
+def _public_packages() -> list[str]:
+    packages = [
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "openjudge").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    ]
+    return sorted(
+        [p for p in packages if not _is_private(p) and not any(p.startswith(r) for r in RUN_ELSEWHERE)]
+        + ["openjudge.errors", "openjudge.results"]
+    )
+
+
+def test_every_name_the_docs_import_is_exported_by_a_public_package() -> None:
+    exported: set[str] = set()
+    for package in _public_packages():
+        exported |= set(getattr(importlib.import_module(package), "__all__", ()))
+    missing = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL):
+            for node in ast.walk(ast.parse(block)):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("openjudge"):
+                    missing += [f"{page.name}: {a.name}" for a in node.names if a.name not in exported]
+    assert missing == [], "export these from the package a user would look in"

@@ -32,6 +32,7 @@ if TYPE_CHECKING or not lazy_exports(globals()):
     )
     from openjudge.graders.base_grader import BaseGrader as BaseGrader
     from openjudge.graders.base_grader import grader_boundary as grader_boundary
+    from openjudge.graders.blame import set_response_failure_score as set_response_failure_score
     from openjudge.graders.code._code_execution import CodeExecutionGrader as CodeExecutionGrader
     from openjudge.graders.common._correctness import CorrectnessGrader as CorrectnessGrader
     from openjudge.graders.common._hallucination import HallucinationGrader as HallucinationGrader
@@ -54,6 +55,8 @@ if TYPE_CHECKING or not lazy_exports(globals()):
     )
     from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
     from openjudge.graders.function_grader import FunctionGrader as FunctionGrader
+    from openjudge.graders.judge_grader import JudgeGrader as JudgeGrader
+    from openjudge.graders.judge_grader import PreparedCall as PreparedCall
     from openjudge.graders.llm_grader import LLMGrader as LLMGrader
     from openjudge.graders.math._answer_equivalence import (
         MathAnswerEquivalenceGrader as MathAnswerEquivalenceGrader,
@@ -80,6 +83,7 @@ __all__ = [
     "JsonMatchGrader",
     "JsonSchemaGrader",
     "JsonValidatorGrader",
+    "JudgeGrader",
     "KnockoutTournamentGrader",
     "LLMGrader",
     "LengthPenaltyGrader",
@@ -90,6 +94,7 @@ __all__ = [
     "ObservationInformationGainGrader",
     "OpenAIGrader",
     "PairwisePreferenceGrader",
+    "PreparedCall",
     "ProvidedScoreGrader",
     "ReasoningFormatGrader",
     "RelevanceGrader",
@@ -102,4 +107,5 @@ __all__ = [
     "TrajectoryStepEfficiencyGrader",
     "from_openai_grader",
     "grader_boundary",
+    "set_response_failure_score",
 ]

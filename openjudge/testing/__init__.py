@@ -16,5 +16,6 @@ from openjudge._lazy import lazy_exports
 
 if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.testing.function_model import FunctionChatModel as FunctionChatModel
+    from openjudge.testing.judge_server import JudgeServer as JudgeServer
 
-__all__ = ["FunctionChatModel"]
+__all__ = ["FunctionChatModel", "JudgeServer"]

@@ -14,6 +14,8 @@ from openjudge.graders.code._sandbox import SandboxBackend as SandboxBackend
 from openjudge.graders.code._sandbox import SandboxJob as SandboxJob
 from openjudge.graders.code._sandbox import SandboxLimits as SandboxLimits
 from openjudge.graders.code._sandbox import SandboxRun as SandboxRun
+from openjudge.graders.code.suites import humaneval_case as humaneval_case
+from openjudge.graders.code.suites import mbpp_case as mbpp_case
 
 __all__ = [
     "CallCheck",
@@ -25,5 +27,7 @@ __all__ = [
     "SandboxJob",
     "SandboxLimits",
     "SandboxRun",
+    "humaneval_case",
+    "mbpp_case",
     "sandbox_backend",
 ]

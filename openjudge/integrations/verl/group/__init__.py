@@ -27,5 +27,14 @@ if TYPE_CHECKING or not lazy_exports(globals()):
         OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager,
     )
     from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
+    from openjudge.integrations.verl.group.judges import GraderGroupJudge as GraderGroupJudge
+    from openjudge.integrations.verl.group.members import Member as Member
 
-__all__ = ["GroupJudgingError", "GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
+__all__ = [
+    "GraderGroupJudge",
+    "GroupJudgingError",
+    "GroupSettings",
+    "Member",
+    "OpenJudgeAgentLoopManager",
+    "OpenJudgeAgentLoopWorker",
+]
