@@ -1,7 +1,8 @@
 """The result vocabulary: what a grader returns and the words every layer shares.
 
-This module is the floor of the package: it imports nothing from openjudge, and every
-layer (models, graders, runner, providers, the application, integrations) may import it.
+This module is the floor of the package, over :mod:`openjudge.errors` (the only openjudge
+module it imports; the exceptions named below are defined there): every layer (models,
+graders, runner, providers, the application, integrations) may import it.
 
 A grader returns exactly one of:
 
@@ -24,9 +25,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+
+from openjudge.errors import ErrorKind as ErrorKind
+from openjudge.errors import InvalidInputError as InvalidInputError
+from openjudge.errors import ResponseFailure as ResponseFailure
 
 __all__ = [
     "RESPONSE_BLAME",
@@ -90,17 +95,6 @@ class GraderMode(StrEnum):
 
     POINTWISE = "pointwise"
     LISTWISE = "listwise"
-
-
-ErrorKind: TypeAlias = Literal[
-    "parse_error",
-    "provider_error",
-    "timeout",
-    "invalid_input",
-    "refused",
-    "budget_exceeded",
-    "internal",
-]
 
 
 _RANGE_KEYS = frozenset({"low", "high", "higher_is_better"})
@@ -301,36 +295,8 @@ class GraderError(_ResultBase):
 GraderResult: TypeAlias = GraderScore | GraderRank | GraderError
 
 
-class InvalidInputError(ValueError):
-    """Raised inside a grader for unusable input that is *not* the response's doing (a missing
-    or malformed dataset field, a bad reference); the boundary turns it into ``invalid_input``."""
-
-
 RESPONSE_BLAME = "response"
 """``metadata["blame"]`` of a score given for a failure the response caused."""
-
-
-class ResponseFailure(Exception):
-    """Raised inside a grader when the *response* made grading fail.
-
-    The grader boundary turns it into a :class:`GraderScore` at the bottom of the grader's
-    range (or the grader's ``response_failure_score``) with ``metadata["blame"] ==
-    "response"``, ``metadata["cause"]`` and the message as the reason: never an error that
-    a trainer would drop or a caller would fall back from.
-
-    Args:
-        cause: A short snake_case name of what went wrong (``unparseable_answer``,
-            ``too_deep``, ``overflow``, ``lone_surrogate``, ...).
-        message: What the response did, for the reason (keep it short; it is truncated).
-    """
-
-    def __init__(self, cause: str, message: str) -> None:
-        super().__init__(message)
-        self.cause = cause
-        self.message = message
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.cause, self.message))
 
 
 def is_response_failure(result: GraderResult) -> bool:

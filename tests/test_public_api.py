@@ -64,6 +64,25 @@ PUBLIC = {
         "resolve_model",
     ],
     "openjudge.testing": ["FunctionChatModel", "JudgeServer"],
+    # The exception tree (openjudge/errors.py), under OpenJudgeError.
+    "openjudge.errors": [
+        "ChatModelError",
+        "ConfigError",
+        "DatasetError",
+        "ErrorKind",
+        "FailureRateExceeded",
+        "GroupJudgingError",
+        "InferenceError",
+        "InvalidInputError",
+        "LabelledDataError",
+        "OpenJudgeError",
+        "ResponseFailure",
+        "ResultsFileError",
+        "SampleFailed",
+        "SandboxError",
+        "SchemaError",
+        "SettingsError",
+    ],
     # The application layer: what a program (not the command line) needs.
     "openjudge.config": [
         "BuiltJob",
@@ -124,6 +143,7 @@ PUBLIC = {
         "ChatTransport",
         "JudgeCache",
         "LanguageEnum",
+        "ModelCapabilities",
         "PromptTemplate",
         "ProviderLimits",
         "ProviderPolicy",
@@ -131,6 +151,23 @@ PUBLIC = {
         "Reward",
         "RewardModel",
         "Sampling",
+        "TokenLogprob",
+    ],
+    # Grader families, each exported lazily (the seed's module paths import these packages).
+    "openjudge.graders.agent": [
+        "ActionLoopDetectionGrader",
+        "ObservationInformationGainGrader",
+        "ToolCallPrecisionRecallMatchGrader",
+        "ToolCallStepSequenceMatchGrader",
+        "TrajectoryComprehensiveGrader",
+        "TrajectoryStepEfficiencyGrader",
+    ],
+    "openjudge.graders.common": [
+        "CorrectnessGrader",
+        "HallucinationGrader",
+        "HarmfulnessGrader",
+        "InstructionFollowingGrader",
+        "RelevanceGrader",
     ],
 }
 
@@ -150,6 +187,7 @@ PUBLIC_MODULES = {
     "openjudge.graders.judge_grader": "documented base class path (JudgeGrader, PreparedCall)",
     # The result vocabulary is a module of its own at the top.
     "openjudge.results": "the result vocabulary, imported by every layer",
+    "openjudge.errors": "the exception tree, under the result vocabulary (the floor of the layers)",
     # Run by name.
     "openjudge.graders.catalogue": "python -m openjudge.graders.catalogue",
     "openjudge.testing.judge_server": "python -m openjudge.testing.judge_server",
@@ -219,9 +257,10 @@ def test_every_builtin_grader_class_is_importable_from_openjudge_graders() -> No
     extra = {
         "BaseGrader",
         "FunctionGrader",
+        "JudgeGrader",
         "PreparedCall",
-        "grader_boundary",
         "from_openai_grader",
+        "grader_boundary",
         "set_response_failure_score",
     }
     assert set(classes) | extra == set(graders.__all__)
@@ -242,7 +281,7 @@ def test_the_top_level_names_are_the_ones_the_openjudge_guide_paths_give() -> No
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
-        _ = openjudge.Nope
+        _ = openjudge.Nope  # type: ignore[attr-defined]  # no such name: mypy knows it too
 
 
 def test_every_module_is_private_a_package_or_listed_public() -> None:
@@ -279,3 +318,28 @@ def test_package_docstrings_name_no_private_module() -> None:
         init = ROOT.joinpath(*package.split("."), "__init__.py")
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
         assert not re.search(r"openjudge(\.\w+)*\._\w+", doc), package
+
+
+def _public_packages() -> list[str]:
+    packages = [
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "openjudge").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    ]
+    return sorted(
+        [p for p in packages if not _is_private(p) and not any(p.startswith(r) for r in RUN_ELSEWHERE)]
+        + ["openjudge.errors", "openjudge.results"]
+    )
+
+
+def test_every_name_the_docs_import_is_exported_by_a_public_package() -> None:
+    exported: set[str] = set()
+    for package in _public_packages():
+        exported |= set(getattr(importlib.import_module(package), "__all__", ()))
+    missing = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.DOTALL):
+            for node in ast.walk(ast.parse(block)):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("openjudge"):
+                    missing += [f"{page.name}: {a.name}" for a in node.names if a.name not in exported]
+    assert missing == [], "export these from the package a user would look in"

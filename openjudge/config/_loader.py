@@ -26,6 +26,7 @@ from pydantic_core import ErrorDetails
 from openjudge.config._custom import grader_class, is_import_path, load_class
 from openjudge.config._locations import FieldPath, Located, duplicate_keys, line_map
 from openjudge.config._spec import PROVIDER_KINDS, AggregatorSpec, JobConfig
+from openjudge.errors import ConfigError
 
 __all__ = [
     "ConfigError",
@@ -38,17 +39,6 @@ __all__ = [
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _INSTANCE_OF = re.compile(r" or instance of \w+")
-
-
-class ConfigError(ValueError):
-    """A config file is invalid; ``problems`` holds one ``file:line: field: message`` per issue."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.problems,))
 
 
 def did_you_mean(name: str, choices: Sequence[str], what: str) -> str:

@@ -54,6 +54,7 @@ from typing import IO, Literal, TypeAlias, cast
 
 from pydantic import JsonValue
 
+from openjudge.errors import DatasetError
 from openjudge.jobs._json_array import JsonArrayReader, JsonArraySyntaxError, UnreadableElement
 
 __all__ = [
@@ -115,21 +116,6 @@ class BadRecord:
         """The id its results are written under: ``invalid-line-<line>`` (reserved: no
         usable record can have it)."""
         return f"{BAD_RECORD_ID_PREFIX}{self.line}"
-
-
-class DatasetError(ValueError):
-    """A dataset that cannot be read, or a bad record when ``on_error="fail"``.
-
-    Attributes:
-        path: The dataset file.
-        line: The line concerned, if any; for a bad element of a JSON array, its index as
-            in :attr:`BadRecord.line`.
-    """
-
-    def __init__(self, message: str, *, path: Path | None = None, line: int | None = None) -> None:
-        super().__init__(message)
-        self.path = path
-        self.line = line
 
 
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -57,6 +57,7 @@ from typing import TypeVar, cast
 
 from pydantic import JsonValue
 
+from openjudge.errors import ResultsFileError
 from openjudge.jobs._records import HeaderLine, OutcomeLine, ResultsHeader, entry_from_result
 from openjudge.results import GraderResult, TokenUsage
 
@@ -83,10 +84,6 @@ SYSTEM_ERROR_KINDS = frozenset({"provider_error", "timeout", "internal", "budget
 """Error kinds the system caused (a judge unavailable, our own timeout, a bug): a rerun
 re-attempts them, because the next attempt may succeed. The others (``parse_error``,
 ``invalid_input``, ``refused``) would come out the same and are kept."""
-
-
-class ResultsFileError(ValueError):
-    """A results file that cannot be resumed or read (corrupt, or in use by another run)."""
 
 
 def result_to_json(result: GraderResult) -> dict[str, JsonValue]:

@@ -62,6 +62,9 @@ def writer_name() -> str:
 class JobMismatchError(ResultsFileError):
     """A results file was written by another job: resuming into it would mix the two.
 
+    The one public exception defined outside :mod:`openjudge.errors`: it carries a jobs
+    type. ``except ResultsFileError`` (from :mod:`openjudge.errors`) covers it.
+
     Attributes:
         changes: What differs, or ``None`` if the file has no header to compare.
     """
@@ -69,9 +72,6 @@ class JobMismatchError(ResultsFileError):
     def __init__(self, message: str, changes: JobChanges | None) -> None:
         super().__init__(message)
         self.changes = changes
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (str(self), self.changes))
 
 
 @dataclass(frozen=True, slots=True)

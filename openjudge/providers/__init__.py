@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.providers._azure import AzureChatModel as AzureChatModel
     from openjudge.providers._litellm import LiteLLMChatModel as LiteLLMChatModel
     from openjudge.providers._registry import resolve_model as resolve_model
@@ -35,18 +35,3 @@ __all__ = [
     "VLLMChatModel",
     "resolve_model",
 ]
-
-_LAZY = {
-    "AzureChatModel": "openjudge.providers._azure",
-    "LiteLLMChatModel": "openjudge.providers._litellm",
-    "OpenAIChatModel": "openjudge.providers.openai",
-    "RewardModelClient": "openjudge.providers.vllm_reward",
-    "TransformersChatModel": "openjudge.providers.transformers",
-    "TransformersRewardModel": "openjudge.providers.transformers",
-    "VLLMChatModel": "openjudge.providers.vllm",
-    "resolve_model": "openjudge.providers._registry",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

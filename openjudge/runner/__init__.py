@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.runner._collector import batch_collector as batch_collector
     from openjudge.runner._grader_config import GraderConfig as GraderConfig
     from openjudge.runner.aggregators import Aggregator as Aggregator
@@ -30,17 +30,3 @@ __all__ = [
     "WeightedMeanAggregator",
     "batch_collector",
 ]
-
-_LAZY = {
-    "Aggregator": "openjudge.runner.aggregators",
-    "GateAggregator": "openjudge.runner.aggregators",
-    "GraderConfig": "openjudge.runner._grader_config",
-    "GradingRunner": "openjudge.runner.grading_runner",
-    "MinAggregator": "openjudge.runner.aggregators",
-    "WeightedMeanAggregator": "openjudge.runner.aggregators",
-    "batch_collector": "openjudge.runner._collector",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

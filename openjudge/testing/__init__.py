@@ -13,19 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.testing.function_model import FunctionChatModel as FunctionChatModel
     from openjudge.testing.judge_server import JudgeServer as JudgeServer
 
 __all__ = ["FunctionChatModel", "JudgeServer"]
-
-_LAZY = {
-    "FunctionChatModel": "openjudge.testing.function_model",
-    "JudgeServer": "openjudge.testing.judge_server",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

@@ -38,6 +38,8 @@ from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import JsonValue
 
+from openjudge.errors import SandboxError
+
 __all__ = [
     "BackendName",
     "CallResult",
@@ -172,23 +174,6 @@ class SandboxRun:
     test_isolated: bool = False
     violations: tuple[str, ...] = ()
     backend: str = ""
-
-
-class SandboxError(Exception):
-    """The sandbox itself failed (it did not start, or a remote service failed): never a score.
-
-    Attributes:
-        kind: The :class:`~openjudge.results.GraderError` kind it maps to.
-    """
-
-    def __init__(
-        self, message: str, kind: Literal["internal", "provider_error", "timeout"] = "internal"
-    ) -> None:
-        super().__init__(message)
-        self.kind: Literal["internal", "provider_error", "timeout"] = kind
-
-    def __reduce__(self) -> tuple[type[SandboxError], tuple[str, str]]:
-        return type(self), (str(self), self.kind)
 
 
 @runtime_checkable

@@ -24,6 +24,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from openjudge.errors import FailureRateExceeded, SampleFailed
 from openjudge.integrations.scoring._settings import FailurePolicy
 from openjudge.results import GraderError
 
@@ -52,20 +53,6 @@ def is_outage(error: GraderError) -> bool:
         return False
     status = _FINAL_STATUS.search(error.message)
     return status is None or status.group(1) in _RETRYABLE_4XX
-
-
-class SampleFailed(RuntimeError):
-    """A sample could not be scored and ``on_failure=drop`` on a path where VERL drops it.
-
-    Raised from ``run_single`` only on the V1 trainer's streaming path: the session
-    fails, the sync trainer trains the group without it, the async trainers evict and
-    refill the group. Never raised where it would end the step (V0, the colocated
-    reward model, the batch call): there a failed sample is neutral.
-    """
-
-
-class FailureRateExceeded(RuntimeError):
-    """Too many samples failed recently; every later sample raises this (see the message)."""
 
 
 @dataclass(slots=True)

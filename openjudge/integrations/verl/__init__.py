@@ -30,16 +30,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
+from openjudge.errors import SettingsError as SettingsError
 from openjudge.integrations.scoring._keys import ExtraValue as ExtraValue
 from openjudge.integrations.verl._functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
 from openjudge.integrations.verl._functions import RewardResult as RewardResult
 from openjudge.integrations.verl._functions import RewardSample as RewardSample
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings
-from openjudge.integrations.verl._settings import SettingsError as SettingsError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager as OpenJudgeRewardManager
+
+    # Lazy too: it builds on the shared scorer (openjudge.integrations.scoring), which reads
+    # this package's settings and keys.
     from openjudge.integrations.verl._score_function import compute_score as compute_score
     from openjudge.integrations.verl.legacy import (
         OpenJudgeLegacyRewardManager as OpenJudgeLegacyRewardManager,
@@ -56,15 +59,3 @@ __all__ = [
     "SettingsError",
     "compute_score",
 ]
-
-_LAZY = {
-    "OpenJudgeRewardManager": "openjudge.integrations.verl._reward_loop",
-    "OpenJudgeLegacyRewardManager": "openjudge.integrations.verl.legacy",
-    # Lazy too: it builds on the shared scorer (openjudge.integrations.scoring), which reads
-    # this package's settings and keys.
-    "compute_score": "openjudge.integrations.verl._score_function",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

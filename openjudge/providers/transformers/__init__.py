@@ -22,9 +22,9 @@ passes), :mod:`._logprobs`, :mod:`._constraints` (llguidance); only :mod:`._tran
 
 from __future__ import annotations
 
+from openjudge.errors import InferenceError as InferenceError
 from openjudge.providers.transformers._chat import TransformersChatModel as TransformersChatModel
 from openjudge.providers.transformers._chat import constraints_installed as constraints_installed
-from openjudge.providers.transformers._errors import InferenceError as InferenceError
 from openjudge.providers.transformers._reward import TransformersRewardModel as TransformersRewardModel
 from openjudge.providers.transformers._settings import TransformersSettings as TransformersSettings
 

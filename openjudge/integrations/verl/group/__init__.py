@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
+from openjudge.errors import GroupJudgingError as GroupJudgingError
 from openjudge.integrations.verl.group._settings import GroupSettings as GroupSettings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.verl.group._manager import (
         OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager,
     )
@@ -33,19 +34,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GraderGroupJudge",
+    "GroupJudgingError",
     "GroupSettings",
     "Member",
     "OpenJudgeAgentLoopManager",
     "OpenJudgeAgentLoopWorker",
 ]
-
-_LAZY = {
-    "GraderGroupJudge": "openjudge.integrations.verl.group.judges",
-    "Member": "openjudge.integrations.verl.group.members",
-    "OpenJudgeAgentLoopManager": "openjudge.integrations.verl.group._manager",
-    "OpenJudgeAgentLoopWorker": "openjudge.integrations.verl.group._worker",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

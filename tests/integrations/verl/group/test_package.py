@@ -9,6 +9,7 @@ import openjudge.integrations.verl.group as group
 def test_public_names() -> None:
     assert group.__all__ == [
         "GraderGroupJudge",
+        "GroupJudgingError",
         "GroupSettings",
         "Member",
         "OpenJudgeAgentLoopManager",
