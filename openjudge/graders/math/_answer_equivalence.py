@@ -66,22 +66,25 @@ def _exact(text: str) -> bool:
 class MathAnswerEquivalenceGrader(BaseGrader):
     r"""1.0 if the response's final answer equals the reference answer, else 0.0.
 
-    Where the answer is looked for (``extraction``):
+    One answer per response: the extraction policy (:mod:`._reading`) reads the response's
+    candidates for its final answer without looking at the reference; candidates that
+    disagree score the bottom (``cause="conflicting_answers"``), and only the answer they
+    agree on is compared with the reference. Where the answer is looked for
+    (``extraction``), after the last ``</think>`` (a response that opens ``<think>`` without
+    closing it has no answer):
 
-    * ``"last"`` (default): the last ``\boxed{...}`` with balanced braces, else the last
-      ``<answer>...</answer>`` block, else the whole response, from which math-verify takes
-      the last LaTeX block or expression; in plain prose (no ``$``), a last number equal to
-      the reference is an accept in the event loop (without math-verify, the last number
-      is the answer);
-    * ``"strict"``: only a ``\boxed{}`` or an ``<answer>`` tag counts; a response with
-      neither scores 0 (method ``none``), as RL recipes that reward the format require.
+    * ``"last"`` (default): the boxes (several different ones are one list answer) and the
+      ``<answer>...</answer>`` blocks; a "final answer" statement after them supersedes
+      them; without them, the text, read by math-verify in the worker (without math-verify,
+      its last number);
+    * ``"strict"``: only boxes and answer blocks, on every path; a response with neither
+      scores 0 (method ``none``), as RL recipes that reward the format require.
 
-    Either way, a response with ``</think>`` is read after its last ``</think>`` (an answer
-    inside the reasoning does not count), and one that opens ``<think>`` without closing it
-    has no answer. A reference is read as the text after ``####`` (GSM8K), else its last
-    ``\boxed{}``, else all of it; an ``int``/``float`` reference is accepted too. Answers
-    arrive either as full responses or already extracted (a dataset column, another
-    grader's output): an extracted answer is parsed as one LaTeX expression.
+    A reference is read as the text after ``####`` (GSM8K), else its last ``\boxed{}``,
+    else all of it; an ``int``/``float`` reference is accepted too. Answers arrive either as
+    full responses or already extracted (a dataset column, another grader's output): an
+    extracted answer is parsed as one expression, LaTeX or plain syntax (``sqrt(3) - 1``,
+    ``2**(1/4)``: :mod:`._plain`).
 
     Comparison, first decisive step wins (``metadata["method"]`` names it):
 
@@ -96,10 +99,12 @@ class MathAnswerEquivalenceGrader(BaseGrader):
        1-2 (an accept only; anything else goes on to step 4).
     4. ``symbolic``: math-verify (latex2sympy2_extended and sympy) parses both sides and
        compares them, with our rules on top: an infinite value equals only the same
-       infinity, and exact numbers must agree to 45 digits (:mod:`.verify`). Without
-       math-verify, a small LaTeX-to-sympy translator (:mod:`.symbolic`) decides what it
-       can. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`)
-       killed when the sample's ``sympy_timeout_s`` budget is spent.
+       infinity, and exact numbers must agree to 45 digits (:mod:`._verify`). Without
+       math-verify, a small LaTeX-to-sympy translator (:mod:`._symbolic`) decides what it
+       can. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`),
+       one call per sample, killed when that call's ``sympy_timeout_s`` of its own compute
+       is spent (waiting for a worker is not counted, by the budget or by a runner's
+       per-pair timeout).
 
     Steps 1-3 are linear in the length of the texts and run in the event loop, so numbers
     and fractions never wait for a worker.
@@ -107,7 +112,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     Blame (:class:`~openjudge.results.ResponseFailure`): what the response caused scores the
     bottom (or ``response_failure_score``) with ``metadata["blame"] == "response"`` and a
     ``cause``: ``exponent_tower`` (a numeric power of a power, refused before any parser
-    sees it: :mod:`.towers`), ``unparseable`` (math-verify reads no answer in it),
+    sees it: :mod:`._towers`), ``conflicting_answers`` (its candidates disagree),
+    ``unparseable`` (math-verify reads no answer in it),
     ``overflow`` (comparing it ran out of memory or recursion depth),
     ``timeout`` (the comparison overran the budget; the reference is checked for
     towers first, so the response's expression is what was slow). A bad reference (empty,
@@ -124,9 +130,10 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         abs_tol: Absolute tolerance for numbers with a decimal point (>= 0).
         rel_tol: Relative tolerance for numbers with a decimal point (>= 0).
         use_sympy: Run step 4 for answers that steps 1-3 do not decide.
-        sympy_timeout_s: Time budget of step 4 for one sample (> 0), enforced by killing
-            the worker process.
-        sympy_workers: Worker processes for step 4 (per event loop).
+        sympy_timeout_s: Time budget of step 4 for one sample (> 0): its own compute, from
+            the moment a worker starts it, enforced by killing the worker process.
+        sympy_workers: Worker processes for step 4 (per event loop); more samples wait
+            their turn, first come first served.
         extraction: ``"last"`` or ``"strict"``, see above.
         name: Result name (default ``"math_answer_equivalence"``).
         description: One line on what is measured.
@@ -134,10 +141,11 @@ class MathAnswerEquivalenceGrader(BaseGrader):
 
     default_name: ClassVar[str] = "math_answer_equivalence"
     symbolic_function: ClassVar[str] = _COMPARE
-    """The worker-side comparison, ``"module:function"`` taking (reference, response) and returning
-    ``{"equal": bool | None, "cause": str}`` (see :func:`.verify.compare_answers`)."""
+    """The worker-side comparison, ``"module:function"`` taking (reference, candidates) and returning
+    ``{"equal": bool | None, "cause": str}`` (see :func:`._verify.compare_answers`)."""
     fallback_function: ClassVar[str] = _FALLBACK
-    """Used instead when math-verify is not installed: (got, want, abs_tol, rel_tol) -> bool | None."""
+    """Used instead when math-verify is not installed: (reference, candidates, abs_tol, rel_tol)
+    with the same reply (see :func:`._symbolic.compare_candidates`)."""
     default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)
 
     def __init__(
