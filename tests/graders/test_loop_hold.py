@@ -27,7 +27,9 @@ GIVE_UP_S = 120.0
 thread, and a case still running after this long fails (its thread is left to the process's exit)."""
 
 
-def measured(case: loop_hold.Case, only: Sequence[str] | None = None) -> dict[str, tuple[loop_hold.Hold, str]]:
+def measured(
+    case: loop_hold.Case, only: Sequence[str] | None = None
+) -> dict[str, tuple[loop_hold.Hold, str]]:
     out: list[dict[int, dict[str, tuple[loop_hold.Hold, str]]]] = []
     thread = threading.Thread(
         target=lambda: out.append(asyncio.run(loop_hold.run_case(case, [SIZE], only))), daemon=True
