@@ -187,7 +187,12 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         return None
 
     def _elementwise(self, got: str, want: str) -> bool:
-        """Whether every element matches by the quick steps (tuples in order, sets in any order)."""
+        """Whether every element matches by the quick steps (tuples in order, sets in any order).
+
+        A text that reads as one number (``1,000``) is that number, never the pair ``(1, 0)``.
+        """
+        if parse_number(got) is not None or parse_number(want) is not None:
+            return False
         got_parts, want_parts = split_elements(got), split_elements(want)
         if got_parts is None or want_parts is None:
             return False

@@ -260,3 +260,12 @@ def test_undecidable_truth_values_are_never_internal_errors(
 async def test_gcd_is_its_value(grader: MathAnswerEquivalenceGrader) -> None:
     assert (await score(grader, r"\boxed{\gcd(4,6)}", "2")).score == 1.0
     assert (await score(grader, r"\boxed{\gcd(4,6)}", "3")).score == 0.0
+
+
+@pytest.mark.anyio
+async def test_a_number_is_never_also_a_list(grader: MathAnswerEquivalenceGrader) -> None:
+    """``1,000`` reads as 1000 in the event loop; it is not also the pair ``1, 0`` (one reading per answer)."""
+    assert (await score(grader, r"\boxed{1,000}", "1000")).score == 1.0
+    assert (await score(grader, r"\boxed{1,000}", "1, 0")).score == 0.0
+    assert (await score(grader, r"\boxed{1, 0}", "1,000")).score == 0.0
+    assert (await score(grader, r"\boxed{3, 1}", "1, 3")).score == 1.0  # a list is still a list
