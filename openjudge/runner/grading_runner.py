@@ -257,7 +257,7 @@ class GradingRunner:
             if timeout is None:
                 out: object = await slot.grader.aevaluate(**inputs)
             else:
-                with timer.limit(timeout):
+                with timer.limit(timeout, deadline_at):  # the run deadline holds even while paused
                     out = await slot.grader.aevaluate(**inputs)
         except TimeoutError:
             return _timed_out(slot.key, timeout)

@@ -44,7 +44,9 @@ def _apply(report: ChildReport, record: dict[str, JsonValue]) -> None:
     event = record.get("event")
     if event == "call":
         index = record.get("index")
-        if isinstance(index, int) and index not in report.calls:
+        # Only indices a run can have: a forged report of huge integers whose hashes collide
+        # would make each lookup below linear, and the decoding quadratic.
+        if isinstance(index, int) and 0 <= index < _MAX_LINES and index not in report.calls:
             ok = record.get("ok") is True
             error = record.get("error", "")
             report.calls[index] = CallResult(  # the error's type name, from the solution's process: capped

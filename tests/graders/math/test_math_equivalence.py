@@ -28,7 +28,7 @@ async def grade(grader: MathAnswerEquivalenceGrader, response: str, reference: s
         (r"\boxed{50\%}", "0.5", 1.0, "numeric"),
         (r"\boxed{50\%}", "50", 1.0, "numeric"),
         ("<answer>1,234</answer>", "1234", 1.0, "numeric"),
-        ("So we get 42.", "#### 42", 1.0, "string"),
+        ("So we get 42.", "#### 42", 1.0, "symbolic"),  # prose is read whole, by math-verify
         (r"\boxed{5 \text{ cm}}", "5", 1.0, "numeric"),
         (r"\boxed{90^\circ}", "90", 1.0, "string"),
         (r"\boxed{3.0}", "3", 1.0, "numeric"),
