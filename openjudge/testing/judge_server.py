@@ -18,7 +18,15 @@ Endpoints:
   instance of the schema in ``response_format`` (``{"type": "json_schema",
   "json_schema": {"schema": S}}`` or ``{"type": "json_object", "schema": S}``;
   vLLM's top-level ``structured_outputs: {"json": S}``/``guided_json: S`` too),
-  built by :func:`openjudge.testing._schema_instance.schema_instance`; without a
+  built by :func:`openjudge.testing._schema_instance.schema_instance`. The server
+  enforces the schema as a grammar engine does: the score is the allowed value nearest
+  the one asked for (an ``enum``'s nearest value, or clamped into ``minimum``/``maximum``),
+  and a schema no engine could enforce (an empty ``enum``, ``minimum`` above ``maximum``;
+  in ``json_schema`` with ``"strict": true`` also OpenAI's rules: every object has
+  ``additionalProperties: false`` and requires every property) gets a 400 naming the
+  problem (:mod:`openjudge.testing._schema_checks`). A mode listed in ``refuse`` (e.g.
+  ``{"json_schema": 500}``, as llama-cpp-python's server answers) gets that status
+  instead, with a message naming the response format. Without a
   schema it is ``{"reason": "ok", "score": N}``; without a schema and with
   ``max_tokens``/``max_completion_tokens`` of 1 it is just ``N`` (for logprob
   scoring). A list of objects with a ``step_index`` gets one item per
@@ -42,8 +50,8 @@ may contain ``#oj:`` followed by comma-separated items ``key`` or ``key=value``;
 a value uses letters, digits and ``._+-``, and the directive ends at any other
 character (whitespace, quote, ``<``). Example: ``#oj:status=429,retry_after=0.2,times=1``.
 
-- ``score=<number>``: the score placed in the reply (default 3; without a
-  directive, a ``score`` property with bounds gets 3 clamped into them).
+- ``score=<number>``: the score placed in the reply (default 3), kept to what the
+  request's schema allows (see above); without a schema it is written as given.
 - ``latency=<seconds>``: latency of this request whatever its outcome. Otherwise
   successful replies wait the server latency (plus uniform ``[0, jitter)``) and
   faults fire at once.
@@ -96,6 +104,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Self
 
+from openjudge.testing._schema_checks import FORMAT_KINDS, format_kind, refusal_message, schema_problem
 from openjudge.testing._schema_instance import JsonValue, schema_instance
 
 __all__ = ["DEFAULT_MODEL", "JudgeServer", "JudgeServerProcess", "JudgeServerStats", "main"]
@@ -171,10 +180,17 @@ class _BadRequest(Exception):
     pass
 
 
+class _Refused(Exception):
+    """The request's structured-output mode or schema is refused with ``status``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 @dataclass(slots=True)
 class _Plan:
     score: int | float
-    score_given: bool = False
     latency: float | None = None
     status: int = 200
     retry_after: str | None = None
@@ -208,9 +224,17 @@ class _State:
     """Configuration, counters and request handling shared by all connections."""
 
     def __init__(
-        self, *, model: str, latency_s: float, jitter_s: float, score: int | float, seed: int
+        self,
+        *,
+        model: str,
+        latency_s: float,
+        jitter_s: float,
+        score: int | float,
+        seed: int,
+        refuse: Mapping[str, int] | None = None,
     ) -> None:
         self.model = model
+        self.refuse = _check_refuse(refuse or {})
         self.latency_s = latency_s
         self.jitter_s = jitter_s
         self.score = score
@@ -220,8 +244,9 @@ class _State:
         self.completions = 0
         self.in_flight = 0
         self._content_cache: dict[
-            tuple[str, float, bool, str | None, bool, int | None], tuple[str, tuple[int, int] | None]
+            tuple[str, float, str | None, bool, int | None], tuple[str, tuple[int, int] | None]
         ] = {}
+        self._schema_problems: dict[tuple[str, bool], str | None] = {}
         self.reset()
 
     def reset(self, *, faults: bool = False) -> None:
@@ -289,6 +314,10 @@ class _State:
         try:
             request, chars, plan = self._parse_chat(body)
             payload = _dumps(self._completion(request, chars, plan)) if plan.is_reply() else b""
+        except _Refused as refused:
+            self._count(str(refused.status))
+            conn.send_error(refused.status, str(refused))
+            return
         except (_BadRequest, ValueError) as exc:
             self._count("400")
             conn.send_error(400, str(exc))
@@ -310,6 +339,30 @@ class _State:
             if delay is None:
                 delay = self.latency_s + (self.rng.random() * self.jitter_s if self.jitter_s else 0.0)
             conn.later(delay, functools.partial(conn.send, 200, payload, b""))
+
+    def _check_format(self, request: Mapping[str, object]) -> None:
+        """Raise :class:`_Refused` for a mode this server refuses or a schema it cannot enforce."""
+        kind = format_kind(request)
+        if kind is None:
+            return
+        status = self.refuse.get(kind)
+        if status is not None:
+            raise _Refused(status, refusal_message(kind, status))
+        schema = _schema_of(request)
+        fmt = request.get("response_format")
+        strict = kind == "json_schema" and isinstance(fmt, dict) and _strict(fmt.get("json_schema"))
+        problem = None if schema is None else self._schema_problem(schema, strict)
+        if problem is not None:
+            raise _Refused(400, f"Invalid schema for response_format: {problem}")
+
+    def _schema_problem(self, schema: dict[str, object], strict: bool) -> str | None:
+        """:func:`schema_problem`, cached: graders repeat their schema (and the benchmarks count this CPU)."""
+        key = (_COMPACT.encode(schema), strict)
+        if key not in self._schema_problems:
+            if len(self._schema_problems) >= 1024:
+                self._schema_problems.clear()
+            self._schema_problems[key] = schema_problem(schema, strict=strict)
+        return self._schema_problems[key]
 
     def _count(self, outcome: str) -> None:
         self.by_outcome[outcome] = self.by_outcome.get(outcome, 0) + 1
@@ -338,6 +391,7 @@ class _State:
                 steps = len(_STEP_RE.findall(text)) or None
             if "#oj:" in text:
                 directives.extend(d for d in _DIRECTIVE_RE.findall(text) if d not in directives)
+        self._check_format(request)  # before the faults: a refused request uses none of their budget
         plan = self._plan(directives, first_user or "")
         plan.steps = steps
         return request, chars, plan
@@ -355,7 +409,6 @@ class _State:
             if "score" in items:
                 number = _number("score", items["score"])
                 plan.score = int(number) if number.is_integer() and "." not in items["score"] else number
-                plan.score_given = True
             if "latency" in items:
                 plan.latency = _number("latency", items["latency"])
             if len({"status", "reset", "hang", "reply"} & items.keys()) > 1:
@@ -407,7 +460,7 @@ class _State:
         """The reply text and the span of its score value; cached, as graders repeat their schema."""
         schema = _schema_of(request)
         one_token = 1 in (request.get("max_tokens"), request.get("max_completion_tokens"))
-        key = (_COMPACT.encode(schema), plan.score, plan.score_given, plan.reply, one_token, plan.steps)
+        key = (_COMPACT.encode(schema), plan.score, plan.reply, one_token, plan.steps)
         cached = self._content_cache.get(key)
         if cached is None:
             if len(self._content_cache) >= 1024:
@@ -443,7 +496,7 @@ def _render(
             return text, (0, len(text))
         value: JsonValue = {"reason": "ok", "score": score}
     else:
-        value = schema_instance(schema, score=score, clamp=not plan.score_given)
+        value = schema_instance(schema, score=score, clamp=True)
         if plan.steps is not None:
             value = _number_steps(value, plan.steps)
     reply = plan.reply
@@ -462,6 +515,19 @@ def _render(
             text = text[: len(text) // 2]
     match = _SCORE_VALUE_RE.search(text)
     return text, match.span(1) if match else None
+
+
+def _strict(spec: object) -> bool:
+    return isinstance(spec, dict) and spec.get("strict") is True
+
+
+def _check_refuse(refuse: Mapping[str, int]) -> dict[str, int]:
+    for kind, status in refuse.items():
+        if kind not in FORMAT_KINDS:
+            raise ValueError(f"refuse: unknown mode {kind!r} (modes: {', '.join(FORMAT_KINDS)})")
+        if not (isinstance(status, int) and 400 <= status <= 599):
+            raise ValueError(f"refuse: {kind} needs an HTTP error status 400..599, got {status!r}")
+    return dict(refuse)
 
 
 def _apply_fault(plan: _Plan, directive: str, items: dict[str, str]) -> None:
@@ -720,11 +786,13 @@ class JudgeServer:
         default_score: int | float = 3,
         seed: int = 0,
         backlog: int = 4096,
+        refuse: Mapping[str, int] | None = None,
     ) -> None:
         _check_loopback(host)
         self._host = "127.0.0.1" if host == "localhost" else host  # one socket, so one port
         self._port = port
         self._backlog = backlog
+        self._refuse = _check_refuse(refuse or {})
         self._config = (model, latency_s, jitter_s, default_score, seed)
         self._state: _State | None = None
         self._server: asyncio.Server | None = None
@@ -734,7 +802,7 @@ class JudgeServer:
         if self._server is not None:
             raise RuntimeError("the judge server is already started")
         model, latency_s, jitter_s, score, seed = self._config
-        state = _State(model=model, latency_s=0.0, jitter_s=0.0, score=score, seed=seed)
+        state = _State(model=model, latency_s=0.0, jitter_s=0.0, score=score, seed=seed, refuse=self._refuse)
         state.configure(latency_s, jitter_s)
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
@@ -815,9 +883,18 @@ class JudgeServerProcess:
         port: int = 0,
         startup_timeout_s: float = 20.0,
         python: str | None = None,
+        refuse: Mapping[str, int] | None = None,
     ) -> None:
         options = f"--port={port} --latency={float(latency_s)!r} --jitter={float(jitter_s)!r}"
-        self._argv = [python or sys.executable, "-m", _MODULE, *options.split(), f"--model={model}"]
+        refusals = [f"--refuse={kind}={status}" for kind, status in _check_refuse(refuse or {}).items()]
+        self._argv = [
+            python or sys.executable,
+            "-m",
+            _MODULE,
+            *options.split(),
+            f"--model={model}",
+            *refusals,
+        ]
         self._startup_timeout_s = startup_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._port = 0
@@ -924,7 +1001,12 @@ class JudgeServerProcess:
 
 async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> None:
     server = JudgeServer(
-        host=args.host, port=args.port, latency_s=args.latency, jitter_s=args.jitter, model=args.model
+        host=args.host,
+        port=args.port,
+        latency_s=args.latency,
+        jitter_s=args.jitter,
+        model=args.model,
+        refuse=args.refuse,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -934,6 +1016,13 @@ async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> N
     async with server:
         on_ready(server.port)
         await stop.wait()
+
+
+def _refusal_option(item: str) -> tuple[str, int]:
+    kind, _, status = item.partition("=")
+    if not status.isdigit():
+        raise ValueError(f"--refuse takes MODE=STATUS, e.g. json_schema=500; got {item!r}")
+    return kind, int(status)
 
 
 def _raise_fd_limit() -> None:
@@ -955,9 +1044,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--jitter", type=float, default=0.0, help="extra uniform [0, jitter) seconds")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="model name served by /v1/models")
+    parser.add_argument(
+        "--refuse",
+        action="append",
+        default=[],
+        metavar="MODE=STATUS",
+        help="answer STATUS to requests in MODE (json_schema, json_object, structured_outputs), "
+        "e.g. json_schema=500 as llama-cpp-python's server does; repeatable",
+    )
     args = parser.parse_args(argv)
     try:
         _check_loopback(args.host)
+        args.refuse = _check_refuse(dict(_refusal_option(item) for item in args.refuse))
         _State(model="", latency_s=0, jitter_s=0, score=3, seed=0).configure(args.latency, args.jitter)
     except ValueError as exc:
         parser.error(str(exc))
