@@ -58,10 +58,13 @@ PUBLIC = {
         "LiteLLMChatModel",
         "OpenAIChatModel",
         "RewardModelClient",
+        "StructuredOutputChoice",
         "TransformersChatModel",
         "TransformersRewardModel",
         "VLLMChatModel",
+        "forget_structured_output",
         "resolve_model",
+        "structured_output_choice",
     ],
     "openjudge.testing": ["FunctionChatModel", "JudgeServer"],
     # The exception tree (openjudge/errors.py), under OpenJudgeError.
