@@ -48,7 +48,9 @@ def test_the_run_finds_json_object_and_says_so_once(
     scores = {}
     for record in read_results(tmp_path / "results.jsonl"):
         entry = record["results"]
-        assert isinstance(entry, dict) and isinstance(result := entry["quality"], dict)
+        assert isinstance(entry, dict)
+        result = entry["quality"]
+        assert isinstance(result, dict)
         scores[record["id"]] = (result["type"], result["score"])
     # Asked for 3..6 on a 1-5 scale: the server keeps to the enum it was sent, so 6 is 5.
     assert scores == {"0": ("score", 3.0), "1": ("score", 4.0), "2": ("score", 5.0), "3": ("score", 5.0)}

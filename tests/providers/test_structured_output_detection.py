@@ -170,11 +170,13 @@ async def test_a_mode_found_earlier_and_now_refused_is_probed_again() -> None:
     async with serving() as server:
         model = OpenAIChatModel(DEFAULT_MODEL, base_url=server.base_url, policy=policy(attempts=1))
         assert isinstance(await judge(model).aevaluate(response="a"), GraderScore)
-        assert (choice := structured_output_choice(model)) is not None and choice.mode == "json_schema"
+        choice = structured_output_choice(model)
+        assert choice is not None and choice.mode == "json_schema"
         assert server._state is not None
         server._state.refuse = {"json_schema": 500}  # the server behind the URL changed
         assert isinstance(await judge(model).aevaluate(response="b"), GraderScore)
-        assert (choice := structured_output_choice(model)) is not None and choice.mode == "json_object"
+        choice = structured_output_choice(model)
+        assert choice is not None and choice.mode == "json_object"
         assert server.stats().by_outcome == {"200": 2, "reset": 0, "hang": 0, "500": 1}
 
 
@@ -208,12 +210,14 @@ async def test_vllm_structured_outputs_field_is_probed_like_response_format() ->
     async with serving() as server:
         accepted = VLLMChatModel(DEFAULT_MODEL, base_url=server.base_url, policy=policy())
         assert isinstance(await judge(accepted).aevaluate(response="x #oj:score=7"), GraderScore)
-        assert (choice := structured_output_choice(accepted)) is not None and choice.mode == "json_schema"
+        choice = structured_output_choice(accepted)
+        assert choice is not None and choice.mode == "json_schema"
     async with serving({"structured_outputs": 400}) as server:
         older = VLLMChatModel(DEFAULT_MODEL, base_url=server.base_url, policy=policy())
         result = await judge(older).aevaluate(response="x #oj:score=7")
         assert isinstance(result, GraderScore) and result.score == 5.0
-        assert (choice := structured_output_choice(older)) is not None and choice.mode == "json_object"
+        choice = structured_output_choice(older)
+        assert choice is not None and choice.mode == "json_object"
         assert choice.refused == (
             "json_schema: HTTP 400: structured_outputs is not supported by this server",
         )
