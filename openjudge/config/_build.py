@@ -314,11 +314,15 @@ def build_job(
     base_dir: Path | None = None,
     use_cache: bool = True,
     members_scored: bool = False,
+    own_process: bool = False,
 ) -> BuiltJob:
     """Build providers (one object per named provider, shared by its graders) and the runner.
 
     ``members_scored`` is for group judging (``openjudge.integrations.verl.group``): each listwise
     grader's result is split into a 0-1 score per member, which aggregators may then mix.
+    ``own_process`` says the process is openjudge's own (``openjudge run``, its Ray workers):
+    the runner then tunes the garbage collector unless ``runner.tune_collector`` is false.
+    Elsewhere (a trainer's worker, your program) it does only if that is true.
 
     Raises:
         ConfigError: A grader's parameters do not fit its constructor, an aggregator mixes
@@ -426,6 +430,6 @@ def build_job(
         show_progress=show_progress,
         timeout=config.runner.timeout_s,
         deadline=config.runner.deadline_s,
-        tune_collector=config.runner.tune_collector,
+        tune_collector=own_process if config.runner.tune_collector is None else config.runner.tune_collector,
     )
     return BuiltJob(runner=runner, providers=providers, grader_providers=grader_providers, cache=cache)

@@ -97,7 +97,7 @@ class GradingRunner:
         timeout: Seconds one pair may take (retries included) before it becomes a timeout error.
         deadline: Seconds the whole run may take; pairs not finished by then become timeout errors.
         tune_collector: Raise the garbage collector's young threshold while the run is active
-            (see :class:`RunSettings`).
+            (off by default: it is process-wide state; see :class:`RunSettings`).
     """
 
     def __init__(
@@ -109,7 +109,7 @@ class GradingRunner:
         *,
         timeout: float | None = 300.0,
         deadline: float | None = None,
-        tune_collector: bool = True,
+        tune_collector: bool = False,
     ) -> None:
         if not grader_configs:
             raise ValueError("grader_configs is empty; give at least one grader")
