@@ -247,6 +247,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         """Ask the judge about ``call`` in this grader's score mode (await it); never raises for a bad reply.
 
         A plain method returning the coroutine: one frame fewer alive per call in flight.
+        Gate: ``python -m bench.runner ratios`` (openjudge over HTTP <= 1.25x raw aiohttp's CPU per call).
         """
         if self.score_mode == "vote":
             return self._vote(call)

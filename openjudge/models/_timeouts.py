@@ -12,6 +12,8 @@ costs no timer work. Its cancel bookkeeping is ``asyncio.Timeout``'s, step for s
 timers of different owners nest on one task as ``asyncio.timeout`` scopes do.
 :class:`TaskTimers` gives code that times sections in whatever task calls it (an HTTP
 client's requests) one such timer per calling task.
+
+Gate: ``python -m bench.runner ratios`` (openjudge over HTTP <= 1.25x raw aiohttp's CPU per call).
 """
 
 from __future__ import annotations

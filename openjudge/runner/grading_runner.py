@@ -10,6 +10,7 @@
   (:func:`~openjudge.models._timeouts.section_timer`): one lazily moved timer per worker
   on asyncio instead of ``asyncio.timeout``'s timer per pair (about 6 µs per pair, a
   sixth of the framework's CPU per judge call), anyio's scope per pair elsewhere.
+  Gate: ``python -m bench.runner ratios`` (framework CPU per judge call <= 0.10x raw aiohttp's).
 """
 
 from __future__ import annotations

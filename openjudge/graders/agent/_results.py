@@ -11,6 +11,8 @@ validating constructor, which raises.
 The result is built with ``GraderScore.model_construct`` and every field given, sharing
 one fields set: pydantic copies it before any change (``model_copy``), and a set per kept
 result would be one more object for the garbage collector to count and scan.
+
+Gate: ``python bench/graders.py --only agent`` (4.7 µs per agent rule-grader call).
 """
 
 from __future__ import annotations
