@@ -277,13 +277,15 @@ class RunnerSpec(_Spec):
 
     Attributes:
         tune_collector: Raise the garbage collector's young threshold while the run is
-            active (see :class:`~openjudge.runner.grading_runner.RunSettings`).
+            active (see :class:`~openjudge.runner.grading_runner.RunSettings`). Unset: on
+            where the process is openjudge's own (``openjudge run`` and its Ray workers),
+            off in a host's process (a trainer's reward worker, a program that builds the job).
     """
 
     max_concurrency: int = Field(default=32, ge=1)
     timeout_s: float | None = Field(default=300.0, gt=0)
     deadline_s: float | None = Field(default=None, gt=0)
-    tune_collector: bool = True
+    tune_collector: bool | None = None
 
 
 class DataSpec(_Spec):

@@ -59,6 +59,7 @@ class BatchGrader:
             source=source,
             base_dir=Path(base_dir) if base_dir is not None else None,
             use_cache=use_cache,
+            own_process=True,  # a grading actor's process is ours
         )
         self._base = replaying_runner(job.runner) if replay else job.runner
         self._deadline_at = deadline_at

@@ -2,7 +2,7 @@
 
 anyio's cancel scopes cost several times more than ``asyncio.timeout`` per use. On
 asyncio we use the native timeout; on other backends (trio) anyio's scope. Both raise
-:class:`TimeoutError`.
+:class:`TimeoutError`. Gate of the lazy timer below: ``python -m bench.runner ratios`` (HTTP <= 1.25x).
 
 :func:`section_timer` serves a task that times many short sections one after another
 (a runner worker, one pair after another). ``asyncio.timeout`` arms a timer on entry and

@@ -19,14 +19,17 @@ class RunSettings:
         show_progress: Draw a progress line on stderr.
         tune_collector: Run under :func:`~openjudge.runner.batch_collector`: the garbage
             collector's young threshold raised from CPython's 700 to 10,000 while the run is
-            active (why, and what is put back when: see there).
+            active (why, and what is put back when: see there). Off by default: the
+            collector's thresholds belong to the whole process, and a library changes no
+            process-wide state of its host (a trainer, your program); ``openjudge run``
+            turns it on in its own processes.
     """
 
     max_concurrency: int = 32
     timeout: float | None = 300.0
     deadline: float | None = None
     show_progress: bool = True
-    tune_collector: bool = True
+    tune_collector: bool = False
 
     def __post_init__(self) -> None:
         if self.max_concurrency < 1:
