@@ -1,10 +1,22 @@
-"""Shared fixtures: the anyio backend, and a private judge-cache folder per test."""
+"""Shared fixtures (tests/_fixtures), and the test tiers.
+
+Tiers: ``bash scripts/test.sh`` runs everything (CI runs it); ``bash scripts/test.sh --fast``
+is the edit-test loop: it leaves out the tests marked ``slow`` (real trainers, Ray, real
+models, runs of thousands of samples, anything over a few seconds) and ``e2e`` (a real
+llama.cpp server). A new test that needs more than a few seconds is marked
+``@pytest.mark.slow`` (a module of them: ``pytestmark = pytest.mark.slow``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+from tests._fixtures.judge import fresh_judge_server, judge_latency, judge_server
+from tests._fixtures.ray import ray_session, run_ray_tests_last
+
+__all__ = ["fresh_judge_server", "judge_latency", "judge_server", "ray_session"]
 
 
 @pytest.fixture
@@ -18,3 +30,9 @@ def _private_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     home = tmp_path_factory.mktemp("cache-home")
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     return home
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # trylast: after pytest's own ordering of fixtures by scope.
+    run_ray_tests_last(items)

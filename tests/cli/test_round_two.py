@@ -9,19 +9,10 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.cli.test_user_flows import JOB, openjudge, results
-
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.0) as server:
-        yield server
 
 
 def write_samples(path: Path, n: int, directive: str = "") -> None:
@@ -40,12 +31,12 @@ def write_samples(path: Path, n: int, directive: str = "") -> None:
 
 
 def test_a_rerun_after_an_outage_re_attempts_the_failed_calls_and_leaves_every_sample_scored(
-    tmp_path: Path, judge: JudgeServerProcess
+    tmp_path: Path, judge_server: JudgeServerProcess
 ) -> None:
     # The judge answers 503 to each sample's first request (it is "down"), then serves it.
     write_samples(tmp_path / "data.jsonl", 12, directive="#oj:status=503,times=1")
     (tmp_path / "job.yaml").write_text(
-        JOB.format(base_url=judge.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
+        JOB.format(base_url=judge_server.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
     )
     args = ("run", "job.yaml", "--data", "data.jsonl", "--no-progress")
     down = openjudge(*args, cwd=tmp_path)
@@ -53,10 +44,10 @@ def test_a_rerun_after_an_outage_re_attempts_the_failed_calls_and_leaves_every_s
     assert "every grader result failed: 12 of 12 grader results in results.jsonl are errors" in down.stderr
     assert {r["quality"]["kind"] for r in results(tmp_path / "results.jsonl").values()} == {"provider_error"}
 
-    judge.reset_stats()
+    judge_server.reset_stats()
     up = openjudge(*args, cwd=tmp_path)
     assert up.returncode == 0, up.stderr
-    assert judge.stats().chat_requests == 12  # only the failed calls, once each
+    assert judge_server.stats().chat_requests == 12  # only the failed calls, once each
     rows = results(tmp_path / "results.jsonl")
     assert sorted(rows) == sorted(f"s{i}" for i in range(12))
     assert [rows[f"s{i}"]["quality"]["score"] for i in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
@@ -65,27 +56,27 @@ def test_a_rerun_after_an_outage_re_attempts_the_failed_calls_and_leaves_every_s
     assert "re-attempted 12 samples whose results in results.jsonl had failed for system reasons" in up.stdout
     assert (tmp_path / "results.jsonl.bak").exists()  # the file with the errors, kept
 
-    judge.reset_stats()
+    judge_server.reset_stats()
     done = openjudge(*args, cwd=tmp_path)  # nothing left to do: nothing asked
-    assert done.returncode == 0 and judge.stats().chat_requests == 0
+    assert done.returncode == 0 and judge_server.stats().chat_requests == 0
     assert "0 samples graded, 12 samples already complete in results.jsonl\n" in done.stdout
 
 
-def test_keep_errors_keeps_the_failed_results(tmp_path: Path, judge: JudgeServerProcess) -> None:
+def test_keep_errors_keeps_the_failed_results(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
     write_samples(tmp_path / "data.jsonl", 3, directive="#oj:status=503,times=1")
     (tmp_path / "job.yaml").write_text(
-        JOB.format(base_url=judge.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
+        JOB.format(base_url=judge_server.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
     )
     args = ("run", "job.yaml", "--data", "data.jsonl", "--no-progress")
     assert openjudge(*args, cwd=tmp_path).returncode == 3
-    judge.reset_stats()
+    judge_server.reset_stats()
     kept = openjudge(*args, "--keep-errors", cwd=tmp_path)
     assert kept.returncode == 3  # the file is still all errors
-    assert judge.stats().chat_requests == 0
+    assert judge_server.stats().chat_requests == 0
 
 
 def test_max_error_rate_judges_the_whole_file_so_a_rerun_with_the_judge_down_fails_too(
-    tmp_path: Path, judge: JudgeServerProcess
+    tmp_path: Path, judge_server: JudgeServerProcess
 ) -> None:
     lines = [
         json.dumps({"id": f"s{i}", "answer": f"answer {i}" + (" #oj:status=503" if i % 3 == 0 else "")})
@@ -93,7 +84,7 @@ def test_max_error_rate_judges_the_whole_file_so_a_rerun_with_the_judge_down_fai
     ]
     (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (tmp_path / "job.yaml").write_text(
-        JOB.format(base_url=judge.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
+        JOB.format(base_url=judge_server.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
     )
     args = ("run", "job.yaml", "--data", "data.jsonl", "--no-progress", "--max-error-rate", "0.1")
     first = openjudge(*args, cwd=tmp_path)
@@ -267,13 +258,15 @@ def test_validate_names_three_independent_mistakes_in_one_pass(tmp_path: Path) -
 # ---------------------------------------------------------------- 3. fail before spending
 
 
-def test_run_refuses_a_mapper_that_no_record_can_fill(tmp_path: Path, judge: JudgeServerProcess) -> None:
+def test_run_refuses_a_mapper_that_no_record_can_fill(
+    tmp_path: Path, judge_server: JudgeServerProcess
+) -> None:
     write_samples(tmp_path / "data.jsonl", 5)
     extra = "  exact: {type: string_match, mapper: {response: answer, reference: ground_truth}}\n"
     (tmp_path / "job.yaml").write_text(
-        JOB.format(base_url=judge.base_url, template="Rate: {answer}", extra=extra), encoding="utf-8"
+        JOB.format(base_url=judge_server.base_url, template="Rate: {answer}", extra=extra), encoding="utf-8"
     )
-    judge.reset_stats()
+    judge_server.reset_stats()
     done = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
@@ -282,5 +275,5 @@ def test_run_refuses_a_mapper_that_no_record_can_fill(tmp_path: Path, judge: Jud
         "error: nothing was graded: fix the mapper (or the data), then rerun; "
         "'openjudge validate job.yaml --data data.jsonl' checks it without grading",
     ]
-    assert judge.stats().chat_requests == 0
+    assert judge_server.stats().chat_requests == 0
     assert not (tmp_path / "results.jsonl").exists()
