@@ -45,7 +45,7 @@ def results(path: Path) -> dict[str, dict[str, dict[str, object]]]:
     return out
 
 
-# ---------------------------------------------------------------- 1. resume is bound to the config
+# ---------------------------------------------------------------- resume is bound to the config
 
 
 def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_them(
@@ -150,7 +150,7 @@ def test_an_edited_prompt_is_refused_and_an_added_grader_is_graded(
     assert [rows[f"s{i}"]["quality"]["score"] for i in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
 
 
-# ---------------------------------------------------------------- 2, 3, 5. YAML errors, no tracebacks
+# ---------------------------------------------------------------- YAML errors, no tracebacks
 
 
 def test_duplicate_keys_and_bad_values_are_reported_with_lines(tmp_path: Path) -> None:
@@ -197,7 +197,7 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     assert stderr == ""
 
 
-# ---------------------------------------------------------------- 6. data problems, failing runs
+# ---------------------------------------------------------------- data problems, failing runs
 
 
 def test_validate_checks_the_data_against_mappers_and_placeholders(tmp_path: Path) -> None:
@@ -261,7 +261,7 @@ def test_max_error_rate_fails_a_partly_failing_run(tmp_path: Path, judge_server:
     assert "3 of 10 grader results in b.jsonl are errors (30.0%), above --max-error-rate 0.2" in strict.stderr
 
 
-# ---------------------------------------------------------------- 7. judge time and queue time apart
+# ---------------------------------------------------------------- judge time and queue time apart
 
 
 def test_queue_time_is_not_judge_latency(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
@@ -286,7 +286,7 @@ def test_queue_time_is_not_judge_latency(tmp_path: Path, judge_server: JudgeServ
     assert sum(queued) >= latency * n * (n - 1) / 2 * 0.95
 
 
-# ---------------------------------------------------------------- 8, 10. name, version, usage
+# ---------------------------------------------------------------- name, version, usage
 
 
 def test_version_and_usage_errors(tmp_path: Path) -> None:
@@ -327,7 +327,7 @@ def test_estimate_says_what_it_assumes(tmp_path: Path) -> None:
     )
 
 
-# ---------------------------------------------------------------- issue 12: datasets never crash or lose a record
+# ---------------------------------------------------------------- datasets never crash or lose a record
 
 
 def test_hostile_datasets_become_invalid_input_rows_and_nothing_is_lost(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from openjudge.graders.math import MathAnswerEquivalenceGrader
 pytest.importorskip("math_verify")
 
 SUITES = Path(__file__).parent / "suites"
-# Thresholds from issue 21: math-verify's own suite >= 95 %, every other suite >= 90 %.
+# Agreement floors: math-verify's own suite >= 95 %, every other suite >= 90 %.
 THRESHOLDS = {"math_verify": 0.95}
 HEADER_FIELDS = {"suite", "source_repo", "source_path", "commit", "licence", "cases"}
 
