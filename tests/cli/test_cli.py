@@ -239,6 +239,7 @@ runner:
 """
 
 
+@pytest.mark.slow  # a 200-sample run in a subprocess, stopped, then finished (7 s each)
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
 def test_interrupted_run_resumes_without_duplicates_or_gaps(
     tmp_path: Path, judge_server: JudgeServerProcess, stop: signal.Signals

@@ -27,6 +27,8 @@ from openjudge.models.policy import ProviderLimits
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.distributed.helpers import graded, ids_in, judge_score, write_job, write_samples
 
+pytestmark = pytest.mark.slow  # Ray: a local cluster, 10,000 samples (2-3 minutes)
+
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 8  # the provider's max_concurrency: 4 per worker
 

@@ -43,7 +43,19 @@ async def run_blocks(page: Path, blocks: list[str]) -> None:
             await outcome
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)], ids=lambda p: p.name)
+# Pages whose examples start Ray or run VERL's own managers take seconds to a minute.
+HEAVY_PAGES = {"ray.md", "verl.md"}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        pytest.param(p, marks=pytest.mark.slow) if p.name in HEAVY_PAGES else p
+        for p in PAGES
+        if python_blocks(p)
+    ],
+    ids=lambda p: p.name,
+)
 def test_page_examples_run(page: Path, judge_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENJUDGE_REPO", str(ROOT))

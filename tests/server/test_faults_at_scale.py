@@ -11,6 +11,7 @@ import time
 from collections import Counter
 
 import anyio
+import pytest
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
@@ -18,6 +19,8 @@ from openjudge.providers.openai import OpenAIChatModel
 from openjudge.results import GraderError, GraderScore
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.judge_server import JudgeServerProcess
+
+pytestmark = pytest.mark.slow  # 2,000 samples against a faulty judge (20 s)
 
 N = 2000
 PROVIDER_LIMIT = 24

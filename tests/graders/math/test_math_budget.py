@@ -13,6 +13,8 @@ import pytest
 from openjudge.graders.base_grader import GraderScore
 from openjudge.graders.math import MathAnswerEquivalenceGrader
 
+pytestmark = pytest.mark.slow  # hanging checks run out their budget; one in a Ray actor
+
 ROOT = Path(__file__).resolve().parents[3]
 BUDGET_S = 1.0
 

@@ -12,6 +12,8 @@ import pytest
 from openjudge.graders.base_grader import GraderScore
 from openjudge.graders.math import MathAnswerEquivalenceGrader
 
+pytestmark = pytest.mark.slow  # every labelled suite (10 s)
+
 pytest.importorskip("math_verify")
 
 SUITES = Path(__file__).parent / "suites"

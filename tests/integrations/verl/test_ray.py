@@ -38,6 +38,8 @@ from tests.integrations.verl.helpers import (
 )
 from tests.integrations.verl.test_streaming import AGENT_GRADERS, BROKEN, PARIS, PARIS_TWICE
 
+pytestmark = pytest.mark.slow  # VERL's reward actors on Ray (half a minute)
+
 
 @pytest.fixture(scope="module")
 def reward_loop(

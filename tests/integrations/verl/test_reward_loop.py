@@ -29,6 +29,8 @@ from tests.integrations.verl.helpers import (
 )
 from tests.integrations.verl.seed_functions import LengthRank
 
+pytestmark = pytest.mark.slow  # VERL's own managers on real batches (seconds per test)
+
 TOKENIZER = make_tokenizer(words_of(FAULT_PROMPTS, ["extra", "words"]))
 
 
