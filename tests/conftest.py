@@ -9,6 +9,7 @@ llama.cpp server). A new test that needs more than a few seconds is marked
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -24,10 +25,23 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+_CACHE_HOMES = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def _cache_homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache-homes")
+
+
 @pytest.fixture(autouse=True)
-def _private_cache_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Judge caches default to $XDG_CACHE_HOME; keep each test's out of the user's home."""
-    home = tmp_path_factory.mktemp("cache-home")
+def _private_cache_home(_cache_homes: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Judge caches default to $XDG_CACHE_HOME; keep each test's out of the user's home.
+
+    Numbered here rather than by ``mktemp``, which lists its folder on every call: over
+    the whole suite that grew quadratic (about 5 s).
+    """
+    home = _cache_homes / str(next(_CACHE_HOMES))
+    home.mkdir()
     monkeypatch.setenv("XDG_CACHE_HOME", str(home))
     return home
 
