@@ -37,10 +37,9 @@ DATASET = [
 ]
 
 
-def litellm_on_its_own_transport(judge_spec: str = "litellm:") -> None:
+def need_litellm_on_its_own_transport() -> None:
     """Skip without the litellm extra; litellm runs on its default (aiohttp) transport."""
-    if judge_spec.startswith("litellm:"):
-        assert need_litellm().disable_aiohttp_transport is False
+    assert need_litellm().disable_aiohttp_transport is False
 
 
 async def grade(judge: ChatClient) -> list[GraderScore]:
@@ -59,7 +58,8 @@ async def grade(judge: ChatClient) -> list[GraderScore]:
     ],
 )
 async def test_model_string_switch_keeps_scores(judge_server: JudgeServerProcess, judge_spec: str) -> None:
-    litellm_on_its_own_transport(judge_spec)
+    if judge_spec.startswith("litellm:"):
+        need_litellm_on_its_own_transport()
     judge = resolve_model(
         judge_spec.format(model=DEFAULT_MODEL, url=judge_server.base_url),
         api_key="x",
@@ -71,7 +71,7 @@ async def test_model_string_switch_keeps_scores(judge_server: JudgeServerProcess
 
 
 async def test_both_providers_give_identical_results(judge_server: JudgeServerProcess) -> None:
-    litellm_on_its_own_transport()
+    need_litellm_on_its_own_transport()
     direct = OpenAIChatModel(
         DEFAULT_MODEL, api_key="x", base_url=judge_server.base_url, temperature=0.0, seed=0
     )
@@ -90,7 +90,8 @@ async def test_both_providers_give_identical_results(judge_server: JudgeServerPr
 async def test_a_hung_server_is_bounded_by_the_policy_timeout(
     judge_server: JudgeServerProcess, judge_spec: str
 ) -> None:
-    litellm_on_its_own_transport(judge_spec)
+    if judge_spec.startswith("litellm:"):
+        need_litellm_on_its_own_transport()
     judge = resolve_model(
         judge_spec.format(model=DEFAULT_MODEL, url=judge_server.base_url),
         api_key="x",
