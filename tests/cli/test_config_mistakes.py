@@ -8,8 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from openjudge.testing.judge_server import JudgeServerProcess
-from tests.cli.test_reruns import write_samples
-from tests.cli.test_user_flows import JOB, openjudge
+from tests.cli._support import JOB, openjudge, write_samples
 
 
 def test_validate_names_three_independent_mistakes_in_one_pass(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from tests.cli.test_user_flows import openjudge, results
+from tests.cli._support import openjudge, results
 
 GRADER_MODULE = '''
 from openjudge.graders.base_grader import BaseGrader

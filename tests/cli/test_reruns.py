@@ -9,20 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from openjudge.testing.judge_server import JudgeServerProcess
-from tests.cli.test_user_flows import JOB, openjudge, results
+from tests.cli._support import JOB, openjudge, results, write_samples
 
-
-def write_samples(path: Path, n: int, directive: str = "") -> None:
-    """``n`` samples; ``times=K`` fault budgets are per message, so each test's messages differ."""
-    path.write_text(
-        "".join(
-            json.dumps({"id": f"s{i}", "answer": f"{path.parent.name} {i} {directive} #oj:score={1 + i % 5}"})
-            + "\n"
-            for i in range(n)
-        ),
-        encoding="utf-8",
-    )
+pytestmark = pytest.mark.slow  # the command in a subprocess, several runs per test
 
 
 def test_a_rerun_after_an_outage_re_attempts_the_failed_calls_and_leaves_every_sample_scored(

@@ -12,37 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from openjudge.jobs._results import read_header, read_results
+import pytest
+
+from openjudge.jobs._results import read_header
 from openjudge.jobs._summary import format_cost
 from openjudge.testing.judge_server import JudgeServerProcess
+from tests.cli._support import JOB, ROOT, openjudge, results
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def openjudge(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
-    done = subprocess.run(
-        [sys.executable, "-m", "openjudge", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
-
-
-def results(path: Path) -> dict[str, dict[str, dict[str, object]]]:
-    out: dict[str, dict[str, dict[str, object]]] = {}
-    for record in read_results(path):
-        entries = record["results"]
-        assert isinstance(entries, dict)
-        out[str(record["id"])] = {
-            name: dict(entry) for name, entry in entries.items() if isinstance(entry, dict)
-        }
-    return out
+pytestmark = pytest.mark.slow  # the command in a subprocess, several runs per test
 
 
 # ---------------------------------------------------------------- resume is bound to the config
@@ -94,18 +71,6 @@ def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_t
     assert results(tmp_path / "results.jsonl.bak") == before
     header = read_header(tmp_path / "results.jsonl")
     assert header is not None and set(header.job.graders) == {"trajectory", "action_loop", "answer", "format"}
-
-
-JOB = """
-providers:
-  judge: {{kind: openai, model: m, base_url: "{base_url}", api_key: sk-test, max_retries: 0}}
-graders:
-  quality:
-    type: llm
-    provider: judge
-    params: {{template: "{template}", score_range: [1, 5]}}
-{extra}cache: {{enabled: false}}
-"""
 
 
 def write_data(path: Path, n: int, *, failing: tuple[int, ...] = ()) -> Path:
