@@ -24,15 +24,6 @@ if [ "${1:-}" = "--fast" ]; then
   shift
 fi
 
-installed_here() {
-  # The project is installed (editable) from this checkout, not from another clone.
-  "$PY" - <<'PYCHECK' 2>/dev/null
-import pathlib, sys
-import openjudge
-sys.exit(pathlib.Path(openjudge.__file__).resolve().parents[1] != pathlib.Path.cwd().resolve())
-PYCHECK
-}
-
 lint() {
   echo "== ruff (${SECONDS}s)"
   "$PY" -m ruff check .
@@ -41,9 +32,24 @@ lint() {
   "$PY" -c "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())" --no-cache
 }
 
+imported_from() {
+  # Where a Python started outside the checkout imports openjudge from: what the tests'
+  # subprocesses (the command, workers, the judge server) run. (Started here, Python would
+  # find this checkout's openjudge in the current folder whatever is installed.)
+  local python
+  python="$(command -v "$PY")" || return 0
+  (cd / && "$python" -c 'import openjudge, pathlib; print(pathlib.Path(openjudge.__file__).resolve().parents[1])' 2>/dev/null) || true
+}
+
+installed_here() {
+  # The project is installed (editable) from this checkout, not from another clone.
+  [ "$(imported_from)" = "$(pwd -P)" ]
+}
+
 if [ "$FAST" = 1 ]; then
   if ! installed_here; then
-    echo "test.sh --fast: openjudge is not imported from this checkout; run \`bash scripts/test.sh\` once (it installs it)" >&2
+    echo "test.sh --fast: Python imports openjudge from $(imported_from || true), not from $(pwd -P):" \
+      "run \`bash scripts/test.sh\` once (it installs this checkout)" >&2
     exit 1
   fi
   echo "== environment check"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -85,8 +86,9 @@ def test_without_the_litellm_extra_the_providers_work_and_litellm_names_its_extr
         "  q: {type: llm, provider: judge, params: {template: 'Rate {response}'}}\n",
         encoding="utf-8",
     )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # this checkout
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, check=False, capture_output=True, text=True
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, check=False, capture_output=True, text=True
     )
     hint = "the litellm provider needs litellm: pip install 'openjudge-graders[litellm]'"
     assert done.stdout.splitlines() == ["OpenAIChatModel VLLMChatModel AzureChatModel", hint]
