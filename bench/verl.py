@@ -46,7 +46,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers  # type: ignore[import-
 from transformers import PreTrainedTokenizerFast
 from verl import DataProto
 
-from bench.runner import report
+from bench.common import report
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.scoring._scorer import RewardScorer

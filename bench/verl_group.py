@@ -37,7 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 
-from bench.runner import report
+from bench.common import report
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.comparison import (
     AnchorComparisonGrader,

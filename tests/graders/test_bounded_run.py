@@ -21,6 +21,8 @@ import pytest
 
 from .code._support import is_running
 
+pytestmark = pytest.mark.slow  # runs stopped by timeouts and SIGTERM wait them out (5 s each)
+
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "openjudge-busy-marker"
 CONFIG = """

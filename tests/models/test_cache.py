@@ -112,38 +112,39 @@ class JudgeV2(LLMGrader):
     version = "2"
 
 
-def test_second_run_is_served_from_disk_and_changes_miss(tmp_path: Path) -> None:
+def test_second_run_is_served_from_disk_and_changes_miss(
+    tmp_path: Path, judge_server: JudgeServerProcess
+) -> None:
     data = [{"text": f"answer {i} #oj:score={1 + i % 5}"} for i in range(40)]
-    with JudgeServerProcess() as server:
 
-        def model(cache: JudgeCache) -> OpenAIChatModel:
-            return OpenAIChatModel(
-                "judge",
-                api_key="sk-test",
-                base_url=server.base_url,
-                temperature=0.0,
-                policy=ProviderPolicy(retry=RetryPolicy(max_attempts=2)),
-            ).with_cache(cache)
+    def model(cache: JudgeCache) -> OpenAIChatModel:
+        return OpenAIChatModel(
+            "judge",
+            api_key="sk-test",
+            base_url=judge_server.base_url,
+            temperature=0.0,
+            policy=ProviderPolicy(retry=RetryPolicy(max_attempts=2)),
+        ).with_cache(cache)
 
-        first_cache = JudgeCache(tmp_path / "cache.sqlite")
-        first = anyio.run(grading_runner(model(first_cache), "Rate: {response}").arun, data)
-        assert server.stats().chat_requests == 40 and first_cache.misses == 40
-        first_cache.close()
+    first_cache = JudgeCache(tmp_path / "cache.sqlite")
+    first = anyio.run(grading_runner(model(first_cache), "Rate: {response}").arun, data)
+    assert judge_server.stats().chat_requests == 40 and first_cache.misses == 40
+    first_cache.close()
 
-        server.reset_stats()
-        cache = JudgeCache(tmp_path / "cache.sqlite")  # a new run, a new process would do the same
-        second = anyio.run(grading_runner(model(cache), "Rate: {response}").arun, data)
-        assert server.stats().chat_requests == 0  # zero HTTP calls
-        assert cache.hits == 40
-        assert [r.score for r in second["judge"] if isinstance(r, GraderScore)] == [
-            r.score for r in first["judge"] if isinstance(r, GraderScore)
-        ]
-        assert second.usage["judge"].requests == 0
+    judge_server.reset_stats()
+    cache = JudgeCache(tmp_path / "cache.sqlite")  # a new run, a new process would do the same
+    second = anyio.run(grading_runner(model(cache), "Rate: {response}").arun, data)
+    assert judge_server.stats().chat_requests == 0  # zero HTTP calls
+    assert cache.hits == 40
+    assert [r.score for r in second["judge"] if isinstance(r, GraderScore)] == [
+        r.score for r in first["judge"] if isinstance(r, GraderScore)
+    ]
+    assert second.usage["judge"].requests == 0
 
-        anyio.run(grading_runner(model(cache), "Rate this: {response}").arun, data[:5])
-        assert server.stats().chat_requests == 5  # a changed prompt misses
-        anyio.run(grading_runner(model(cache), "Rate: {response}", JudgeV2).arun, data[:5])
-        assert server.stats().chat_requests == 10  # so does a new grader version
+    anyio.run(grading_runner(model(cache), "Rate this: {response}").arun, data[:5])
+    assert judge_server.stats().chat_requests == 5  # a changed prompt misses
+    anyio.run(grading_runner(model(cache), "Rate: {response}", JudgeV2).arun, data[:5])
+    assert judge_server.stats().chat_requests == 10  # so does a new grader version
 
 
 async def test_an_unusable_cache_is_bypassed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -289,6 +289,7 @@ async def test_trio_gets_a_clear_error() -> None:
     assert not info.value.retryable
 
 
+@pytest.mark.slow  # a fresh interpreter importing litellm (5 s)
 def test_litellm_is_imported_only_when_a_model_is_built() -> None:
     # In a fresh interpreter: importing every provider module leaves litellm alone; building
     # a model imports it (blocked here, which also shows the ImportError names the extra).

@@ -19,6 +19,7 @@ from openjudge.providers._registry import (
 )
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.vllm import VLLMChatModel
+from tests._fixtures.extras import need_litellm
 
 
 @pytest.mark.parametrize(
@@ -68,6 +69,7 @@ def test_resolve_builds_each_kind_with_overrides(monkeypatch: pytest.MonkeyPatch
     discovering = resolve_model("vllm:@http://host:8000/v1")
     assert isinstance(discovering, VLLMChatModel) and discovering.model == ""
 
+    need_litellm()  # azure and litellm models load litellm when built
     monkeypatch.setenv("AZURE_API_KEY", "az-key")
     azure = resolve_model("azure:my-deployment", base_url="https://res.openai.azure.com")
     assert isinstance(azure, AzureChatModel) and azure.deployment == "my-deployment"
@@ -107,6 +109,8 @@ def test_table_is_explicit_and_lazy() -> None:
     ],
 )
 def test_every_factory_takes_the_config_keywords(kind: str, model: str, base_url: str | None) -> None:
+    if kind in ("azure", "litellm"):
+        need_litellm()
     # Exactly what openjudge.config._build.build_provider passes.
     built = load_factory(kind)(
         model,

@@ -19,6 +19,8 @@ from openjudge.integrations.trl import OpenJudgeRewards
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.trl.helpers import make_trainer, write_graders_yaml
 
+pytestmark = pytest.mark.slow  # a real TRL GRPOTrainer
+
 PROMPT = "what is 2+2 ?"
 
 

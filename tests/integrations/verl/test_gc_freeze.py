@@ -12,6 +12,8 @@ import pytest
 
 from openjudge.integrations.verl._gc_freeze import GC_FREEZE_ENV
 
+pytestmark = pytest.mark.slow  # VERL reward workers built in a fresh interpreter
+
 # Run in a child: freezing is once per process, and the test process's state is not ours.
 PROBE = """
 import gc, json, weakref

@@ -25,6 +25,8 @@ from tests.integrations.verl.helpers import (
     words_of,
 )
 
+pytestmark = pytest.mark.slow  # real VERL managers and trainers (seconds per test)
+
 ROOT = Path(__file__).resolve().parents[3]
 TOKENIZER = make_tokenizer(words_of(FAULT_PROMPTS))
 

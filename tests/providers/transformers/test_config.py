@@ -18,6 +18,8 @@ from openjudge.providers.transformers import TransformersChatModel, Transformers
 from openjudge.providers.vllm_reward import RewardModelClient
 from tests.providers.transformers.helpers import direct_reward
 
+pytestmark = pytest.mark.slow  # real (tiny) models run forward passes and generate
+
 QUESTIONS = [
     "what is 2+2?",
     "capital of france?",

@@ -13,7 +13,7 @@ from openjudge.integrations.verl._scoring import shared_scorer
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
 from tests.providers.transformers.helpers import direct_reward
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real (tiny) models run forward passes and generate
 
 
 def write_config(tmp_path: Path, reward: Path, judge: Path, prompt_field: str) -> Path:

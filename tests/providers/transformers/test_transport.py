@@ -31,7 +31,7 @@ from tests.providers.transformers.helpers import (
     until,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real (tiny) models run forward passes and generate
 
 GREEDY = Sampling(temperature=0.0)
 
