@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_user_flows import openjudge, results
+from tests.cli._support import openjudge, results
+
+pytestmark = pytest.mark.slow  # the command in a subprocess
 
 # A grader beside the config that scores each sample with the young threshold it ran under.
 PROBE = """
