@@ -40,8 +40,18 @@ def _json_escape(match: re.Match[str]) -> str:
 
 
 def has_surrogate(text: str) -> bool:
-    """Whether ``text`` holds a lone surrogate (and so cannot be encoded as UTF-8)."""
-    return SURROGATE.search(text) is not None
+    """Whether ``text`` holds a lone surrogate (and so cannot be encoded as UTF-8).
+
+    Constant time for ASCII text, a C-speed encode otherwise (several times faster than a
+    regex scan).
+    """
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def encodable(text: str) -> str:

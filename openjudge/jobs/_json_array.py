@@ -34,6 +34,8 @@ import re
 from collections.abc import Iterator
 from typing import IO, cast
 
+from openjudge._text import has_surrogate
+
 __all__ = ["ElementTooLarge", "JsonArrayReader", "JsonArraySyntaxError", "NotUtf8", "UnreadableElement"]
 
 _NON_SPACE = re.compile(r"[^ \t\n\r]")
@@ -123,7 +125,7 @@ class JsonArrayReader:
         if not chunk:
             self._eof = True
             return False  # the buffer is unchanged: positions into it stay valid
-        if not self._undecodable and _SURROGATE.search(chunk) is not None:
+        if not self._undecodable and has_surrogate(chunk):
             self._undecodable = True
         if self._pos > len(self._buf) // 2:  # drop what was consumed, amortised O(1)
             self._line_at(self._pos)

@@ -328,13 +328,25 @@ class ResultsWriter:
 
 
 def _line_bytes(model: BaseModel) -> bytes:
-    """One line of the file: the model as JSON, its texts made encodable if they must be."""
+    """One line of the file: the model as JSON, its texts made encodable if they must be.
+
+    Pydantic refuses a lone surrogate in a value but writes one in a dict key as U+FFFD
+    characters, so a line holding U+FFFD (rare) is written the slow way too, by the one rule.
+    """
     try:
         text = model.model_dump_json()
     except PydanticSerializationError:  # a lone surrogate (the only text UTF-8 cannot hold)
-        clean = encodable_json(cast(JsonValue, model.model_dump(mode="json")))
-        text = type(model).model_validate(clean).model_dump_json()
+        text = _encodable_dump(model)
+    else:
+        if not text.isascii() and "\ufffd" in text:
+            text = _encodable_dump(model)
     return (text + "\n").encode("utf-8")
+
+
+def _encodable_dump(model: BaseModel) -> str:
+    # Python mode: mode="json" would already have turned a key's surrogate into U+FFFD.
+    clean = encodable_json(cast(JsonValue, model.model_dump()))
+    return type(model).model_validate(clean).model_dump_json()
 
 
 def _lock(fd: int, path: Path) -> None:
