@@ -24,7 +24,11 @@ positions, so a bad record could not be reported by file line, and its yajl back
 the whole file on valid JSON it cannot hold (``integer overflow`` on a 5,000-digit number)
 where this reader reports the one element and reads on. Measured with ``python -m
 bench.json_array`` (60,000 agent records, 33 MB, CPU time, one 2-core machine under load):
-this reader 0.40 s, ijson's yajl2_c 0.35 s, ``json.load`` of the whole file 0.76 s.
+this reader 0.40 s, ijson's yajl2_c 0.35 s, ``json.load`` of the whole file 0.76 s. The
+checks for hostile elements (a constant-time ASCII test or one C-speed encode per chunk for
+bytes that are not UTF-8, a length test per element) cost about 2 % on ASCII text and 6 %
+on text with accents and emoji (old and new reader interleaved in one process, best of 5:
+0.186 s and 0.191 s; 0.339 s and 0.361 s).
 """
 
 from __future__ import annotations
