@@ -256,9 +256,9 @@ def iter_csv(path: Path, limit: int) -> Iterator[Parsed | Rejected]:
                 end = lines.count
                 yield Rejected(start, f"line {start}: invalid CSV ({exc})")
                 continue
-            except _LineTooLong:
+            except _LineTooLong:  # the long line itself: a quoted row may have begun before it
                 end = lines.count
-                yield Rejected(start, f"line {end}: {_too_long(limit, 'character')}")
+                yield Rejected(end, f"line {end}: {_too_long(limit, 'character')}")
                 continue
             end = lines.count
             if not row:
