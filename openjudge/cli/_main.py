@@ -7,6 +7,7 @@ its arguments to its parser and a function that runs it and returns the exit cod
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
@@ -166,8 +167,16 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
+def _encodable_stdout() -> None:
+    """Print a lone surrogate from a dataset or a response as ``\\udXXX`` (the rule of
+    :mod:`openjudge._text`; stderr already does) instead of failing on it."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``openjudge`` console script."""
+    _encodable_stdout()
     args = _parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

@@ -299,6 +299,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             format=config.data.format,
             id_field=config.data.id_field,
             inputs={name: BoundGrader(name, cfg).inputs for name, cfg in job.runner.grader_configs.items()},
+            max_record_bytes=config.data.max_record_bytes,
         )
         title = f"openjudge: {args.config.name}"
         write_report(out, args.report, title=title, prices=priced, samples=source)

@@ -30,6 +30,7 @@ from openjudge.models.policy import ProviderLimits
 
 __all__ = [
     "AGGREGATOR_TYPES",
+    "DEFAULT_MAX_RECORD_BYTES",
     "PROVIDER_KINDS",
     "AggregatorSpec",
     "CacheSpec",
@@ -288,13 +289,25 @@ class RunnerSpec(_Spec):
     tune_collector: bool | None = None
 
 
+DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""The default cap on one dataset record's size (``data.max_record_bytes``): 64 MiB."""
+
+
 class DataSpec(_Spec):
-    """Where samples come from (``--data`` overrides ``path``)."""
+    """Where samples come from (``--data`` overrides ``path``).
+
+    Attributes:
+        max_record_bytes: The largest record read: a JSON Lines line, a CSV line or a JSON
+            array element (counted in characters there) past it is recorded as malformed
+            without being held in memory, so memory is bounded by this cap, not by the
+            largest record.
+    """
 
     path: str | None = None
     format: Literal["auto", "jsonl", "json", "csv"] = "auto"
     id_field: str = "id"
     on_error: Literal["skip", "fail"] = "skip"
+    max_record_bytes: int = Field(default=DEFAULT_MAX_RECORD_BYTES, ge=1)
 
 
 class CacheSpec(_Spec):

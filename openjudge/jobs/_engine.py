@@ -146,8 +146,15 @@ def count_records(path: Path, fmt: str) -> int | None:
     """Non-blank lines of a JSON Lines file (cheap, streamed); ``None`` for other formats."""
     if fmt not in ("auto", "jsonl") or path.suffix.lower() not in (".jsonl", ".ndjson", ".jsonlines"):
         return None
+    count = 0
+    content = False
     with path.open("rb") as f:
-        return sum(1 for line in f if line.strip())
+        while piece := f.readline(1 << 16):  # in bounded pieces: a line may be of any length
+            content = content or not piece.isspace()
+            if piece.endswith(b"\n"):
+                count += content
+                content = False
+    return count + content
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
@@ -299,7 +306,13 @@ def _samples_to_grade(
 ) -> Iterator[SampleRecord]:
     """The dataset's samples that still need grading; bad records and finished samples are
     written or skipped on the way (lazily, as the back end pulls)."""
-    for record in iter_samples(data_path, format=data.format, on_error=data.on_error, id_key=data.id_field):
+    for record in iter_samples(
+        data_path,
+        format=data.format,
+        on_error=data.on_error,
+        id_key=data.id_field,
+        max_record_bytes=data.max_record_bytes,
+    ):
         if isinstance(record, BadRecord):
             if not results.is_done(record.id):
                 results.write_bad(record)

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import anyio
 
+from openjudge._text import encodable
 from openjudge.config import ConfigError
 from openjudge.integrations._shared import FailureLog
 from openjudge.integrations.scoring._guard import FailureRateExceeded, SampleFailed, is_outage
@@ -420,7 +421,7 @@ class RewardScorer:
         extra.update(score_entries(name, result))
         extra[f"{score_key(name)}/error_kind"] = result.kind if isinstance(result, GraderError) else ""
         if self.settings.include_reasons and name in self.grader_names:
-            extra[f"{score_key(name)}/reason"] = result.reason
+            extra[f"{score_key(name)}/reason"] = encodable(result.reason)  # trainers dump it as UTF-8
 
     def _circuit_open(self, provider: str) -> ScoredSample:
         extra: dict[str, ExtraValue] = {}

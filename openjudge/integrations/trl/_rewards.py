@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 
+from openjudge._text import encodable
 from openjudge.config import ConfigError
 from openjudge.integrations.scoring._ledger import FailureLedger, process_ledger
 from openjudge.integrations.scoring._loader import ProcessCache, describe_providers, load_job, settings_path
@@ -267,7 +268,7 @@ class OpenJudgeRewards:
                 if callable(log_extra):
                     log_extra(f"openjudge/{name}/error", kinds)
             if self.log_reasons and callable(log_extra) and name in self.grader_names:
-                log_extra(f"openjudge/{name}/reason", [s.results[name].reason for s in scored])
+                log_extra(f"openjudge/{name}/reason", [encodable(s.results[name].reason) for s in scored])
 
 
 class OpenJudgeReward:
