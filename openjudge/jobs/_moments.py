@@ -46,7 +46,7 @@ class RunningMoments:
                 self.count += 1
                 return
             self._exp = exp
-        elif exp > self._exp:
+        elif exp > self._exp and value != 0.0:  # frexp gives 0.0 the exponent 0
             shift = exp - self._exp
             self._sum = math.ldexp(self._sum, -shift)
             self._mean = math.ldexp(self._mean, -shift)
