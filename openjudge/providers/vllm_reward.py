@@ -2,7 +2,7 @@
 
 A frozen reward model (e.g. ``Skywork/Skywork-Reward-V2-Qwen3-0.6B`` served with
 ``vllm serve ... --runner pooling --convert classify``) scores a response in one
-forward pass, with no generation and nothing to parse. :class:`RewardModelClient`
+forward pass, with no generation and nothing to parse. :class:`VLLMRewardModel`
 implements the core's :class:`~openjudge.models.reward_model.RewardModel`; the
 core's :class:`~openjudge.graders.reward_model.RewardModelGrader` turns it into a grader.
 
@@ -38,10 +38,10 @@ from openjudge.providers._reward import scored_conversation
 from openjudge.providers.vllm import normalize_base_url, vllm_api_key
 from openjudge.results import TokenUsage
 
-__all__ = ["RewardEndpoint", "RewardModelClient", "TokenReduce"]
+__all__ = ["RewardEndpoint", "TokenReduce", "VLLMRewardModel"]
 
 
-class RewardModelClient:
+class VLLMRewardModel:
     """Scores responses with a reward model served by vLLM (a :class:`~openjudge.models.RewardModel`).
 
     Args:
@@ -156,6 +156,6 @@ class RewardModelClient:
 
     def __repr__(self) -> str:
         return (
-            f"RewardModelClient(server_url={safe_url(self.server_url)!r}, endpoint={self.endpoint!r}, "
+            f"VLLMRewardModel(server_url={safe_url(self.server_url)!r}, endpoint={self.endpoint!r}, "
             f"model={self._model!r})"
         )

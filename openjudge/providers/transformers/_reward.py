@@ -2,7 +2,7 @@
 
 :class:`TransformersRewardModel` implements the core's
 :class:`~openjudge.models.reward_model.RewardModel`, as vLLM's
-:class:`~openjudge.providers.vllm_reward.RewardModelClient` does, so
+:class:`~openjudge.providers.vllm_reward.VLLMRewardModel` does, so
 :class:`~openjudge.graders.reward_model.RewardModelGrader` fronts either and configs
 swap by provider. Calls go through the core's
 :class:`~openjudge.models.engine.CallEngine` around a local transport: timeouts, bounded
