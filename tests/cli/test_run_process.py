@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_user_flows import openjudge, results
+from tests.cli._support import openjudge, results
 
 # A grader beside the config that scores each sample with the young threshold it ran under.
 PROBE = """
