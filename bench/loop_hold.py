@@ -151,7 +151,7 @@ class _LengthRewardModel:
     """An in-process reward model: the reward is a function of the response (no forward pass)."""
 
     @property
-    def model(self) -> str | None:
+    def model_name(self) -> str | None:
         return "function-reward-model"
 
     async def ascore(

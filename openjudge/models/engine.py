@@ -224,7 +224,7 @@ class CallEngine(Generic[RequestT, ResponseT]):
         except TimeoutError:
             # Only our own timeout scope raises this; transports report theirs as ChatModelError.
             raise ChatModelError(
-                f"{transport.model or 'model'}: no response within {timeout_s:g}s",
+                f"{transport.model_name or 'model'}: no response within {timeout_s:g}s",
                 kind="timeout",
                 retryable=True,
                 error_type="TimeoutError",
@@ -246,7 +246,7 @@ class CallEngine(Generic[RequestT, ResponseT]):
         wait = state.next_action.sleep if state.next_action is not None else 0.0
         logger.info(
             "retrying %s (attempt %d) in %.2fs after %s: %s",
-            self.transport.model,
+            self.transport.model_name,
             state.attempt_number,
             wait,
             type(exc).__name__ if exc is not None else "?",

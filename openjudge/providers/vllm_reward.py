@@ -85,7 +85,7 @@ class VLLMRewardModel:
             raise ValueError(f"label_index must be >= 0, got {label_index}")
         policy = policy or ProviderPolicy()
         self.server_url = normalize_base_url(base_url).removesuffix("/v1")
-        self._model = model
+        self._model_name = model
         self.endpoint: RewardEndpoint = endpoint
         self.task = task
         self.use_activation = use_activation
@@ -104,9 +104,9 @@ class VLLMRewardModel:
         )
 
     @property
-    def model(self) -> str | None:
+    def model_name(self) -> str | None:
         """The served model name (``None``: the server's only model)."""
-        return self._model
+        return self._model_name
 
     @property
     def policy(self) -> ProviderPolicy:
@@ -123,8 +123,8 @@ class VLLMRewardModel:
         """The JSON body for scoring ``response`` (useful for inspection and tests)."""
         conversation = scored_conversation(response, prompt=prompt, messages=messages)
         body: dict[str, Any] = {}
-        if self._model is not None:
-            body["model"] = self._model
+        if self._model_name is not None:
+            body["model"] = self._model_name
         if conversation is not None:
             body["messages"] = conversation
         else:
@@ -157,5 +157,5 @@ class VLLMRewardModel:
     def __repr__(self) -> str:
         return (
             f"VLLMRewardModel(server_url={safe_url(self.server_url)!r}, endpoint={self.endpoint!r}, "
-            f"model={self._model!r})"
+            f"model={self._model_name!r})"
         )

@@ -282,7 +282,7 @@ class Score:
 class LocalScorer:
     """A local backend in a few lines: fails once with a retryable error, then scores."""
 
-    model = "local-scorer"
+    model_name = "local-scorer"
     connection_key = "local:local-scorer"
     enforces_timeout = False
 

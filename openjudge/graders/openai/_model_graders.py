@@ -217,7 +217,7 @@ class ModelJudge:
                 )
             metadata: dict[str, JsonValue] = {
                 "openai_model": self.spec.model,
-                "judge_model": response.model or self.model.model,
+                "judge_model": response.model or self.model.model_name,
             }
             if label:
                 metadata["label"] = label

@@ -106,7 +106,7 @@ def _providers_of(runner: GradingRunner) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, config in runner.grader_configs.items():
         model = getattr(config.grader, "model", None)
-        model_name = getattr(model, "model", None)
+        model_name = getattr(model, "model_name", None)
         if isinstance(model_name, str):
             out[name] = model_name
     return out

@@ -142,7 +142,7 @@ graders:
     assert isinstance(grader, RewardModelGrader) and isinstance(grader.reward_model, VLLMRewardModel)
     assert (
         grader.reward_model.server_url == "http://127.0.0.1:9"
-        and grader.reward_model.model == "Skywork/Skywork-Reward-V2-Qwen3-0.6B"
+        and grader.reward_model.model_name == "Skywork/Skywork-Reward-V2-Qwen3-0.6B"
     )
 
 
