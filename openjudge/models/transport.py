@@ -8,7 +8,7 @@ and never counts; it makes one attempt and reports what happened:
 
 * a response, or
 * a :class:`~openjudge.models._errors.ChatModelError` whose ``retryable``,
-  ``status_code`` and ``retry_after`` tell the engine what to do next.
+  ``status_code`` and ``retry_after_s`` tell the engine what to do next.
 
 An HTTP endpoint, a reward-model endpoint and an in-process model are all transports.
 A local backend needs only ``model_name``, ``connection_key``, ``enforces_timeout = False``,

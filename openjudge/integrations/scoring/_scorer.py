@@ -181,8 +181,8 @@ class RewardScorer:
         self.runner = runner.replace(
             aggregators=[aggregators[chosen]] if chosen in aggregators else None,
             show_progress=False,
-            timeout=settings.timeout_s if settings.timeout_s is not None else runner.timeout,
-            deadline=None,
+            timeout_s=settings.timeout_s if settings.timeout_s is not None else runner.timeout_s,
+            deadline_s=None,
         )
         self.grader_providers = dict(
             grader_providers if grader_providers is not None else _providers_of(runner)

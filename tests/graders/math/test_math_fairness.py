@@ -52,7 +52,7 @@ def verdict(result: GraderResult) -> tuple[object, ...]:
 
 async def grade(grader: StandIn, samples: list[dict[str, str]]) -> list[GraderResult]:
     runner = GradingRunner(
-        {"math": grader}, max_concurrency=64, show_progress=False, timeout=RUNNER_TIMEOUT_S
+        {"math": grader}, max_concurrency=64, show_progress=False, timeout_s=RUNNER_TIMEOUT_S
     )
     return list((await runner.arun(samples))["math"])
 
