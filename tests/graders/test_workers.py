@@ -127,12 +127,12 @@ async def test_a_runner_does_not_time_out_a_pair_that_only_waits_for_a_worker() 
         return 1.0
 
     runner = GradingRunner({"spin": FunctionGrader(spin)}, show_progress=False, timeout_s=0.5)
-    results = await runner.arun([{"seconds": 0.3} for _ in range(5)])  # 1.5 s of work, one at a time
+    results = await runner.arun([{"duration_s": 0.3} for _ in range(5)])  # 1.5 s of work, one at a time
     assert [r.score if isinstance(r, GraderScore) else r for r in results["spin"]] == [1.0] * 5
     deadline = GradingRunner(
         {"spin": FunctionGrader(spin)}, show_progress=False, timeout_s=0.5, deadline_s=0.8
     )
-    late = await deadline.arun([{"seconds": 0.3} for _ in range(5)])  # the run's deadline still holds
+    late = await deadline.arun([{"duration_s": 0.3} for _ in range(5)])  # the run's deadline still holds
     kinds = [r.score if isinstance(r, GraderScore) else getattr(r, "kind", r) for r in late["spin"]]
     assert kinds[:2] == [1.0, 1.0] and kinds[-1] == "timeout"
     pool.close()
