@@ -111,7 +111,7 @@ def _forged_report(value: str, lines: str = "[]") -> str:
 
 
 CODE_GENERATORS: dict[str, Callable[[int], str]] = {
-    # 50,000 set members (or dict keys) whose hashes all collide at 100 KB, as in issue 38.
+    # 50,000 set members (or dict keys) whose hashes all collide at 100 KB.
     "forged_set_collisions": lambda n: _forged_report(f"{{'$set': [k * P for k in range(1, {n // 2})]}}"),
     "forged_dict_collisions": lambda n: _forged_report(
         f"{{'$dict': [[k * P, 0] for k in range(1, {n // 2})]}}"

@@ -1,4 +1,4 @@
-"""One response cannot spend another's budget (issue 38, §3).
+"""One response cannot spend another's budget.
 
 N answers that are slow to compare are graded in one batch with honest answers that need
 the worker too; the pool has 2 workers and the runner a per-pair timeout shorter than the
