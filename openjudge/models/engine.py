@@ -209,10 +209,10 @@ class CallEngine(Generic[RequestT, ResponseT]):
         if gate.try_acquire():
             began = time.monotonic()
         else:
-            queued = time.monotonic()
+            queued_at = time.monotonic()
             await gate.acquire(estimate)
             began = time.monotonic()
-            attempts.queued_s += began - queued
+            attempts.queued_s += began - queued_at
         attempts.requests += 1
         timeout_s = self.policy.timeout_s
         try:
