@@ -83,7 +83,7 @@ def judge_runner(
 class Timing(NamedTuple):
     """One timed run: wall and process CPU seconds, and the CPU seconds the collector took in it."""
 
-    wall: float
+    wall_s: float
     cpu: float
     gc: float
 

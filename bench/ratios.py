@@ -31,14 +31,14 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 5) -> No
     """
     ideal = math.ceil(n / concurrency) * LATENCY_S
     cpu: dict[tuple[str, str], list[float]] = {}
-    wall: dict[tuple[str, str], list[float]] = {}
+    wall_ratio: dict[tuple[str, str], list[float]] = {}
     collector: dict[tuple[str, str], list[float]] = {}
     framework: list[float] = []
     framework_gc: list[float] = []
 
     def record(case: str, side: str, timing: Timing) -> None:
         cpu.setdefault((case, side), []).append(timing.cpu / n)
-        wall.setdefault((case, side), []).append(timing.wall / ideal)
+        wall_ratio.setdefault((case, side), []).append(timing.wall_s / ideal)
         collector.setdefault((case, side), []).append(timing.gc / n)
 
     def outside(case: str, side: str) -> float:
@@ -76,7 +76,7 @@ def bench_ratios(n: int = 10_000, concurrency: int = 256, rounds: int = 5) -> No
         print(
             f"    {case} prompt ({body} body, json_schema) {side}: {median(values) * 1e6:.0f} us CPU per call "
             f"(runs {', '.join(f'{v * 1e6:.0f}' for v in values)}; of it in the garbage collector "
-            f"{median(collector[case, side]) * 1e6:.0f} us), wall/ideal {median(wall[case, side]):.2f}"
+            f"{median(collector[case, side]) * 1e6:.0f} us), wall/ideal {median(wall_ratio[case, side]):.2f}"
         )
     print(
         f"    framework, in-process judge: {median(framework) * 1e6:.1f} us CPU per call "

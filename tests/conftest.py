@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests._fixtures.judge import fresh_judge_server, judge_latency, judge_server
+from tests._fixtures.judge import fresh_judge_server, judge_latency_s, judge_server
 from tests._fixtures.ray import ray_session, run_ray_tests_last
 
-__all__ = ["fresh_judge_server", "judge_latency", "judge_server", "ray_session"]
+__all__ = ["fresh_judge_server", "judge_latency_s", "judge_server", "ray_session"]
 
 
 @pytest.fixture

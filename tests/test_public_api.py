@@ -57,10 +57,10 @@ PUBLIC = {
         "AzureChatModel",
         "LiteLLMChatModel",
         "OpenAIChatModel",
-        "RewardModelClient",
         "TransformersChatModel",
         "TransformersRewardModel",
         "VLLMChatModel",
+        "VLLMRewardModel",
         "resolve_model",
     ],
     "openjudge.testing": ["FunctionChatModel", "JudgeServer"],
@@ -153,7 +153,7 @@ PUBLIC = {
         "Sampling",
         "TokenLogprob",
     ],
-    # Grader families, each exported lazily (the seed's module paths import these packages).
+    # Grader families, each exported lazily (OpenJudge's module paths, kept for its VERL guide, import these packages).
     "openjudge.graders.agent": [
         "ActionLoopDetectionGrader",
         "ObservationInformationGainGrader",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import openjudge
 from openjudge.cli import _import_openai as import_openai
+from openjudge.cli import _metaeval as metaeval_cli
 from openjudge.cli._codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SIGPIPE
 from openjudge.cli._run import add_run_arguments, cmd_run
 from openjudge.cli._validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
@@ -27,7 +28,6 @@ from openjudge.graders._registry import BUILTIN_GRADERS
 from openjudge.jobs._datasets import DatasetError
 from openjudge.jobs._results import ResultsFileError
 from openjudge.jobs._resume import DISTRIBUTION
-from openjudge.metaeval import _cli as metaeval_cli
 
 __all__ = ["COMMANDS", "Command", "main"]
 

@@ -39,11 +39,11 @@ def _vllm_reward_model(
 ) -> RewardModel | None:
     """The server's ``/classify`` endpoint, under the provider's policy."""
     from openjudge.providers.vllm import VLLMChatModel
-    from openjudge.providers.vllm_reward import RewardModelClient
+    from openjudge.providers.vllm_reward import VLLMRewardModel
 
     if not isinstance(provider, VLLMChatModel):
         return None
-    return RewardModelClient(
+    return VLLMRewardModel(
         provider.base_url, spec.model, api_key=spec.api_key, policy=provider.policy, limits=limits
     )
 

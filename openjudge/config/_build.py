@@ -217,7 +217,7 @@ def _runner(
         max_concurrency=config.runner.max_concurrency,
         aggregators=aggregators,
         show_progress=show_progress,
-        timeout=config.runner.timeout_s,
-        deadline=config.runner.deadline_s,
+        timeout_s=config.runner.timeout_s,
+        deadline_s=config.runner.deadline_s,
         tune_collector=own_process if tune is None else tune,  # the host's collector is the host's
     )

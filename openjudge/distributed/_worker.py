@@ -79,7 +79,7 @@ class BatchGrader:
         if self._deadline_at is None:
             return runner
         remaining = max(self._deadline_at - time.time(), _TINY_DEADLINE_S)
-        return runner.replace(show_progress=False, deadline=remaining)
+        return runner.replace(show_progress=False, deadline_s=remaining)
 
     async def _grade(self, ids: list[str], lines: list[int | None], texts: list[str]) -> list[str]:
         samples = [json.loads(text) for text in texts]

@@ -60,7 +60,7 @@ JUDGE = ProviderBinding("required")
 """An LLM judge: the provider's chat model, as ``model``."""
 OPTIONAL_JUDGE = ProviderBinding("optional")
 """A grader that calls a judge for some of its work, when its config names a provider."""
-REWARD_MODEL = ProviderBinding("required", "reward_model", "client")
-"""A reward-model grader: the reward model its provider serves, as ``client``."""
+REWARD_MODEL = ProviderBinding("required", "reward_model", "reward_model")
+"""A reward-model grader: the reward model its provider serves, as ``reward_model``."""
 NO_PROVIDER = ProviderBinding("none")
 """A rule-based grader."""

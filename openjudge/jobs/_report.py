@@ -99,7 +99,7 @@ class _Collector:
     lowest_n: int
     builder: SummaryBuilder
     graders: dict[str, _GraderView] = field(default_factory=dict)
-    latencies: array[float] = field(default_factory=lambda: array("d"))
+    latencies_s: array[float] = field(default_factory=lambda: array("d"))
     aggregates: dict[str, array[float]] = field(default_factory=dict)
     error_examples: dict[tuple[str, str], str] = field(default_factory=dict)
     failed: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
@@ -118,7 +118,7 @@ class _Collector:
             if view is None:
                 view = self.graders[name] = _GraderView()
             if entry.latency_s is not None:
-                self.latencies.append(entry.latency_s)
+                self.latencies_s.append(entry.latency_s)
             if isinstance(entry, ErrorEntry):
                 self.error_examples.setdefault((name, entry.kind), entry.message)
                 failed = self.failed.setdefault((name, entry.kind), [])
@@ -347,10 +347,10 @@ def _response_failures_section(summary: RunSummary) -> str:
     return note + table(("grader", "cause", "count", "first reason"), _ERROR_KINDS, rows, cls="failures")
 
 
-def _latency_section(latencies: array[float]) -> str:
-    if not latencies:
+def _latency_section(latencies_s: array[float]) -> str:
+    if not latencies_s:
         return '<div class="card chart latency"><p class="empty">No judge latencies recorded.</p></div>'
-    ordered = sorted(latencies)
+    ordered = sorted(latencies_s)
     p95 = percentile(ordered, 95) or 0.0
     high = ordered[-1]
     overflow = high > 3 * p95 > 0  # a long tail would squash every bar into the first bins
@@ -404,7 +404,7 @@ def _page(title: str, source: str, summary: RunSummary, collector: _Collector) -
 <section><h2>Score distributions</h2><div class="grid">{cards or '<p class="empty">No results.</p>'}</div></section>
 <section><h2>Errors</h2><div class="scroll">{_errors_section(summary, collector.error_examples, collector.failed)}</div></section>
 <section><h2>Response failures</h2><div class="scroll">{_response_failures_section(summary)}</div></section>
-<section><h2>Judge latency</h2>{_latency_section(collector.latencies)}</section>
+<section><h2>Judge latency</h2>{_latency_section(collector.latencies_s)}</section>
 <section><h2>Lowest-scoring samples</h2>{_lowest_section(collector.graders)}</section>"""
     return page(title, meta, body, css=_CSS)
 

@@ -166,8 +166,8 @@ class _GraderStats:
         self.examples: dict[str, str] = {}
         self.failures: Counter[str] = Counter()
         self.failure_examples: dict[str, str] = {}
-        self.latencies = array("d")
-        self.queued = array("d")
+        self.latencies_s = array("d")
+        self.queued_s = array("d")
         self.prompt_tokens = self.completion_tokens = self.requests = 0
 
     def add(self, entry: ResultEntry) -> None:
@@ -190,9 +190,9 @@ class _GraderStats:
             self.errors[entry.kind] += 1
             self.examples.setdefault(entry.kind, entry.message)
         if entry.latency_s is not None and math.isfinite(entry.latency_s):
-            self.latencies.append(entry.latency_s)
-            queued = entry.queue_s or 0.0  # a judge result without a queue time did not wait
-            self.queued.append(queued if math.isfinite(queued) else 0.0)
+            self.latencies_s.append(entry.latency_s)
+            queued_s = entry.queue_s or 0.0  # a judge result without a queue time did not wait
+            self.queued_s.append(queued_s if math.isfinite(queued_s) else 0.0)
         if entry.usage is not None:
             self.prompt_tokens += entry.usage.prompt_tokens
             self.completion_tokens += entry.usage.completion_tokens
@@ -200,8 +200,8 @@ class _GraderStats:
 
     def build(self, name: str, price: Price | None) -> GraderSummary:
         has = self.scored > 0
-        latencies = sorted(self.latencies)
-        queued = sorted(self.queued)
+        latencies_s = sorted(self.latencies_s)
+        queued_s = sorted(self.queued_s)
         cost = None
         if price is not None:
             cost = (
@@ -219,10 +219,10 @@ class _GraderStats:
             min=self.low if has else None,
             max=self.high if has else None,
             normalized_mean=self.normalized.mean,
-            latency_p50_s=percentile(latencies, 50),
-            latency_p95_s=percentile(latencies, 95),
-            queue_p50_s=percentile(queued, 50),
-            queue_p95_s=percentile(queued, 95),
+            latency_p50_s=percentile(latencies_s, 50),
+            latency_p95_s=percentile(latencies_s, 95),
+            queue_p50_s=percentile(queued_s, 50),
+            queue_p95_s=percentile(queued_s, 95),
             error_examples={kind: self.examples[kind] for kind in sorted(self.examples)},
             response_failures=dict(sorted(self.failures.items())),
             response_failure_examples={c: self.failure_examples[c] for c in sorted(self.failure_examples)},

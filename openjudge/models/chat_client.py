@@ -71,8 +71,8 @@ class ChatClient:
         self._flights: LoopLocal[dict[str, Flight]] = LoopLocal(dict)
 
     @property
-    def model(self) -> str:
-        return self.transport.model
+    def model_name(self) -> str:
+        return self.transport.model_name
 
     @property
     def capabilities(self) -> ModelCapabilities:
@@ -183,7 +183,7 @@ class ChatClient:
             r.finish_reason,
             r.logprobs,
             outcome.latency_s,
-            r.model or self.transport.model,
+            r.model or self.transport.model_name,
             False,
             key if self.cache is not None else None,
             outcome.queue_s,
@@ -194,4 +194,4 @@ class ChatClient:
         await self.transport.aclose()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, endpoint={self.transport.endpoint!r})"
+        return f"{type(self).__name__}(model={self.model_name!r}, endpoint={self.transport.endpoint!r})"

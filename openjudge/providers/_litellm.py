@@ -149,7 +149,7 @@ class LiteLLMTransport:
         extra_headers: Mapping[str, str] | None,
         drop_params: bool,
     ) -> None:
-        self._model = model
+        self._model_name = model
         self.api_base = api_base.rstrip("/") if api_base else None
         self.api_version = api_version
         self.structured_output: StructuredOutputMode = structured_output
@@ -169,8 +169,8 @@ class LiteLLMTransport:
         self._connection_key = f"{self._endpoint}|{model}|{fingerprint(key)}"
 
     @property
-    def model(self) -> str:
-        return self._model
+    def model_name(self) -> str:
+        return self._model_name
 
     @property
     def endpoint(self) -> str:
@@ -191,7 +191,7 @@ class LiteLLMTransport:
     def kwargs(self, request: ChatRequest, timeout_s: float) -> dict[str, Any]:
         """The arguments of ``litellm.acompletion`` for one attempt."""
         kwargs: dict[str, Any] = {
-            "model": self._model,
+            "model": self._model_name,
             "messages": [dict(m) for m in request.messages],  # litellm may edit them in place
             "timeout": timeout_s,
             # Both layers off, always with the same values: litellm caches SDK clients per
@@ -236,7 +236,7 @@ class LiteLLMTransport:
             error = self.classify(exc)
             logger.debug("%s failed: %s", self._where, error.message)
             raise error from None
-        return read_model_response(response, where=self._where, model=self._model)
+        return read_model_response(response, where=self._where, model=self._model_name)
 
     def classify(self, exc: Exception) -> ChatModelError:
         """Our error for a litellm exception, with every secret removed from its message."""
@@ -331,4 +331,4 @@ class LiteLLMChatModel(ChatClient):
 
     def __repr__(self) -> str:
         base = f", api_base={safe_url(self.api_base)!r}" if self.api_base else ""
-        return f"{type(self).__name__}(model={self.model!r}{base})"
+        return f"{type(self).__name__}(model={self.model_name!r}{base})"

@@ -63,7 +63,7 @@ def classify_exception(exc: Exception, *, where: str) -> ChatModelError:
             kind="provider_error",
             retryable=is_retryable_status(status),
             status_code=status,
-            retry_after=parse_retry_after(_headers_of(exc)) if status == 429 or status >= 500 else None,
+            retry_after_s=parse_retry_after(_headers_of(exc)) if status == 429 or status >= 500 else None,
             error_type=name,
         )
     if isinstance(exc, openai.APIConnectionError):
@@ -125,6 +125,6 @@ def with_message(error: ChatModelError, message: str) -> ChatModelError:
         kind=error.kind,
         retryable=error.retryable,
         status_code=error.status_code,
-        retry_after=error.retry_after,
+        retry_after_s=error.retry_after_s,
         error_type=error.error_type,
     )

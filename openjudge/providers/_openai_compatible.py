@@ -72,7 +72,7 @@ class OpenAICompatibleTransport:
         self.structured_output: StructuredOutputMode = structured_output
         self._url = f"{url}/chat/completions"
         self._endpoint = safe_url(self._url)
-        self._model = model
+        self._model_name = model
         self._where = f"{safe_url(url)} model {model!r}"
         self._headers = headers
         pair = f"{user}:{password}" if user is not None and password else None
@@ -86,12 +86,12 @@ class OpenAICompatibleTransport:
         self._clients = LoopClients(max_connections, http_client_factory)
 
     @property
-    def model(self) -> str:
-        return self._model
+    def model_name(self) -> str:
+        return self._model_name
 
-    def set_model(self, model: str) -> None:
+    def set_model_name(self, model: str) -> None:
         """Name the model (after discovery); the connection key keeps the configured name."""
-        self._model = model
+        self._model_name = model
         self._where = f"{safe_url(self.base_url)} model {model!r}"
 
     @property
@@ -117,7 +117,7 @@ class OpenAICompatibleTransport:
 
     def params(self, request: ChatRequest) -> dict[str, Any]:
         """The request body as a dict (subclasses add their server's fields)."""
-        params: dict[str, Any] = {"model": self._model, "messages": request.messages}
+        params: dict[str, Any] = {"model": self._model_name, "messages": request.messages}
         add_sampling_fields(params, request)
         if request.output is not None and self.structured_output != "prompt":
             params["response_format"] = self.response_format(request.output)
@@ -138,7 +138,7 @@ class OpenAICompatibleTransport:
         reply = await self._clients.get().send("POST", self._url, body, self._headers, timeout_s, where)
         # A 2xx that is not JSON (a proxy's error page) may well be fine on the next attempt.
         data = json_reply(reply, where=where, secrets=self._secrets, malformed_retryable=True)
-        return parse_completion(data, where=where, model=self._model)
+        return parse_completion(data, where=where, model=self._model_name)
 
     async def aclose(self) -> None:
         await self._clients.aclose()

@@ -20,7 +20,7 @@ __all__ = ["BadRequest", "ChatPlan", "FaultBudgets", "read_chat"]
 
 _DIRECTIVE_RE: Final = re.compile(r"#oj:([a-z_]+(?:=[\w.+-]*)?(?:,[a-z_]+(?:=[\w.+-]*)?)*)")
 _STEP_RE: Final = re.compile(r'<step index="\d+">')
-_KEYS: Final = frozenset({"status", "retry_after", "times", "reset", "hang", "latency", "score", "reply"})
+_KEYS: Final = frozenset({"status", "retry_after_s", "times", "reset", "hang", "latency_s", "score", "reply"})
 _FAULTS: Final = frozenset({"status", "reset", "hang", "reply"})
 _REPLIES: Final = frozenset({"prose", "fenced", "missing_score", "out_of_range", "truncated", "nonnumeric"})
 
@@ -38,9 +38,9 @@ class ChatPlan:
 
     score: int | float
     score_given: bool = False
-    latency: float | None = None
+    latency_s: float | None = None
     status: int = 200
-    retry_after: str | None = None
+    retry_after_s: str | None = None
     action: str = "reply"  # reply | reset | hang
     reply: str | None = None
     steps: int | None = None  # ``<step index="k">`` blocks in the prompt (trajectory judges)
@@ -122,8 +122,8 @@ def _plan(
             score = number("score", items["score"])
             plan.score = int(score) if score.is_integer() and "." not in items["score"] else score
             plan.score_given = True
-        if "latency" in items:
-            plan.latency = number("latency", items["latency"])
+        if "latency_s" in items:
+            plan.latency_s = number("latency_s", items["latency_s"])
         if len(_FAULTS & items.keys()) > 1:
             raise BadRequest(f"at most one of status/reset/hang/reply per directive: #oj:{directive}")
         if _FAULTS & items.keys():
@@ -148,9 +148,9 @@ def _apply_fault(plan: ChatPlan, directive: str, items: dict[str, str]) -> None:
         if not status.isdigit() or not 400 <= int(status) <= 599:
             raise BadRequest(f"status must be an HTTP error code 400..599 in #oj:{directive}")
         plan.status = int(status)
-        if items.get("retry_after"):
-            plan.retry_after = items["retry_after"]
-            number("retry_after", plan.retry_after)
+        if items.get("retry_after_s"):
+            plan.retry_after_s = items["retry_after_s"]
+            number("retry_after_s", plan.retry_after_s)
     elif "reply" in items:
         if items["reply"] not in _REPLIES:
             raise BadRequest(f"reply must be one of {sorted(_REPLIES)} in #oj:{directive}")

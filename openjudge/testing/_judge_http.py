@@ -134,11 +134,11 @@ class HttpConnection(asyncio.Protocol):
             self._chat = False
             self._state.in_flight -= 1
 
-    def later(self, delay: float, action: Callable[[], None]) -> None:
-        if delay <= 0:
+    def later(self, delay_s: float, action: Callable[[], None]) -> None:
+        if delay_s <= 0:
             action()
         else:
-            self._timer = self._loop.call_later(delay, self._fire, action)
+            self._timer = self._loop.call_later(delay_s, self._fire, action)
 
     def _fire(self, action: Callable[[], None]) -> None:
         self._timer = None

@@ -45,7 +45,7 @@ class JudgeServerProcess:
         startup_timeout_s: float = 20.0,
         python: str | None = None,
     ) -> None:
-        options = f"--port={port} --latency={float(latency_s)!r} --jitter={float(jitter_s)!r}"
+        options = f"--port={port} --latency-s={float(latency_s)!r} --jitter-s={float(jitter_s)!r}"
         self._argv = [python or sys.executable, "-m", _MODULE, *options.split(), f"--model={model}"]
         self._startup_timeout_s = startup_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None

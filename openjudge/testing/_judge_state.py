@@ -115,7 +115,7 @@ class JudgeState:
     def configure(self, latency_s: float | None, jitter_s: float | None) -> None:
         for value in (latency_s, jitter_s):
             if value is not None and not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"latency and jitter must be finite and >= 0, got {value!r}")
+                raise ValueError(f"latency_s and jitter_s must be finite and >= 0, got {value!r}")
         if latency_s is not None:
             self.latency_s = latency_s
         if jitter_s is not None:
@@ -135,10 +135,10 @@ class JudgeState:
                 if not isinstance(data, dict):
                     raise ValueError("the body must be a JSON object")
                 if path == "/config":
-                    latency, jitter = (data.get(k) for k in ("latency_s", "jitter_s"))
+                    latency_s, jitter_s = (data.get(k) for k in ("latency_s", "jitter_s"))
                     self.configure(
-                        None if latency is None else as_float(latency),
-                        None if jitter is None else as_float(jitter),
+                        None if latency_s is None else as_float(latency_s),
+                        None if jitter_s is None else as_float(jitter_s),
                     )
                 else:
                     self.reset(faults=data.get("faults") is True)
@@ -168,20 +168,20 @@ class JudgeState:
         if plan.action == "hang":
             self._count("hang")
             return
-        delay = plan.latency
+        delay_s = plan.latency_s
         if plan.action == "reset":
             self._count("reset")
-            conn.later(delay or 0.0, functools.partial(conn.abort, rst=True))
+            conn.later(delay_s or 0.0, functools.partial(conn.abort, rst=True))
         elif plan.status != 200:
             self._count(str(plan.status))
-            extra = b"retry-after: %s\r\n" % plan.retry_after.encode() if plan.retry_after else b""
+            extra = b"retry-after: %s\r\n" % plan.retry_after_s.encode() if plan.retry_after_s else b""
             payload = error_body(plan.status, f"injected HTTP {plan.status} from a #oj: directive")
-            conn.later(delay or 0.0, functools.partial(conn.send, plan.status, payload, extra))
+            conn.later(delay_s or 0.0, functools.partial(conn.send, plan.status, payload, extra))
         else:
             self._count("200")
-            if delay is None:
-                delay = self.latency_s + (self.rng.random() * self.jitter_s if self.jitter_s else 0.0)
-            conn.later(delay, functools.partial(conn.send, 200, payload, b""))
+            if delay_s is None:
+                delay_s = self.latency_s + (self.rng.random() * self.jitter_s if self.jitter_s else 0.0)
+            conn.later(delay_s, functools.partial(conn.send, 200, payload, b""))
 
     def _count(self, outcome: str) -> None:
         self.by_outcome[outcome] = self.by_outcome.get(outcome, 0) + 1

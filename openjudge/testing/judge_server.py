@@ -45,15 +45,15 @@ probability 1 and list only themselves.
 Directives: the message texts (strings or lists of ``{"type": "text"}`` parts)
 may contain ``#oj:`` followed by comma-separated items ``key`` or ``key=value``;
 a value uses letters, digits and ``._+-``, and the directive ends at any other
-character (whitespace, quote, ``<``). Example: ``#oj:status=429,retry_after=0.2,times=1``.
+character (whitespace, quote, ``<``). Example: ``#oj:status=429,retry_after_s=0.2,times=1``.
 
 - ``score=<number>``: the score placed in the reply (default 3; without a
   directive, a ``score`` property with bounds gets 3 clamped into them).
-- ``latency=<seconds>``: latency of this request whatever its outcome. Otherwise
-  successful replies wait the server latency (plus uniform ``[0, jitter)``) and
+- ``latency_s=<seconds>``: latency of this request whatever its outcome. Otherwise
+  successful replies wait the server latency (plus uniform ``[0, jitter_s)``) and
   faults fire at once.
 - Faults, at most one per directive: ``status=<400..599>`` (optional
-  ``retry_after=<seconds>``, sent verbatim as ``Retry-After``), ``reset`` (abort the
+  ``retry_after_s=<seconds>``, sent verbatim as ``Retry-After``), ``reset`` (abort the
   connection with a TCP RST, no response), ``hang`` (never answer; the request
   stays in flight until the client leaves or the server stops),
   ``reply=prose|fenced|missing_score|out_of_range|truncated|nonnumeric``
@@ -67,7 +67,7 @@ character (whitespace, quote, ``<``). Example: ``#oj:status=429,retry_after=0.2,
   same request count against the same budget, while distinct samples count
   independently. Without ``times`` the fault always fires. When several fault
   directives apply, the first one (in message order) with budget left fires and
-  only it consumes a use. ``times`` and ``retry_after`` on other keys are ignored.
+  only it consumes a use. ``times`` and ``retry_after_s`` on other keys are ignored.
 
 An invalid directive gets a 400 ``invalid_request_error`` naming the problem.
 """
@@ -205,7 +205,7 @@ class JudgeServer:
 
 async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> None:
     server = JudgeServer(
-        host=args.host, port=args.port, latency_s=args.latency, jitter_s=args.jitter, model=args.model
+        host=args.host, port=args.port, latency_s=args.latency_s, jitter_s=args.jitter_s, model=args.model
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -233,13 +233,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default 0)")
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
-    parser.add_argument("--jitter", type=float, default=0.0, help="extra uniform [0, jitter) seconds")
+    parser.add_argument("--latency-s", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--jitter-s", type=float, default=0.0, help="extra uniform [0, jitter-s) seconds")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="model name served by /v1/models")
     args = parser.parse_args(argv)
     try:
         _check_loopback(args.host)
-        JudgeState(model="", latency_s=0, jitter_s=0, score=3, seed=0).configure(args.latency, args.jitter)
+        JudgeState(model="", latency_s=0, jitter_s=0, score=3, seed=0).configure(
+            args.latency_s, args.jitter_s
+        )
     except ValueError as exc:
         parser.error(str(exc))
     _raise_fd_limit()

@@ -3,7 +3,7 @@
 The server is a child process (:class:`~openjudge.testing.judge_server.JudgeServerProcess`),
 so any event loop, thread, subprocess (``openjudge run``) or Ray actor can call it. Before
 each test that uses it, directly or through another fixture, its counters are zeroed, its
-``times`` fault budgets forgotten and its latency set to the ``judge_latency`` fixture's
+``times`` fault budgets forgotten and its latency set to the ``judge_latency_s`` fixture's
 (0 s; a folder or module that wants a slower judge overrides that fixture).
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 from openjudge.testing.judge_server import JudgeServerProcess
 
-__all__ = ["fresh_judge_server", "judge_latency", "judge_server"]
+__all__ = ["fresh_judge_server", "judge_latency_s", "judge_server"]
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +26,7 @@ def judge_server() -> Iterator[JudgeServerProcess]:
 
 
 @pytest.fixture
-def judge_latency() -> float:
+def judge_latency_s() -> float:
     """Seconds the judge server waits before each reply in this test (override to change)."""
     return 0.0
 
@@ -37,6 +37,6 @@ def fresh_judge_server(request: pytest.FixtureRequest) -> None:
     if "judge_server" not in request.fixturenames:
         return
     server: JudgeServerProcess = request.getfixturevalue("judge_server")
-    latency: float = request.getfixturevalue("judge_latency")
-    server.set_latency(latency, 0.0)
+    latency_s: float = request.getfixturevalue("judge_latency_s")
+    server.set_latency(latency_s, 0.0)
     server.reset_stats(faults=True)

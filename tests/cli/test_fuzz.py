@@ -1,4 +1,4 @@
-"""Fuzz the command end to end with hostile datasets (issue 45): one hostile record costs at
+"""Fuzz the command end to end with hostile datasets: one hostile record costs at
 most its own result; the run, its rerun and its report always complete.
 
 Datasets from ``hostile_corpus``: seeded mixes of good records and hostile ones (lone

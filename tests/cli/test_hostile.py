@@ -1,4 +1,4 @@
-"""Issue 45, as a user meets it: one hostile record costs one result, never the run or its report.
+"""Hostile records as a user meets them: one hostile record costs one result, never the run or its report.
 
 Each case runs ``openjudge run ... --report`` in a subprocess on real files, then reruns
 it: the run and the rerun exit 0 with no traceback, the report is written (strict UTF-8),

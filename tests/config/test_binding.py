@@ -12,7 +12,7 @@ from openjudge.graders._binding import JUDGE, NO_PROVIDER, OPTIONAL_JUDGE, REWAR
 from openjudge.graders._registry import BUILTIN_GRADERS, GraderType
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.models.chat_model import ChatModel
-from openjudge.providers.vllm_reward import RewardModelClient
+from openjudge.providers.vllm_reward import VLLMRewardModel
 from openjudge.results import GraderScore
 
 
@@ -60,7 +60,7 @@ def test_the_builtin_types_declare_their_bindings() -> None:
     assert bindings["reward_model"] is REWARD_MODEL and bindings["openai_grader"] is OPTIONAL_JUDGE
     assert bindings["string_match"] is NO_PROVIDER
     assert (REWARD_MODEL.parameter, REWARD_MODEL.serves, REWARD_MODEL.kind) == (
-        "client",
+        "reward_model",
         "reward_model",
         "llm",
     )
@@ -83,7 +83,7 @@ def test_a_new_reward_model_type_gets_its_providers_reward_model_and_its_message
         parse_config(PROVIDERS + "graders:\n  r: {type: scalar_reward, provider: rm}\n"), use_cache=False
     )
     grader = job.runner.grader_configs["r"].grader
-    assert isinstance(grader.client, RewardModelClient)  # type: ignore[attr-defined]  # a RewardModelGrader
+    assert isinstance(grader.reward_model, VLLMRewardModel)  # type: ignore[attr-defined]  # a RewardModelGrader
     assert job.grader_providers == {"r": "rm"}
     with pytest.raises(ConfigError) as missing:
         parse_config(PROVIDERS + "graders:\n  r: {type: scalar_reward}\n", source="job.yaml")

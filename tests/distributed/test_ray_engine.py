@@ -34,7 +34,7 @@ LIMIT = 8  # the provider's max_concurrency: 4 per worker
 
 
 @pytest.fixture
-def judge_latency() -> float:
+def judge_latency_s() -> float:
     return 0.01
 
 

@@ -1,4 +1,4 @@
-"""Hostile records in each dataset format cost one record, never the file (issue 45).
+"""Hostile records in each dataset format cost one record, never the file.
 
 A record past ``max_record_bytes`` is a bad record and is read past in bounded memory;
 bytes that are not UTF-8 cost their line or element; an id holding a lone surrogate is

@@ -1,5 +1,5 @@
 """The JSON array reader yields what ``json.loads`` yields, element by element, and one bad
-element never stops the others (issue 38 §6).
+element never stops the others.
 
 The property is checked on generated arrays mixing good elements (any JSON: deep-ish
 nesting, long numbers, escapes, lone-surrogate escapes, non-ASCII) with bad ones of every

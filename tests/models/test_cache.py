@@ -23,14 +23,14 @@ ZERO = Sampling(temperature=0.0)
 
 
 class SlowCounter:
-    def __init__(self, delay: float = 0.05, fail: ChatModelError | None = None) -> None:
+    def __init__(self, delay_s: float = 0.05, fail: ChatModelError | None = None) -> None:
         self.calls = 0
-        self.delay = delay
+        self.delay_s = delay_s
         self.fail = fail
 
     async def __call__(self, request: ChatRequest) -> str:
         self.calls += 1
-        await anyio.sleep(self.delay)
+        await anyio.sleep(self.delay_s)
         if self.fail is not None:
             raise self.fail
         return f"reply {self.calls}"
@@ -85,7 +85,7 @@ async def test_followers_share_the_leaders_failure() -> None:
 
 
 async def test_a_follower_takes_over_when_the_leader_is_cancelled() -> None:
-    reply = SlowCounter(delay=0.2)
+    reply = SlowCounter(delay_s=0.2)
     model = FunctionChatModel(reply)
     got: list[str] = []
 
@@ -151,7 +151,7 @@ async def test_an_unusable_cache_is_bypassed(tmp_path: Path, caplog: pytest.LogC
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     cache = JudgeCache(blocker / "cache.sqlite")
-    model = FunctionChatModel(SlowCounter(delay=0.0)).with_cache(cache)
+    model = FunctionChatModel(SlowCounter(delay_s=0.0)).with_cache(cache)
     response = await model.achat(MESSAGES, sampling=ZERO)
     assert response.content == "reply 1"
     await model.asettle(response, usable=True)

@@ -52,7 +52,7 @@ async def test_aiohttp_pool_keep_alive_and_faults_classified(judge_server: Judge
     # 40 requests over at most 4 kept-alive connections
     assert stats.max_concurrent_connections <= before.open_connections + 4
 
-    healed = await model.achat(ask("a #oj:status=429,retry_after=0.2,times=1"))
+    healed = await model.achat(ask("a #oj:status=429,retry_after_s=0.2,times=1"))
     assert healed.usage.requests == 2
     reset = await model.achat(ask("b #oj:reset,times=1"))
     assert reset.usage.requests == 2

@@ -31,7 +31,7 @@ CASES: list[tuple[str, float | str]] = [
     ("#oj:score=1", 1.0),
     ("#oj:score=5", 5.0),
     ("#oj:score=2", 2.0),
-    ("#oj:status=429,retry_after=0.05,times=1 #oj:score=4", 4.0),
+    ("#oj:status=429,retry_after_s=0.05,times=1 #oj:score=4", 4.0),
     ("#oj:status=500,times=2 #oj:score=2", 2.0),
     ("#oj:status=503,times=1", 3.0),
     ("#oj:status=503", "provider_error"),
@@ -80,8 +80,8 @@ def test_two_thousand_samples_with_faults(judge_server: JudgeServerProcess) -> N
         {"quality": GraderConfig(grader, {"response": "text"})},
         max_concurrency=64,
         show_progress=False,
-        timeout=15.0,  # above the provider's own budget (3 attempts x 3 s), so its errors carry usage
-        deadline=DEADLINE_S,
+        timeout_s=15.0,  # above the provider's own budget (3 attempts x 3 s), so its errors carry usage
+        deadline_s=DEADLINE_S,
     )
     data = [{"text": f"sample {i}: the answer is {i}. {case(i)[0]}"} for i in range(N)]
     judge_server.reset_stats()

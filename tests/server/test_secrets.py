@@ -31,7 +31,7 @@ from openjudge.models._secrets import redact, safe_url
 from openjudge.providers._litellm import LiteLLMChatModel
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.vllm import VLLMChatModel
-from openjudge.providers.vllm_reward import RewardModelClient
+from openjudge.providers.vllm_reward import VLLMRewardModel
 from tests._fixtures.extras import need_litellm
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item 'summary' on TypedDict class:UserWarning")
@@ -186,7 +186,7 @@ async def test_exceptions_and_reprs_carry_no_planted_secret(
         OpenAIChatModel("judge", base_url=url),
         VLLMChatModel("judge", base_url=url),
         LiteLLMChatModel("hosted_vllm/judge", base_url=url),
-        RewardModelClient(url),
+        VLLMRewardModel(url),
     ):
         texts.append(repr(built))
     assert [leaks(t) for t in texts] == [[] for _ in texts]

@@ -107,7 +107,7 @@ def _providers_of(runner: GradingRunner) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, config in runner.grader_configs.items():
         model = getattr(config.grader, "model", None)
-        model_name = getattr(model, "model", None)
+        model_name = getattr(model, "model_name", None)
         if isinstance(model_name, str):
             out[name] = model_name
     return out
@@ -182,8 +182,8 @@ class RewardScorer:
         self.runner = runner.replace(
             aggregators=[aggregators[chosen]] if chosen in aggregators else None,
             show_progress=False,
-            timeout=settings.timeout_s if settings.timeout_s is not None else runner.timeout,
-            deadline=None,
+            timeout_s=settings.timeout_s if settings.timeout_s is not None else runner.timeout_s,
+            deadline_s=None,
         )
         self.grader_providers = dict(
             grader_providers if grader_providers is not None else _providers_of(runner)

@@ -83,7 +83,7 @@ class EnvScorer:
             else ``mean`` of every grader's normalised score).
         fallback_score: The reward of a step whose aggregate failed.
         include_reasons: Keep each grader's reason in the step metadata.
-        timeout_s: Seconds per (step, grader) pair (default: the runner's ``timeout``).
+        timeout_s: Seconds per (step, grader) pair (default: the runner's ``timeout_s``).
         **options: The other options of :class:`OpenJudgeSkyRLSettings` (``on_failure``,
             ``breaker_failures``, ``max_failure_rate``, ...).
     """

@@ -75,7 +75,7 @@ class OpenJudgeRewards:
         max_concurrency: Gradings in flight at once across every function of the set
             (default: the runner's ``max_concurrency``).
         timeout_s: Seconds per (completion, grader) pair, retries included (default: the
-            runner's ``timeout``).
+            runner's ``timeout_s``).
         log_failures: Report failure rates (``log_metric``) and error kinds (``log_extra``).
         log_reasons: Add each grader's reason to TRL's completions table.
         **options: The other options of :class:`OpenJudgeTRLSettings` (``on_failure``,
@@ -125,7 +125,7 @@ class OpenJudgeRewards:
         self.normalize = options.normalize
         self.fallback_score = options.fallback_score
         self.max_concurrency = options.max_concurrent_samples or runner.max_concurrency
-        self.timeout_s = options.timeout_s if options.timeout_s is not None else runner.timeout
+        self.timeout_s = options.timeout_s if options.timeout_s is not None else runner.timeout_s
         self.log_failures = options.log_failures
         self.log_reasons = options.include_reasons
         self._runner = runner

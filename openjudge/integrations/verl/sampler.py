@@ -156,8 +156,8 @@ class _FailureMetrics:
 
     def _wait_for_next_poll(self, partition_id: str, last_debug_time: float) -> float:
         stop_if_failed()  # the async trainers poll (and refill failed groups) until enough are ready
-        waited: float = super()._wait_for_next_poll(partition_id, last_debug_time)  # type: ignore[misc]  # VERL's base
-        return waited
+        waited_s: float = super()._wait_for_next_poll(partition_id, last_debug_time)  # type: ignore[misc]  # VERL's base
+        return waited_s
 
     def _evict_terminal_groups(self, global_steps: int, partition_id: str, reasons: Any) -> Any:
         stop_if_failed()  # evict-and-refill loops here without polling when every group fails fast

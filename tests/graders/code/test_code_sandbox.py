@@ -338,7 +338,7 @@ def test_limits_are_validated() -> None:
         SandboxLimits(memory_mb=0)
     with pytest.raises(ValueError, match="max_output_bytes"):
         SandboxLimits(max_output_bytes=0)
-    assert SandboxLimits(timeout_s=2.5).cpu_seconds == 4
+    assert SandboxLimits(timeout_s=2.5).cpu_s == 4
 
 
 def test_unknown_backends_are_refused() -> None:

@@ -13,6 +13,6 @@ except ImportError as exc:  # pragma: no cover
 
 
 @pytest.fixture
-def judge_latency() -> float:
+def judge_latency_s() -> float:
     """A judge slow enough for calls to overlap (the session's judge server, tests/_fixtures/judge.py)."""
     return 0.05

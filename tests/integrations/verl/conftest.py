@@ -29,7 +29,7 @@ def fresh_ledger() -> Iterator[None]:
 
 
 @pytest.fixture
-def judge_latency() -> float:
+def judge_latency_s() -> float:
     return 0.005
 
 

@@ -1,4 +1,4 @@
-"""A response's lone surrogate never stops a trainer's dump or log (issue 45).
+"""A response's lone surrogate never stops a trainer's dump or log.
 
 The texts openjudge hands to trainers (reasons in ``reward_extra_info``, the rollout dump
 rows) follow the one rule of :mod:`openjudge._text`: a lone surrogate becomes the six

@@ -74,4 +74,4 @@ async def test_verl_compute_score_uses_one_model_per_process(
     scorer = shared_scorer(OpenJudgeVerlSettings(config=str(config)))
     grader = scorer.runner.grader_configs["rm_score"].grader
     assert isinstance(grader, RewardModelGrader)
-    assert grader.client.local_model.stats.items == 2  # type: ignore[attr-defined]  # both calls, one loaded model
+    assert grader.reward_model.local_model.stats.items == 2  # type: ignore[attr-defined]  # both calls, one loaded model
