@@ -214,17 +214,17 @@ async def _bench_graders(calls: int, repeats: int) -> None:
             _PlainGain().aevaluate,
         ),
     ]
-    walls: list[float] = []
+    walls_s: list[float] = []
     plains: list[float] = []
     print(f"per call, best of {repeats} x {calls} calls   wall µs   cpu µs   plain-OpenJudge-algorithm µs")
     for label, evaluate, plain in graders:
         for name, messages in TRAJECTORIES.items():
             wall, cpu = await _per_call_us(evaluate, messages, calls, repeats)
             plain_wall, _ = await _per_call_us(plain, messages, calls, repeats)
-            walls.append(wall)
+            walls_s.append(wall)
             plains.append(plain_wall)
             print(f"  {label:<34}{name:<10}{wall:>9.2f}{cpu:>9.2f}{plain_wall:>12.2f}")
-    average = sum(walls) / len(walls)
+    average = sum(walls_s) / len(walls_s)
     plain_average = sum(plains) / len(plains)
     floor, _ = await _per_call_us(_Floor().aevaluate, TRAJECTORIES["partial"], calls, repeats)
     print(f"  floor: a @grader_boundary grader that only builds its result{floor:>20.2f}")

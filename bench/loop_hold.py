@@ -111,7 +111,7 @@ def _forged_report(value: str, lines: str = "[]") -> str:
 
 
 CODE_GENERATORS: dict[str, Callable[[int], str]] = {
-    # 50,000 set members (or dict keys) whose hashes all collide at 100 KB, as in issue 38.
+    # 50,000 set members (or dict keys) whose hashes all collide at 100 KB.
     "forged_set_collisions": lambda n: _forged_report(f"{{'$set': [k * P for k in range(1, {n // 2})]}}"),
     "forged_dict_collisions": lambda n: _forged_report(
         f"{{'$dict': [[k * P, 0] for k in range(1, {n // 2})]}}"
@@ -151,7 +151,7 @@ class _LengthRewardModel:
     """An in-process reward model: the reward is a function of the response (no forward pass)."""
 
     @property
-    def model(self) -> str | None:
+    def model_name(self) -> str | None:
         return "function-reward-model"
 
     async def ascore(
@@ -442,7 +442,7 @@ class Hold:
     """The longest the loop was held while a body ran: CPU seconds of this process, and wall seconds."""
 
     cpu: float = 0.0
-    wall: float = 0.0
+    wall_s: float = 0.0
 
 
 @asynccontextmanager
@@ -451,13 +451,13 @@ async def probe(tick_s: float = TICK_S) -> AsyncIterator[Hold]:
     hold = Hold()
 
     async def tick() -> None:
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall_s, cpu = time.perf_counter(), time.process_time()
         while True:
             await asyncio.sleep(tick_s)
             now_wall, now_cpu = time.perf_counter(), time.process_time()
-            hold.wall = max(hold.wall, now_wall - wall - tick_s)
+            hold.wall_s = max(hold.wall_s, now_wall - wall_s - tick_s)
             hold.cpu = max(hold.cpu, now_cpu - cpu)
-            wall, cpu = now_wall, now_cpu
+            wall_s, cpu = now_wall, now_cpu
 
     task = asyncio.get_running_loop().create_task(tick())
     await asyncio.sleep(tick_s * 2)  # the probe is running before the body starts
@@ -534,7 +534,7 @@ async def main_async(sizes: Sequence[int], only: Sequence[str], verbose: bool) -
         line = f"  {name:<34}"
         for size in sizes:
             worst, hold = _worst(rows[size])
-            line += f"{hold.cpu * 1e3:>14.1f}{hold.wall * 1e3:>9.1f}  {worst:<23}"
+            line += f"{hold.cpu * 1e3:>14.1f}{hold.wall_s * 1e3:>9.1f}  {worst:<23}"
             if size == max(sizes) and hold.cpu > TARGET_S:
                 ok = False
         print(line, flush=True)
@@ -543,7 +543,7 @@ async def main_async(sizes: Sequence[int], only: Sequence[str], verbose: bool) -
                 for gen, (hold, outcome) in rows[size].items():
                     print(
                         f"      {size // 1000:>4} KB {gen:<26} cpu {hold.cpu * 1e3:8.1f} ms  "
-                        f"wall {hold.wall * 1e3:8.1f} ms  -> {outcome}"
+                        f"wall {hold.wall_s * 1e3:8.1f} ms  -> {outcome}"
                     )
     print(
         f"target: every grader's longest cpu hold at {max(sizes) // 1000} KB <= {TARGET_S * 1e3:.0f} ms"

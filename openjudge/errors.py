@@ -133,7 +133,7 @@ class ChatModelError(OpenJudgeError):
         kind: The grader error kind this maps to (``provider_error``, ``timeout``, ...).
         retryable: Whether another attempt may succeed.
         status_code: HTTP status, when there was a response.
-        retry_after: Seconds the server asked us to wait, when it said so.
+        retry_after_s: Seconds the server asked us to wait, when it said so.
         error_type: Name of the underlying exception class.
     """
 
@@ -144,7 +144,7 @@ class ChatModelError(OpenJudgeError):
         kind: ErrorKind = "provider_error",
         retryable: bool = False,
         status_code: int | None = None,
-        retry_after: float | None = None,
+        retry_after_s: float | None = None,
         error_type: str = "",
     ) -> None:
         super().__init__(message)
@@ -152,7 +152,7 @@ class ChatModelError(OpenJudgeError):
         self.kind: ErrorKind = kind
         self.retryable = retryable
         self.status_code = status_code
-        self.retry_after = retry_after
+        self.retry_after_s = retry_after_s
         self.error_type = error_type or type(self).__name__
         self.requests = 0
         """HTTP requests the failed call made (set by the chat model that gave up)."""

@@ -49,12 +49,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class TokenUsage:
     """Tokens spent by one or more chat calls.
 
     A plain frozen dataclass (not a pydantic model): it is built several times per
-    judge call, and pydantic construction costs were measurable there.
+    judge call, and pydantic construction costs were measurable there. Pydantic models
+    that hold one (a result's ``usage``) validate it from JSON like any dataclass.
+    Gate: ``python -m bench.runner ratios`` (framework CPU per judge call <= 0.10x raw aiohttp's).
 
     Attributes:
         prompt_tokens: Tokens sent to the model.
@@ -66,13 +68,6 @@ class TokenUsage:
     completion_tokens: int = 0
     requests: int = 0
 
-    def __init__(self, prompt_tokens: int = 0, completion_tokens: int = 0, requests: int = 0) -> None:
-        # Still frozen: the generated __init__ sets each slot through object.__setattr__, the
-        # slots' own setters cost ~40% less, and one usage is built per judge call.
-        _set_prompt_tokens(self, prompt_tokens)
-        _set_completion_tokens(self, completion_tokens)
-        _set_requests(self, requests)
-
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
@@ -83,11 +78,6 @@ class TokenUsage:
             self.completion_tokens + other.completion_tokens,
             self.requests + other.requests,
         )
-
-
-_set_prompt_tokens = TokenUsage.__dict__["prompt_tokens"].__set__
-_set_completion_tokens = TokenUsage.__dict__["completion_tokens"].__set__
-_set_requests = TokenUsage.__dict__["requests"].__set__
 
 
 class GraderMode(StrEnum):
@@ -211,32 +201,27 @@ class GraderScore(_ResultBase):
     ) -> GraderScore:
         """A score built from values its caller has checked, without validating them again.
 
-        For the LLM grader's hot path, where validation cost as much as reading the verdict.
-        The caller guarantees what validation would: a finite float inside ``score_range`` and
-        JSON metadata. The object is what ``GraderScore(...)`` with every field builds (pinned
-        by tests/test_results.py), as ``model_construct`` builds it, at a third of its cost.
+        For the LLM grader's hot path. The caller guarantees what validation would: a finite
+        float inside ``score_range`` and JSON metadata. The object is what ``GraderScore(...)``
+        with every field builds (pinned by tests/test_results.py). ``model_construct`` costs
+        about what validation does here; it is used for its ``_fields_set``: one set shared
+        by every checked score (pydantic copies it before any change, in ``model_copy``), where
+        a set of 8 names per kept result costs ~0.7 kB and one more object for the garbage
+        collector to count and scan.
+
+        Gate: ``python -m bench.runner ratios`` (framework CPU per judge call <= 0.10x raw aiohttp's).
         """
-        result = cls.__new__(cls)
-        _set_dict(
-            result,
-            {
-                "name": name,
-                "metadata": metadata,
-                "usage": usage,
-                "latency_s": latency_s,
-                "queue_s": queue_s,
-                "score": score,
-                "reason": reason,
-                "score_range": score_range,
-            },
+        return cls.model_construct(
+            _ALL_SCORE_FIELDS,
+            name=name,
+            metadata=metadata,
+            usage=usage,
+            latency_s=latency_s,
+            queue_s=queue_s,
+            score=score,
+            reason=reason,
+            score_range=score_range,
         )
-        # One set shared by every checked score, as model_construct(_fields_set=...) allows:
-        # pydantic copies it before any change (model_copy), and a set of 8 names per kept
-        # result cost ~0.7 kB and one more object for the garbage collector to scan.
-        _set_fields_set(result, _ALL_SCORE_FIELDS)
-        _set_extra(result, None)
-        _set_private(result, None)
-        return result
 
     @property
     def normalized_score(self) -> float:
@@ -247,11 +232,6 @@ class GraderScore(_ResultBase):
 
 
 _ALL_SCORE_FIELDS = set(GraderScore.model_fields)
-# BaseModel's own slot setters, as model_construct sets them (object.__setattr__ costs twice as much).
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 class GraderRank(_ResultBase):

@@ -31,7 +31,7 @@ EXAMPLES: list[BaseException] = [
     errors.InvalidInputError("the reference is empty"),
     errors.ResponseFailure("too_deep", "the response nests 300 levels"),
     errors.ChatModelError(
-        "HTTP 429", kind="timeout", retryable=True, status_code=429, retry_after=1.5, error_type="RateLimit"
+        "HTTP 429", kind="timeout", retryable=True, status_code=429, retry_after_s=1.5, error_type="RateLimit"
     ),
     errors.InferenceError(
         "out of memory", kind="provider_error", retryable=True, error_type="OutOfMemoryError"

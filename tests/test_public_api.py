@@ -57,11 +57,11 @@ PUBLIC = {
         "AzureChatModel",
         "LiteLLMChatModel",
         "OpenAIChatModel",
-        "RewardModelClient",
         "StructuredOutputChoice",
         "TransformersChatModel",
         "TransformersRewardModel",
         "VLLMChatModel",
+        "VLLMRewardModel",
         "forget_structured_output",
         "resolve_model",
         "structured_output_choice",
@@ -156,7 +156,7 @@ PUBLIC = {
         "Sampling",
         "TokenLogprob",
     ],
-    # Grader families, each exported lazily (the seed's module paths import these packages).
+    # Grader families, each exported lazily (OpenJudge's module paths, kept for its VERL guide, import these packages).
     "openjudge.graders.agent": [
         "ActionLoopDetectionGrader",
         "ObservationInformationGainGrader",

@@ -1,4 +1,4 @@
-"""The package and its docs say what they mean, not where a fact came from during development.
+"""The package, its docs, tests and benchmarks say what they mean, not where a fact came from during development.
 
 A reader has OpenJudge's VERL guide, VERL's source and this repository, not the notes,
 trackers or reviews the code was written from: "OpenJudge's VERL guide", not "the seed
@@ -19,12 +19,15 @@ JARGON = re.compile(
 )
 
 
-def test_no_development_jargon_in_the_package_or_the_docs() -> None:
+def test_no_development_jargon_in_the_package_the_docs_the_tests_or_the_benchmarks() -> None:
     files = [
         ROOT / "README.md",
         ROOT / "CHANGELOG.md",
         *sorted((ROOT / "docs").glob("*.md")),
         *sorted((ROOT / "openjudge").rglob("*.py")),
+        *sorted(path for path in (ROOT / "tests").rglob("*.py") if path != Path(__file__).resolve()),
+        *sorted((ROOT / "bench").rglob("*.py")),
+        *sorted((ROOT / "bench").rglob("*.md")),
     ]
     found = [
         f"{path.relative_to(ROOT)}:{number}: {match.group(0)}"

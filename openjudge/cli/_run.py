@@ -268,7 +268,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     out: Path = args.out if args.out is not None else default_out(args.config)
     local = args.engine == "local"
     job = build_job(
-        config, source=str(args.config), base_dir=args.config.parent, use_cache=local and not args.no_cache
+        config,
+        source=str(args.config),
+        base_dir=args.config.parent,
+        use_cache=local and not args.no_cache,
+        own_process=True,  # this command's process: the runner may tune its garbage collector
     )
     _check_data_first(config, job, data, source=str(args.config))
     stats = anyio.run(
@@ -306,6 +310,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             format=config.data.format,
             id_field=config.data.id_field,
             inputs={name: BoundGrader(name, cfg).inputs for name, cfg in job.runner.grader_configs.items()},
+            max_record_bytes=config.data.max_record_bytes,
         )
         title = f"openjudge: {args.config.name}"
         write_report(out, args.report, title=title, prices=priced, samples=source)

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from openjudge.config._binding import binding_problems
 from openjudge.config._custom import grader_class, is_import_path, load_class
 from openjudge.config._locations import FieldPath, Located, duplicate_keys, line_map
 from openjudge.config._spec import PROVIDER_KINDS, AggregatorSpec, JobConfig
@@ -80,33 +81,6 @@ def _expand(
     if isinstance(value, list):
         return [_expand(v, (*path, i), where, problems, env, unset) for i, v in enumerate(value)]
     return value
-
-
-_REWARD_MODEL_KINDS = ("transformers", "vllm")
-_OPTIONAL_PROVIDER = frozenset({"openai_grader"})  # a provider only for the JSON's model graders
-
-
-def _reward_model_provider(config: JobConfig, name: str, where: Located) -> list[str]:
-    """A ``reward_model`` grader scores with a provider that can serve a reward model."""
-    provider = config.graders[name].provider
-    kinds = "'transformers' (in process) or 'vllm' (its /classify endpoint)"
-    if provider is None:
-        return [
-            where.at(
-                ("graders", name),
-                f"grader type 'reward_model' scores with a reward model and needs 'provider: <name>' "
-                f"(a provider of kind {kinds})",
-            )
-        ]
-    spec = config.providers.get(provider)
-    if spec is not None and spec.kind not in _REWARD_MODEL_KINDS:
-        return [
-            where.at(
-                ("graders", name, "provider"),
-                f"reward_model graders need a provider of kind {kinds}; {provider!r} is of kind {spec.kind!r}",
-            )
-        ]
-    return []
 
 
 def _model_at(root: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
@@ -190,20 +164,10 @@ def _grader_checks(
     grader = config.graders[name]
     base = ("graders", name)
     try:
-        cls, kind = grader_class(grader.type, base_dir)
+        cls, entry = grader_class(grader.type, base_dir)
     except ValueError as exc:
         return [where.at((*base, "type"), str(exc))]
-    problems: list[str] = []
-    if grader.type == "reward_model":
-        problems.extend(_reward_model_provider(config, name, where))
-    elif kind == "llm" and grader.provider is None:
-        problems.append(
-            where.at(base, f"grader type {grader.type!r} is an LLM judge and needs 'provider: <name>'")
-        )
-    if kind == "rule" and grader.provider is not None and grader.type not in _OPTIONAL_PROVIDER:
-        problems.append(
-            where.at((*base, "provider"), f"grader type {grader.type!r} is rule-based and takes no provider")
-        )
+    problems = binding_problems(grader.type, entry.binding, grader.provider, config.providers, where, base)
     if (
         grader.provider is not None
         and grader.provider not in config.providers

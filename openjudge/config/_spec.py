@@ -30,6 +30,7 @@ from openjudge.models.policy import ProviderLimits
 
 __all__ = [
     "AGGREGATOR_TYPES",
+    "DEFAULT_MAX_RECORD_BYTES",
     "PROVIDER_KINDS",
     "AggregatorSpec",
     "CacheSpec",
@@ -278,22 +279,36 @@ class RunnerSpec(_Spec):
 
     Attributes:
         tune_collector: Raise the garbage collector's young threshold while the run is
-            active (see :class:`~openjudge.runner.grading_runner.RunSettings`).
+            active (see :class:`~openjudge.runner.grading_runner.RunSettings`). Unset: on
+            where the process is openjudge's own (``openjudge run`` and its Ray workers),
+            off in a host's process (a trainer's reward worker, a program that builds the job).
     """
 
     max_concurrency: int = Field(default=32, ge=1)
     timeout_s: float | None = Field(default=300.0, gt=0)
     deadline_s: float | None = Field(default=None, gt=0)
-    tune_collector: bool = True
+    tune_collector: bool | None = None
+
+
+DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""The default cap on one dataset record's size (``data.max_record_bytes``): 64 MiB."""
 
 
 class DataSpec(_Spec):
-    """Where samples come from (``--data`` overrides ``path``)."""
+    """Where samples come from (``--data`` overrides ``path``).
+
+    Attributes:
+        max_record_bytes: The largest record read: a JSON Lines line, a CSV line or a JSON
+            array element (counted in characters there) past it is recorded as malformed
+            without being held in memory, so memory is bounded by this cap, not by the
+            largest record.
+    """
 
     path: str | None = None
     format: Literal["auto", "jsonl", "json", "csv"] = "auto"
     id_field: str = "id"
     on_error: Literal["skip", "fail"] = "skip"
+    max_record_bytes: int = Field(default=DEFAULT_MAX_RECORD_BYTES, ge=1)
 
 
 class CacheSpec(_Spec):

@@ -59,6 +59,7 @@ class BatchGrader:
             source=source,
             base_dir=Path(base_dir) if base_dir is not None else None,
             use_cache=use_cache,
+            own_process=True,  # a grading actor's process is ours
         )
         self._base = replaying_runner(job.runner) if replay else job.runner
         self._deadline_at = deadline_at
@@ -78,7 +79,7 @@ class BatchGrader:
         if self._deadline_at is None:
             return runner
         remaining = max(self._deadline_at - time.time(), _TINY_DEADLINE_S)
-        return runner.replace(show_progress=False, deadline=remaining)
+        return runner.replace(show_progress=False, deadline_s=remaining)
 
     async def _grade(self, ids: list[str], lines: list[int | None], texts: list[str]) -> list[str]:
         samples = [json.loads(text) for text in texts]

@@ -65,7 +65,13 @@ def check_data(
     bad: list[BadRecord] = []
     seen = 0
     data = config.data
-    for record in iter_samples(data_path, format=data.format, on_error="skip", id_key=data.id_field):
+    for record in iter_samples(
+        data_path,
+        format=data.format,
+        on_error="skip",
+        id_key=data.id_field,
+        max_record_bytes=data.max_record_bytes,
+    ):
         if seen >= records:
             break
         seen += 1

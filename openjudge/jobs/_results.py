@@ -34,7 +34,11 @@ where ``usage`` is summed over the sample's results and RESULT is one of::
 ``normalized_score`` is in [0, 1] (1 is best) when the grader declares a score range and
 equals ``score`` otherwise. ``latency_s`` (time the judge spent answering), ``queue_s``
 (time waiting for the provider's limits) and ``usage`` are set by LLM graders only.
-Non-finite floats are written as ``null``. Readers must ignore fields they do not know.
+Non-finite floats are written as ``null``. A lone surrogate in a text (a reason, a message,
+metadata taken from a response) is written as the six characters ``\\udXXX`` (the rule of
+:mod:`openjudge._text`), so every line is valid UTF-8 that any JSON reader reads; sample
+ids never hold one (the dataset reader refuses such ids). Readers must ignore fields they
+do not know.
 
 Resuming: :class:`ResultsWriter` reads the header and the ids already in the file, so a
 rerun skips them (:mod:`._resume` decides whether the file's job is the current one). A
@@ -55,8 +59,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar, cast
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
+from pydantic_core import PydanticSerializationError
 
+from openjudge._text import encodable_json, has_surrogate
 from openjudge.errors import ResultsFileError
 from openjudge.jobs._records import HeaderLine, OutcomeLine, ResultsHeader, entry_from_result
 from openjudge.results import GraderResult, TokenUsage
@@ -229,7 +235,7 @@ class ResultsWriter:
         fd = self._require_open()
         if self._done:
             raise ResultsFileError(f"{self.path} already holds results: its header cannot change")
-        data = (HeaderLine(openjudge=header).model_dump_json() + "\n").encode("utf-8")
+        data = _line_bytes(HeaderLine(openjudge=header))
         os.ftruncate(fd, 0)
         self._size = 0
         self._append(fd, data)
@@ -262,15 +268,23 @@ class ResultsWriter:
     def write(self, outcome: SampleOutcome | OutcomeLine) -> None:
         """Append one outcome as one line.
 
+        Texts holding a lone surrogate are written by the rule of :mod:`openjudge._text`.
+
         Raises:
-            ValueError: If the sample id is already in the file.
+            ValueError: If the sample id is already in the file, or holds a lone surrogate
+                (it could not be read back as the same id).
             OSError: If the write fails; the file is left as it was before the call.
         """
         fd = self._require_open()
         line = outcome.to_line() if isinstance(outcome, SampleOutcome) else outcome
         if line.id in self._done:
             raise ValueError(f"sample {line.id!r} is already in {self.path}: skip the ids in completed_ids()")
-        self._append(fd, (line.model_dump_json() + "\n").encode("utf-8"))
+        if has_surrogate(line.id):
+            raise ValueError(
+                f"sample id {line.id!r} holds a lone surrogate, which is not text: it cannot be written "
+                "and read back as the same id (iter_samples refuses such records)"
+            )
+        self._append(fd, _line_bytes(line))
         self._done.add(line.id)
         self._unsynced += 1
         if (self._fsync_every is not None and self._unsynced >= self._fsync_every) or (
@@ -311,6 +325,28 @@ class ResultsWriter:
         if self._fd is None:
             raise RuntimeError(f"{self.path} is not open: use `with ResultsWriter(path) as writer:`")
         return self._fd
+
+
+def _line_bytes(model: BaseModel) -> bytes:
+    """One line of the file: the model as JSON, its texts made encodable if they must be.
+
+    Pydantic refuses a lone surrogate in a value but writes one in a dict key as U+FFFD
+    characters, so a line holding U+FFFD (rare) is written the slow way too, by the one rule.
+    """
+    try:
+        text = model.model_dump_json()
+    except PydanticSerializationError:  # a lone surrogate (the only text UTF-8 cannot hold)
+        text = _encodable_dump(model)
+    else:
+        if not text.isascii() and "\ufffd" in text:
+            text = _encodable_dump(model)
+    return (text + "\n").encode("utf-8")
+
+
+def _encodable_dump(model: BaseModel) -> str:
+    # Python mode: mode="json" would already have turned a key's surrogate into U+FFFD.
+    clean = encodable_json(cast(JsonValue, model.model_dump()))
+    return type(model).model_validate(clean).model_dump_json()
 
 
 def _lock(fd: int, path: Path) -> None:

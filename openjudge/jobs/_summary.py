@@ -4,7 +4,8 @@ Per grader: results seen, scores, ranks, system errors by kind (with the first m
 each), response failures by cause (scores given because the response broke grading; they
 count as scores, apart from errors),
 the mean, **population** standard deviation (divide by n: it describes the scores
-observed, and is 0 for one score), min and max of the *raw* score, the mean normalised
+observed, and is 0 for one score; both computed without overflow for any finite scores, see
+:mod:`._moments`), min and max of the *raw* score, the mean normalised
 score, p50/p95 of the judge's latency and of the time queued for the provider's limits,
 tokens and cost. Per aggregate: the mean of its non-null values.
 
@@ -23,6 +24,7 @@ from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from openjudge.jobs._moments import RunningMoments
 from openjudge.jobs._records import ErrorEntry, OutcomeLine, RankEntry, ResultEntry, ScoreEntry
 from openjudge.jobs._results import SampleOutcome
 from openjudge.results import RESPONSE_BLAME
@@ -156,29 +158,28 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 class _GraderStats:
     def __init__(self) -> None:
         self.count = self.scored = self.ranked = 0
-        self.mean = self.m2 = self.normalized_sum = 0.0
+        self.scores = RunningMoments()
+        self.normalized = RunningMoments()
         self.low = math.inf
         self.high = -math.inf
         self.errors: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
         self.failures: Counter[str] = Counter()
         self.failure_examples: dict[str, str] = {}
-        self.latencies = array("d")
-        self.queued = array("d")
+        self.latencies_s = array("d")
+        self.queued_s = array("d")
         self.prompt_tokens = self.completion_tokens = self.requests = 0
 
     def add(self, entry: ResultEntry) -> None:
         self.count += 1
         if isinstance(entry, ScoreEntry):
             self.scored += 1
-            delta = entry.score - self.mean  # Welford's online mean and variance
-            self.mean += delta / self.scored
-            self.m2 += delta * (entry.score - self.mean)
+            self.scores.add(entry.score)  # overflow-safe: any finite score, 1.7e308 included
             if entry.score < self.low:
                 self.low = entry.score
             if entry.score > self.high:
                 self.high = entry.score
-            self.normalized_sum += entry.normalized_score
+            self.normalized.add(entry.normalized_score)
             if entry.metadata.get("blame") == RESPONSE_BLAME:
                 cause = str(entry.metadata.get("cause", "unknown"))
                 self.failures[cause] += 1
@@ -189,9 +190,9 @@ class _GraderStats:
             self.errors[entry.kind] += 1
             self.examples.setdefault(entry.kind, entry.message)
         if entry.latency_s is not None and math.isfinite(entry.latency_s):
-            self.latencies.append(entry.latency_s)
-            queued = entry.queue_s or 0.0  # a judge result without a queue time did not wait
-            self.queued.append(queued if math.isfinite(queued) else 0.0)
+            self.latencies_s.append(entry.latency_s)
+            queued_s = entry.queue_s or 0.0  # a judge result without a queue time did not wait
+            self.queued_s.append(queued_s if math.isfinite(queued_s) else 0.0)
         if entry.usage is not None:
             self.prompt_tokens += entry.usage.prompt_tokens
             self.completion_tokens += entry.usage.completion_tokens
@@ -199,8 +200,8 @@ class _GraderStats:
 
     def build(self, name: str, price: Price | None) -> GraderSummary:
         has = self.scored > 0
-        latencies = sorted(self.latencies)
-        queued = sorted(self.queued)
+        latencies_s = sorted(self.latencies_s)
+        queued_s = sorted(self.queued_s)
         cost = None
         if price is not None:
             cost = (
@@ -213,15 +214,15 @@ class _GraderStats:
             scored=self.scored,
             ranked=self.ranked,
             errors=dict(sorted(self.errors.items())),
-            mean=self.mean if has else None,
-            std=math.sqrt(self.m2 / self.scored) if has else None,
+            mean=self.scores.mean,
+            std=self.scores.std,
             min=self.low if has else None,
             max=self.high if has else None,
-            normalized_mean=self.normalized_sum / self.scored if has else None,
-            latency_p50_s=percentile(latencies, 50),
-            latency_p95_s=percentile(latencies, 95),
-            queue_p50_s=percentile(queued, 50),
-            queue_p95_s=percentile(queued, 95),
+            normalized_mean=self.normalized.mean,
+            latency_p50_s=percentile(latencies_s, 50),
+            latency_p95_s=percentile(latencies_s, 95),
+            queue_p50_s=percentile(queued_s, 50),
+            queue_p95_s=percentile(queued_s, 95),
             error_examples={kind: self.examples[kind] for kind in sorted(self.examples)},
             response_failures=dict(sorted(self.failures.items())),
             response_failure_examples={c: self.failure_examples[c] for c in sorted(self.failure_examples)},
@@ -243,7 +244,7 @@ class SummaryBuilder:
         self._prices = dict(prices or {})
         self._samples = 0
         self._graders: dict[str, _GraderStats] = {}
-        self._aggregates: dict[str, list[float]] = {}  # name -> [count, missing, sum]
+        self._aggregates: dict[str, tuple[RunningMoments, list[int]]] = {}  # name -> (values, [missing])
 
     def add(self, record: SampleOutcome | OutcomeLine | Mapping[str, JsonValue]) -> None:
         """Add one results line: a dict read from the file, its typed model, or an outcome.
@@ -264,12 +265,11 @@ class SummaryBuilder:
                 stats = self._graders[name] = _GraderStats()
             stats.add(entry)
         for name, value in line.aggregates.items():
-            acc = self._aggregates.setdefault(name, [0.0, 0.0, 0.0])
+            values, missing = self._aggregates.setdefault(name, (RunningMoments(), [0]))
             if value is None or not math.isfinite(value):
-                acc[1] += 1
+                missing[0] += 1
             else:
-                acc[0] += 1
-                acc[2] += value
+                values.add(value)
 
     def build(self) -> RunSummary:
         """The summary of everything added so far."""
@@ -277,23 +277,21 @@ class SummaryBuilder:
             samples=self._samples,
             graders=tuple(stats.build(name, self._prices.get(name)) for name, stats in self._graders.items()),
             aggregates=tuple(
-                AggregateSummary(
-                    name=name,
-                    count=int(count),
-                    missing=int(missing),
-                    mean=total / count if count else None,
-                )
-                for name, (count, missing, total) in self._aggregates.items()
+                AggregateSummary(name=name, count=values.count, missing=missing[0], mean=values.mean)
+                for name, (values, missing) in self._aggregates.items()
             ),
         )
 
 
 def format_number(value: float | None) -> str:
-    """Four significant digits; thousands separators from 10,000; ``-`` for ``None``."""
+    """Four significant digits; thousands separators from 10,000 to 10**15, exponent
+    notation past it (``1.7e+308``, not 309 digits); ``-`` for ``None``."""
     if value is None:
         return "-"
-    if isinstance(value, int) or abs(value) >= 10_000:
+    if isinstance(value, int) or 10_000 <= abs(value) < 1e15:
         return f"{value:,.0f}"
+    if abs(value) >= 1e15:
+        return f"{value:.4g}"
     text = f"{value:.4g}"
     return "0" if text == "-0" else text
 

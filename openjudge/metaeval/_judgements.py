@@ -36,6 +36,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from openjudge._text import encodable_json_text
 from openjudge.jobs._summary import Price
 from openjudge.metaeval._items import PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 from openjudge.metaeval._loaders import LabelledDataError
@@ -192,7 +193,7 @@ def write_judgements(path: str | Path, run: MetaEvalRun) -> None:
     with partial.open("w", encoding="utf-8") as f:
         f.write(json.dumps({HEADER_KEY: _head(run).model_dump(mode="json")}) + "\n")
         for line in _item_lines(run):
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            f.write(encodable_json_text(json.dumps(line, ensure_ascii=False)) + "\n")  # lone surrogates
     partial.replace(p)
 
 

@@ -2,7 +2,7 @@
 
 anyio's cancel scopes cost several times more than ``asyncio.timeout`` per use. On
 asyncio we use the native timeout; on other backends (trio) anyio's scope. Both raise
-:class:`TimeoutError`.
+:class:`TimeoutError`. Gate of the lazy timer below: ``python -m bench.runner ratios`` (HTTP <= 1.25x).
 
 :func:`section_timer` serves a task that times many short sections one after another
 (a runner worker, one pair after another). ``asyncio.timeout`` arms a timer on entry and
@@ -39,14 +39,14 @@ __all__ = ["SectionTimer", "TaskTimers", "section_timer", "timeout_scope", "unti
 class _AnyioTimeout:
     """``anyio.fail_after`` as an async context manager (for non-asyncio backends)."""
 
-    __slots__ = ("_scope", "_seconds")
+    __slots__ = ("_scope", "_timeout_s")
 
-    def __init__(self, seconds: float) -> None:
-        self._seconds = seconds
+    def __init__(self, timeout_s: float) -> None:
+        self._timeout_s = timeout_s
         self._scope: AbstractContextManager[object] | None = None
 
     async def __aenter__(self) -> None:
-        self._scope = anyio.fail_after(self._seconds)
+        self._scope = anyio.fail_after(self._timeout_s)
         self._scope.__enter__()
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
@@ -54,13 +54,13 @@ class _AnyioTimeout:
         return self._scope.__exit__(*exc_info)
 
 
-def timeout_scope(seconds: float) -> AbstractAsyncContextManager[object]:
+def timeout_scope(timeout_s: float) -> AbstractAsyncContextManager[object]:
     """``async with timeout_scope(s):`` raises :class:`TimeoutError` after ``s`` seconds."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _AnyioTimeout(seconds)
-    return asyncio.timeout(seconds)
+        return _AnyioTimeout(timeout_s)
+    return asyncio.timeout(timeout_s)
 
 
 class SectionTimer(Protocol):
@@ -71,8 +71,8 @@ class SectionTimer(Protocol):
     with`` would build two coroutines per section for nothing.
     """
 
-    def limit(self, seconds: float, latest: float | None = None) -> AbstractContextManager[object]:
-        """A section of ``seconds`` (never past ``latest``, a time of the loop's clock, even when paused)."""
+    def limit(self, timeout_s: float, latest: float | None = None) -> AbstractContextManager[object]:
+        """A section of ``timeout_s`` seconds (never past ``latest``, a time of the loop's clock, even when paused)."""
         ...
 
     def close(self) -> None: ...
@@ -135,8 +135,8 @@ class _ScopePerSection:
         self._paused = 0
         self._remaining: float | None = None
 
-    def limit(self, seconds: float, latest: float | None = None) -> _ScopePerSection:
-        deadline = anyio.current_time() + seconds
+    def limit(self, timeout_s: float, latest: float | None = None) -> _ScopePerSection:
+        deadline = anyio.current_time() + timeout_s
         self._scope = anyio.CancelScope(deadline=deadline if latest is None else min(deadline, latest))
         self._latest = latest
         return self
@@ -213,8 +213,8 @@ class _LazyTimer:
         self._paused = 0
         self._remaining: float | None = None
 
-    def limit(self, seconds: float, latest: float | None = None) -> _LazyTimer:
-        deadline = self._now() + seconds
+    def limit(self, timeout_s: float, latest: float | None = None) -> _LazyTimer:
+        deadline = self._now() + timeout_s
         self._deadline = deadline if latest is None or deadline < latest else latest
         self._latest = latest
         return self
@@ -299,7 +299,7 @@ class TaskTimers:
         self._loop = loop
         self._timers: dict[asyncio.Task[Any], _LazyTimer] = {}
 
-    def limit(self, seconds: float) -> _LazyTimer | None:
+    def limit(self, timeout_s: float) -> _LazyTimer | None:
         """``with timers.limit(s):`` raises :class:`TimeoutError` after ``s`` seconds in the
         calling task; ``None`` when the caller runs in no task of the loop (time it otherwise)."""
         task = asyncio.current_task(self._loop)
@@ -309,7 +309,7 @@ class TaskTimers:
         if timer is None:
             timer = self._timers[task] = _LazyTimer(self._loop, task)
             task.add_done_callback(self._forget)
-        return timer.limit(seconds)
+        return timer.limit(timeout_s)
 
     def _forget(self, task: asyncio.Task[Any]) -> None:
         timer = self._timers.pop(task, None)

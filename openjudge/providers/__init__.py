@@ -27,17 +27,17 @@ if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.providers.transformers import TransformersChatModel as TransformersChatModel
     from openjudge.providers.transformers import TransformersRewardModel as TransformersRewardModel
     from openjudge.providers.vllm import VLLMChatModel as VLLMChatModel
-    from openjudge.providers.vllm_reward import RewardModelClient as RewardModelClient
+    from openjudge.providers.vllm_reward import VLLMRewardModel as VLLMRewardModel
 
 __all__ = [
     "AzureChatModel",
     "LiteLLMChatModel",
     "OpenAIChatModel",
-    "RewardModelClient",
     "StructuredOutputChoice",
     "TransformersChatModel",
     "TransformersRewardModel",
     "VLLMChatModel",
+    "VLLMRewardModel",
     "forget_structured_output",
     "resolve_model",
     "structured_output_choice",

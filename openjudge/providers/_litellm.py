@@ -155,7 +155,7 @@ class LiteLLMTransport:
         extra_headers: Mapping[str, str] | None,
         drop_params: bool,
     ) -> None:
-        self._model = model
+        self._model_name = model
         self.api_base = api_base.rstrip("/") if api_base else None
         self.api_version = api_version
         if api_key is None and self.api_base is not None and not _is_openai(self.api_base):
@@ -173,12 +173,12 @@ class LiteLLMTransport:
         self._secrets = tuple(s for s in (key, *(self._extra_headers or {}).values()) if s and s != _NO_KEY)
         self._connection_key = f"{self._endpoint}|{model}|{fingerprint(key)}"
         self._structured = StructuredOutputNegotiation(
-            structured_output, key=lambda: f"{self._endpoint}|{self._model}", where=lambda: self._where
+            structured_output, key=lambda: f"{self._endpoint}|{self._model_name}", where=lambda: self._where
         )
 
     @property
-    def model(self) -> str:
-        return self._model
+    def model_name(self) -> str:
+        return self._model_name
 
     @property
     def endpoint(self) -> str:
@@ -213,7 +213,7 @@ class LiteLLMTransport:
         (default: the mode in use now)."""
         mode = mode or self._structured.mode()
         kwargs: dict[str, Any] = {
-            "model": self._model,
+            "model": self._model_name,
             "messages": [dict(m) for m in request.messages],  # litellm may edit them in place
             "timeout": timeout_s,
             # Both layers off, always with the same values: litellm caches SDK clients per
@@ -267,7 +267,7 @@ class LiteLLMTransport:
             error = self.classify(exc)
             logger.debug("%s failed: %s", self._where, error.message)
             raise error from None
-        return read_model_response(response, where=self._where, model=self._model)
+        return read_model_response(response, where=self._where, model=self._model_name)
 
     def classify(self, exc: Exception) -> ChatModelError:
         """Our error for a litellm exception, with every secret removed from its message."""
@@ -365,4 +365,4 @@ class LiteLLMChatModel(ChatClient):
 
     def __repr__(self) -> str:
         base = f", api_base={safe_url(self.api_base)!r}" if self.api_base else ""
-        return f"{type(self).__name__}(model={self.model!r}{base})"
+        return f"{type(self).__name__}(model={self.model_name!r}{base})"

@@ -81,7 +81,7 @@ class OpenAICompatibleTransport:
         """The server URL without credentials."""
         self._url = f"{url}/chat/completions"
         self._endpoint = safe_url(self._url)
-        self._model = model
+        self._model_name = model
         self._where = f"{safe_url(url)} model {model!r}"
         self._headers = headers
         pair = f"{user}:{password}" if user is not None and password else None
@@ -94,16 +94,16 @@ class OpenAICompatibleTransport:
         self._connection_key = f"{self._endpoint}|{model}|{fingerprint(key or password)}"
         self._clients = LoopClients(max_connections, http_client_factory)
         self._structured = StructuredOutputNegotiation(
-            structured_output, key=lambda: f"{self._endpoint}|{self._model}", where=lambda: self._where
+            structured_output, key=lambda: f"{self._endpoint}|{self._model_name}", where=lambda: self._where
         )
 
     @property
-    def model(self) -> str:
-        return self._model
+    def model_name(self) -> str:
+        return self._model_name
 
-    def set_model(self, model: str) -> None:
+    def set_model_name(self, model: str) -> None:
         """Name the model (after discovery); the connection key keeps the configured name."""
-        self._model = model
+        self._model_name = model
         self._where = f"{safe_url(self.base_url)} model {model!r}"
 
     @property
@@ -143,7 +143,7 @@ class OpenAICompatibleTransport:
         Subclasses add their server's fields.
         """
         mode = mode or self._structured.mode()
-        params: dict[str, Any] = {"model": self._model, "messages": request.messages}
+        params: dict[str, Any] = {"model": self._model_name, "messages": request.messages}
         add_sampling_fields(params, request)
         if request.output is not None and mode != "prompt":
             params["response_format"] = self.response_format(request.output, mode)
@@ -172,7 +172,7 @@ class OpenAICompatibleTransport:
         reply = await self._clients.get().send("POST", self._url, body, self._headers, timeout_s, where)
         # A 2xx that is not JSON (a proxy's error page) may well be fine on the next attempt.
         data = json_reply(reply, where=where, secrets=self._secrets, malformed_retryable=True)
-        return parse_completion(data, where=where, model=self._model)
+        return parse_completion(data, where=where, model=self._model_name)
 
     async def aclose(self) -> None:
         await self._clients.aclose()

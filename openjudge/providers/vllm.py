@@ -129,23 +129,23 @@ class VLLMTransport(OpenAICompatibleTransport):
 
     def wire_body(self, request: ChatRequest) -> bytes | None:
         # Until the served model is known the body is not, so the reply is not cacheable yet.
-        return super().wire_body(request) if self.model else None
+        return super().wire_body(request) if self.model_name else None
 
     async def attempt(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
-        if not self.model:
+        if not self.model_name:
             await self._discover(timeout_s)
         return await super().attempt(request, timeout_s)
 
     async def _discover(self, timeout_s: float) -> None:
         async with self._discovery_locks.get():
-            if self.model:
+            if self.model_name:
                 return
             factory = self._http_client_factory
             client = factory() if factory is not None else httpx.AsyncClient()
             async with client:
                 info = await fetch_models(client, self.base_url, self._api_key, timeout_s)
             self.server_info = info
-            self.set_model(info.model)
+            self.set_model_name(info.model)
 
 
 class VLLMChatModel(ChatClient):
@@ -313,4 +313,4 @@ class VLLMChatModel(ChatClient):
         return instance
 
     def __repr__(self) -> str:
-        return f"VLLMChatModel(model={self.model!r}, base_url={self.base_url!r})"
+        return f"VLLMChatModel(model={self.model_name!r}, base_url={self.base_url!r})"

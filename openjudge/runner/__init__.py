@@ -2,8 +2,9 @@
 
 ``GradingRunner`` maps each sample's fields to each grader's inputs (``GraderConfig``),
 runs every (sample, grader) pair through a bounded pool with per-pair timeouts, and
-combines per-grader results with an aggregator. While a run is active the garbage
-collector's young threshold is raised (``batch_collector``; ``tune_collector=False`` opts out).
+combines per-grader results with an aggregator. ``tune_collector=True`` raises the
+garbage collector's young threshold while a run is active (``batch_collector``); it is
+off by default, as it changes the whole process (``openjudge run`` turns it on).
 """
 
 from __future__ import annotations

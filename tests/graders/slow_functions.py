@@ -6,9 +6,9 @@ import os
 import time
 
 
-def spin(seconds: float) -> int:
+def spin(duration_s: float) -> int:
     """Busy for ``seconds``, then return the worker's pid."""
-    end = time.monotonic() + seconds
+    end = time.monotonic() + duration_s
     while time.monotonic() < end:
         pass
     return os.getpid()

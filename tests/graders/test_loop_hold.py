@@ -1,4 +1,4 @@
-"""No built-in grader holds the event loop past 250 ms on hostile input (issue 38, §2).
+"""No built-in grader holds the event loop past 250 ms on hostile input.
 
 Every grader type of the registry is fed every hostile generator of ``bench/loop_hold.py``
 at 100 KB; the hold is the CPU time of this process between two wake-ups of a probe task

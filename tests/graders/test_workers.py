@@ -98,8 +98,8 @@ async def test_waiting_for_a_worker_is_not_charged_to_the_call() -> None:
     await pool.call(f"{SLOW}:pid", [], timeout_s=30)  # started
     results: dict[str, object] = {}
 
-    async def run(name: str, seconds: float, budget: float) -> None:
-        results[name] = await pool.call(f"{SLOW}:spin", [seconds], timeout_s=budget)
+    async def run(name: str, duration_s: float, budget: float) -> None:
+        results[name] = await pool.call(f"{SLOW}:spin", [duration_s], timeout_s=budget)
 
     async with anyio.create_task_group() as group:
         group.start_soon(run, "first", 0.6, 5.0)
@@ -122,15 +122,17 @@ async def test_a_runner_does_not_time_out_a_pair_that_only_waits_for_a_worker() 
     """The runner's per-pair timeout counts the pair's own work, not its queueing (``untimed``)."""
     pool = WorkerPool(max_workers=1, preload=(SLOW,))
 
-    async def spin(seconds: float) -> float:
-        await pool.call(f"{SLOW}:spin", [seconds], timeout_s=5)
+    async def spin(duration_s: float) -> float:
+        await pool.call(f"{SLOW}:spin", [duration_s], timeout_s=5)
         return 1.0
 
-    runner = GradingRunner({"spin": FunctionGrader(spin)}, show_progress=False, timeout=0.5)
-    results = await runner.arun([{"seconds": 0.3} for _ in range(5)])  # 1.5 s of work, one at a time
+    runner = GradingRunner({"spin": FunctionGrader(spin)}, show_progress=False, timeout_s=0.5)
+    results = await runner.arun([{"duration_s": 0.3} for _ in range(5)])  # 1.5 s of work, one at a time
     assert [r.score if isinstance(r, GraderScore) else r for r in results["spin"]] == [1.0] * 5
-    deadline = GradingRunner({"spin": FunctionGrader(spin)}, show_progress=False, timeout=0.5, deadline=0.8)
-    late = await deadline.arun([{"seconds": 0.3} for _ in range(5)])  # the run's deadline still holds
+    deadline = GradingRunner(
+        {"spin": FunctionGrader(spin)}, show_progress=False, timeout_s=0.5, deadline_s=0.8
+    )
+    late = await deadline.arun([{"duration_s": 0.3} for _ in range(5)])  # the run's deadline still holds
     kinds = [r.score if isinstance(r, GraderScore) else getattr(r, "kind", r) for r in late["spin"]]
     assert kinds[:2] == [1.0, 1.0] and kinds[-1] == "timeout"
     pool.close()

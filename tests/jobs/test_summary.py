@@ -20,9 +20,9 @@ _USAGE = TokenUsage(prompt_tokens=100, completion_tokens=10, requests=1)
 
 
 def _outcomes() -> list[SampleOutcome]:
-    def a(score: float, latency: float) -> GraderScore:
+    def a(score: float, latency_s: float) -> GraderScore:
         return GraderScore(
-            name="a", score=score, score_range=ScoreRange(low=0, high=4), latency_s=latency, usage=_USAGE
+            name="a", score=score, score_range=ScoreRange(low=0, high=4), latency_s=latency_s, usage=_USAGE
         )
 
     def b(score: float) -> GraderScore:

@@ -29,7 +29,7 @@ class EchoBackend:
         self.failures = list(failures)
         self.attempts = 0
 
-    model = "echo-1"
+    model_name = "echo-1"
     connection_key = "echo://local|echo-1"
     endpoint = "echo://local"
     enforces_timeout = False
@@ -40,7 +40,7 @@ class EchoBackend:
             status = self.failures.pop(0)
             raise ChatModelError(f"HTTP {status}", status_code=status, retryable=status >= 500)
         verdict = {"score": 4, "reason": f"{len(request.messages)} messages"}
-        return ChatResponse(json.dumps(verdict), usage=TokenUsage(10, 5, 1), model=self.model)
+        return ChatResponse(json.dumps(verdict), usage=TokenUsage(10, 5, 1), model=self.model_name)
 
     def wire_body(self, request: ChatRequest) -> bytes | None:
         return None

@@ -159,9 +159,9 @@ async def test_the_latest_bound_holds_while_paused() -> None:
 
 
 async def test_concurrent_untimed_waits_pause_the_section_until_the_last_one_ends() -> None:
-    async def wait(seconds: float) -> None:
+    async def wait(duration_s: float) -> None:
         with untimed():
-            await anyio.sleep(seconds)
+            await anyio.sleep(duration_s)
 
     timer = section_timer()
     with timer.limit(0.2):

@@ -173,7 +173,7 @@ async def test_a_mode_found_earlier_and_now_refused_is_probed_again() -> None:
         choice = structured_output_choice(model)
         assert choice is not None and choice.mode == "json_schema"
         assert server._state is not None
-        server._state.refuse = {"json_schema": 500}  # the server behind the URL changed
+        server._state.formats.refuse = {"json_schema": 500}  # the server behind the URL changed
         assert isinstance(await judge(model).aevaluate(response="b"), GraderScore)
         choice = structured_output_choice(model)
         assert choice is not None and choice.mode == "json_object"

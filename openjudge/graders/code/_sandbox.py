@@ -96,7 +96,7 @@ class SandboxLimits:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
 
     @property
-    def cpu_seconds(self) -> int:
+    def cpu_s(self) -> int:
         """The CPU-time limit in effect."""
         return self.cpu_time_s or math.ceil(self.timeout_s) + 1
 

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import anyio
 
+from openjudge._text import encodable
 from openjudge.config import ConfigError
 from openjudge.integrations._shared import FailureLog
 from openjudge.integrations.scoring._guard import FailureRateExceeded, SampleFailed, is_outage
@@ -106,7 +107,7 @@ def _providers_of(runner: GradingRunner) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, config in runner.grader_configs.items():
         model = getattr(config.grader, "model", None)
-        model_name = getattr(model, "model", None)
+        model_name = getattr(model, "model_name", None)
         if isinstance(model_name, str):
             out[name] = model_name
     return out
@@ -181,8 +182,8 @@ class RewardScorer:
         self.runner = runner.replace(
             aggregators=[aggregators[chosen]] if chosen in aggregators else None,
             show_progress=False,
-            timeout=settings.timeout_s if settings.timeout_s is not None else runner.timeout,
-            deadline=None,
+            timeout_s=settings.timeout_s if settings.timeout_s is not None else runner.timeout_s,
+            deadline_s=None,
         )
         self.grader_providers = dict(
             grader_providers if grader_providers is not None else _providers_of(runner)
@@ -420,7 +421,7 @@ class RewardScorer:
         extra.update(score_entries(name, result))
         extra[f"{score_key(name)}/error_kind"] = result.kind if isinstance(result, GraderError) else ""
         if self.settings.include_reasons and name in self.grader_names:
-            extra[f"{score_key(name)}/reason"] = result.reason
+            extra[f"{score_key(name)}/reason"] = encodable(result.reason)  # trainers dump it as UTF-8
 
     def _circuit_open(self, provider: str) -> ScoredSample:
         extra: dict[str, ExtraValue] = {}

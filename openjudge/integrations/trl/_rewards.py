@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 
+from openjudge._text import encodable
 from openjudge.config import ConfigError
 from openjudge.integrations.scoring._ledger import FailureLedger, process_ledger
 from openjudge.integrations.scoring._loader import ProcessCache, describe_providers, load_job, settings_path
@@ -74,7 +75,7 @@ class OpenJudgeRewards:
         max_concurrency: Gradings in flight at once across every function of the set
             (default: the runner's ``max_concurrency``).
         timeout_s: Seconds per (completion, grader) pair, retries included (default: the
-            runner's ``timeout``).
+            runner's ``timeout_s``).
         log_failures: Report failure rates (``log_metric``) and error kinds (``log_extra``).
         log_reasons: Add each grader's reason to TRL's completions table.
         **options: The other options of :class:`OpenJudgeTRLSettings` (``on_failure``,
@@ -124,7 +125,7 @@ class OpenJudgeRewards:
         self.normalize = options.normalize
         self.fallback_score = options.fallback_score
         self.max_concurrency = options.max_concurrent_samples or runner.max_concurrency
-        self.timeout_s = options.timeout_s if options.timeout_s is not None else runner.timeout
+        self.timeout_s = options.timeout_s if options.timeout_s is not None else runner.timeout_s
         self.log_failures = options.log_failures
         self.log_reasons = options.include_reasons
         self._runner = runner
@@ -267,7 +268,7 @@ class OpenJudgeRewards:
                 if callable(log_extra):
                     log_extra(f"openjudge/{name}/error", kinds)
             if self.log_reasons and callable(log_extra) and name in self.grader_names:
-                log_extra(f"openjudge/{name}/reason", [s.results[name].reason for s in scored])
+                log_extra(f"openjudge/{name}/reason", [encodable(s.results[name].reason) for s in scored])
 
 
 class OpenJudgeReward:

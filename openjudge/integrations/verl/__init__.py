@@ -22,7 +22,7 @@ providers: the judge VERL serves), ``openjudge.integrations.verl.samples`` (what
 trajectory, on every path), ``openjudge.integrations.verl._keys`` (the ``reward_extra_info`` keys and
 the names they reserve), ``openjudge.integrations.verl.sampler`` (failure counts in V1 training
 metrics), ``openjudge.integrations.verl.lifecycle`` (closing at exit), ``openjudge.integrations.verl._gc_freeze``
-(keeping full garbage collections off the worker's event loop) and
+(keeping full garbage collections off the worker's event loop, when asked) and
 ``openjudge.integrations.verl.group`` (group judging).
 """
 

@@ -55,7 +55,7 @@ class LocalTransport(Generic[Q, R]):
         self._connection_key = f"{self._endpoint}|{local_model.head}|{uuid.uuid4().hex[:12]}"
 
     @property
-    def model(self) -> str:
+    def model_name(self) -> str:
         return self.local_model.settings.model
 
     @property
@@ -95,7 +95,7 @@ class LocalTransport(Generic[Q, R]):
             raise to_chat_error(exc) from None
         except TimeoutError:
             raise ChatModelError(
-                f"{self.model}: no result within {timeout_s:g}s (queueing included); "
+                f"{self.model_name}: no result within {timeout_s:g}s (queueing included); "
                 "raise timeout_s or lower the load",
                 kind="timeout",
                 retryable=True,

@@ -49,7 +49,7 @@ def call(call_id: str | None, name: str, arguments: object = None, **args: objec
 
 
 def traj(steps: Sequence[tuple[str, Mapping[str, object], str]], final: str = "Done.") -> list[JsonDict]:
-    """Research §5a's trajectory builder: one assistant call and one tool answer per step."""
+    """The trajectory builder of OpenJudge's rule-grader demo: one assistant call and one tool answer per step."""
     msgs: list[JsonDict] = [
         {"role": "system", "content": "You are an agent."},
         {"role": "user", "content": "Find the weather in Paris."},

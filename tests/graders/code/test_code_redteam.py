@@ -130,6 +130,7 @@ FREEZES: dict[str, str] = {
 }
 
 
+@pytest.mark.slow  # each waits out its 2 s budget
 @pytest.mark.parametrize("freeze", list(FREEZES))
 async def test_no_freeze_outlives_its_budget(freeze: str) -> None:
     budget = 1.0

@@ -1,4 +1,4 @@
-"""One response cannot spend another's budget (issue 38, §3).
+"""One response cannot spend another's budget.
 
 N answers that are slow to compare are graded in one batch with honest answers that need
 the worker too; the pool has 2 workers and the runner a per-pair timeout shorter than the
@@ -52,7 +52,7 @@ def verdict(result: GraderResult) -> tuple[object, ...]:
 
 async def grade(grader: StandIn, samples: list[dict[str, str]]) -> list[GraderResult]:
     runner = GradingRunner(
-        {"math": grader}, max_concurrency=64, show_progress=False, timeout=RUNNER_TIMEOUT_S
+        {"math": grader}, max_concurrency=64, show_progress=False, timeout_s=RUNNER_TIMEOUT_S
     )
     return list((await runner.arun(samples))["math"])
 

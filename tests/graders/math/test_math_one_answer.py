@@ -1,4 +1,4 @@
-"""One answer per response: no response is accepted for two different references (issue 38, §1).
+"""One answer per response: no response is accepted for two different references.
 
 The property: for any response R and two references A and B of different values, R is never
 accepted against both. Responses are built from what a policy can mix (boxes, answer tags,

@@ -10,6 +10,8 @@ import pytest
 
 import openjudge.integrations.verl
 
+pytestmark = pytest.mark.slow  # fresh interpreters importing VERL (seconds each)
+
 
 def run_python(code: str) -> str:
     return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout

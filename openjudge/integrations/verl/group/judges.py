@@ -131,9 +131,9 @@ class GraderGroupJudge:
             if aggregators
             else WeightedMeanAggregator(DEFAULT_AGGREGATE)
         )
-        timeout = settings.judge_timeout_s if settings.judge_timeout_s is not None else runner.timeout
-        self.group_runner = self._runner(group, runner.max_concurrency, timeout)
-        self.member_runner = self._runner(single, runner.max_concurrency, timeout) if single else None
+        timeout_s = settings.judge_timeout_s if settings.judge_timeout_s is not None else runner.timeout_s
+        self.group_runner = self._runner(group, runner.max_concurrency, timeout_s)
+        self.member_runner = self._runner(single, runner.max_concurrency, timeout_s) if single else None
         self._failures = FailureLog(logger)
         self.grader_providers = dict(grader_providers or {})
         self.providers = list(dict.fromkeys(self.grader_providers.values()))
@@ -141,10 +141,10 @@ class GraderGroupJudge:
 
     @staticmethod
     def _runner(
-        configs: Mapping[str, GraderConfig], concurrency: int, timeout: float | None
+        configs: Mapping[str, GraderConfig], concurrency: int, timeout_s: float | None
     ) -> GradingRunner:
         return GradingRunner(
-            configs, max_concurrency=max(concurrency, len(configs)), show_progress=False, timeout=timeout
+            configs, max_concurrency=max(concurrency, len(configs)), show_progress=False, timeout_s=timeout_s
         )
 
     async def judge(self, members: Mapping[int, Member], expected: int) -> GroupVerdict:

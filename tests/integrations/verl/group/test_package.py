@@ -3,7 +3,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import openjudge.integrations.verl.group as group
+
+pytestmark = pytest.mark.slow  # fresh interpreters importing VERL
 
 
 def test_public_names() -> None:

@@ -6,7 +6,7 @@ dispatch, ``AgentLoopWorkerTQ`` as a Ray actor (``_run_prompt``, ``_run_agent_lo
 reward loop (``RewardLoopManager`` with ``OpenJudgeRewardManager`` scoring each trajectory
 first). Scripted: the rollout server (``rollout.py``) and the HTTP judge (``judge_http.py``).
 
-The package's Ray session (``ray_session``) and one TransferQueue for the module. Starting
+The suite's Ray session (``ray_session``) and one TransferQueue for the module. Starting
 the actors that import VERL dominates the time, so the module starts its reward worker
 and both agent-loop managers' workers at once, in its fixture, and stops them after.
 """
