@@ -19,6 +19,7 @@ from openjudge.jobs._preflight import check_data
 from openjudge.jobs._report import SampleSource, write_report
 from openjudge.jobs._results import read_results
 from openjudge.jobs._summary import Price, RunSummary, SummaryBuilder, render_table
+from openjudge.providers._negotiation import structured_output_choice
 from openjudge.runner._grader_config import BoundGrader
 
 __all__ = ["add_run_arguments", "cmd_run", "data_path", "default_out", "plural", "prices"]
@@ -169,6 +170,15 @@ def _report_counts(stats: RunStats, out: Path) -> None:
         )
 
 
+def _report_structured_output(job: BuiltJob) -> None:
+    """Say which structured-output mode a judge whose mode was not set was found to take, when its
+    server refused a stronger one (a server that takes ``json_schema`` is the quiet case)."""
+    for name, provider in job.providers.items():
+        choice = structured_output_choice(provider)
+        if choice is not None and choice.found and choice.refused:
+            print(f"provider {name!r} ({choice.where}): {choice.describe()}")
+
+
 @dataclass(frozen=True, slots=True)
 class FileErrors:
     """Errors among the grader results of the whole results file."""
@@ -293,6 +303,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"from {job.cache.path}"
             )
         job.cache.close()
+    _report_structured_output(job)
     if args.report is not None:
         source = SampleSource(
             data,

@@ -137,7 +137,8 @@ class ProviderSpec(_Spec):
         api_key: Key; write ``${ENV_VAR}`` rather than the key itself.
         timeout_s: Per-attempt timeout.
         max_retries: Retries after the first attempt.
-        structured_output: How the server takes JSON requests.
+        structured_output: How the server takes JSON requests; unset, the first call finds
+            it (``json_schema``, else ``json_object`` with the schema, else ``prompt``).
         limits: Concurrency and rate limits.
         sampling: Sampling defaults.
         price: Dollars per 1,000 tokens, for cost estimates.
@@ -153,7 +154,7 @@ class ProviderSpec(_Spec):
     api_key: SecretStr | None = None
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=19)
-    structured_output: StructuredOutputMode = "json_schema"
+    structured_output: StructuredOutputMode | None = None
     limits: ProviderLimits = ProviderLimits()
     sampling: SamplingSpec = SamplingSpec()
     price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None

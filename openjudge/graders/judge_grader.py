@@ -42,6 +42,7 @@ from typing_extensions import TypeVar
 
 from openjudge.graders._judge_output import JudgeVerdict, evict_unusable, extract_json_object
 from openjudge.graders._scoring import expected_score, vote_decided, vote_winner
+from openjudge.graders._verdict_schema import range_rule, verdict_output
 from openjudge.graders.base_grader import BaseGrader, response_failure_result
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_client import ChatClient
@@ -183,7 +184,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                 f"{self.name}: template placeholders {sorted(in_system)} are in a system message; "
                 "move inputs to a user message so untrusted text cannot act as instructions"
             )
-        self._output = OutputSpec.for_model(structured_model)
+        self._output = verdict_output(structured_model, self.score_range)
         self._instructions = self._build_instructions()
         self._cache_tag = f"{type(self).__qualname__}:{self.name}@{self.version}"
         self.score_mode: ScoreMode = score_mode
@@ -208,6 +209,12 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         ``parse_error``. Usage, latency and queue time are added by the caller.
         """
 
+    def output_spec(self, call: PreparedCall[ContextT]) -> OutputSpec:
+        """The schema ``call``'s reply must fit: the verdict model's, with the score range in it
+        (:mod:`openjudge.graders._verdict_schema`). Override when it depends on the call (the
+        candidate ids of a ranking)."""
+        return self._output
+
     # -- prompts ----------------------------------------------------------------------
 
     def _build_instructions(self) -> str:
@@ -215,8 +222,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             f"Reply with only a JSON object that matches this JSON schema: {self._output.schema_text}"
         )
         if self.score_range is not None:
-            low, high = fmt_number(self.score_range.low), fmt_number(self.score_range.high)
-            reply_rule += f"\nThe score must be a number from {low} to {high}."
+            reply_rule += f"\n{range_rule(self.score_range)}"
         return f"{SYSTEM_INSTRUCTIONS}\n{reply_rule}"
 
     def build_messages(self, values: Mapping[str, object]) -> Messages:
@@ -297,7 +303,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         usage: TokenUsage | None = None
         latency_s = 0.0
         queued_s = 0.0
-        output = None if self.model.capabilities.structured_output == "prompt" else self._output
+        output = None if self.model.capabilities.structured_output == "prompt" else self.output_spec(call)
         for round_ in range(self.max_reasks + 1):
             try:
                 response = await self.model.achat(

@@ -208,7 +208,9 @@ def _provider(spec: ProviderSpec, built: object) -> dict[str, JsonValue]:
         "model": spec.model,
         "base_url": _without_credentials(base_url if isinstance(base_url, str) else None),
         "api_version": spec.api_version,
-        "structured_output": spec.structured_output,
+        # Unset finds the strongest mode the server takes: json_schema wherever the old default
+        # (json_schema) worked, so files written under it still match.
+        "structured_output": spec.structured_output or "json_schema",
         "sampling": spec.sampling.model_dump(mode="json"),
     }
 

@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Final, Self
 
 from openjudge.testing._judge_state import DEFAULT_MODEL, JudgeServerStats
+from openjudge.testing._schema_checks import check_refuse
 
 __all__ = ["JudgeServerProcess"]
 
@@ -44,9 +45,18 @@ class JudgeServerProcess:
         port: int = 0,
         startup_timeout_s: float = 20.0,
         python: str | None = None,
+        refuse: Mapping[str, int] | None = None,
     ) -> None:
         options = f"--port={port} --latency-s={float(latency_s)!r} --jitter-s={float(jitter_s)!r}"
-        self._argv = [python or sys.executable, "-m", _MODULE, *options.split(), f"--model={model}"]
+        refusals = [f"--refuse={kind}={status}" for kind, status in check_refuse(refuse or {}).items()]
+        self._argv = [
+            python or sys.executable,
+            "-m",
+            _MODULE,
+            *options.split(),
+            f"--model={model}",
+            *refusals,
+        ]
         self._startup_timeout_s = startup_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._port = 0

@@ -1,7 +1,8 @@
 """What every connection of a test judge server shares: its settings, its counters and its routes.
 
 :class:`JudgeState` answers each parsed request (:meth:`JudgeState.handle`): chat
-completions by the plan their ``#oj:`` directives make, the model list, and the control
+completions by the plan their ``#oj:`` directives make (after the server's structured-output
+rules, :class:`~openjudge.testing._schema_checks.FormatChecks`, accept them), the model list, and the control
 endpoints (``/stats``, ``/stats/reset``, ``/config``) that :class:`JudgeServerStats` reads.
 """
 
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from openjudge.testing._judge_directives import BadRequest, FaultBudgets, read_chat
 from openjudge.testing._judge_replies import Replies, dumps, error_body
+from openjudge.testing._schema_checks import FormatChecks, Refused
 
 if TYPE_CHECKING:
     from openjudge.testing._judge_http import HttpConnection
@@ -79,9 +81,17 @@ class JudgeState:
     """Configuration, counters and request handling shared by all connections."""
 
     def __init__(
-        self, *, model: str, latency_s: float, jitter_s: float, score: int | float, seed: int
+        self,
+        *,
+        model: str,
+        latency_s: float,
+        jitter_s: float,
+        score: int | float,
+        seed: int,
+        refuse: Mapping[str, int] | None = None,
     ) -> None:
         self.model = model
+        self.formats = FormatChecks(refuse or {})
         self.latency_s = latency_s
         self.jitter_s = jitter_s
         self.score = score
@@ -155,12 +165,18 @@ class JudgeState:
         self.chat_requests += 1
         conn.start_chat()
         try:
-            request, chars, plan = read_chat(body, default_score=self.score, budgets=self.fault_uses)
+            request, chars, plan = read_chat(
+                body, default_score=self.score, budgets=self.fault_uses, check=self.formats.check
+            )
             payload = (
                 dumps(self.replies.completion(request, chars, plan, model=self.model))
                 if plan.is_reply()
                 else b""
             )
+        except Refused as refused:
+            self._count(str(refused.status))
+            conn.send_error(refused.status, str(refused))
+            return
         except (BadRequest, ValueError) as exc:
             self._count("400")
             conn.send_error(400, str(exc))

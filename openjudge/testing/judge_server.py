@@ -14,7 +14,8 @@ TCP RST; ``hang`` never answers).
 
 One concept per module: HTTP/1.1 on ``asyncio.Protocol`` (``_judge_http``), ``#oj:``
 directives read into a plan (``_judge_directives``), the reply bodies (``_judge_replies``),
-settings, counters and routes (``_judge_state``) and the child-process controller
+settings, counters and routes (``_judge_state``), the structured-output modes and schemas
+a server refuses (``_schema_checks``) and the child-process controller
 (``_judge_process``); this module is the public face and the command line.
 
 Endpoints:
@@ -23,7 +24,15 @@ Endpoints:
   instance of the schema in ``response_format`` (``{"type": "json_schema",
   "json_schema": {"schema": S}}`` or ``{"type": "json_object", "schema": S}``;
   vLLM's top-level ``structured_outputs: {"json": S}``/``guided_json: S`` too),
-  built by :func:`openjudge.testing._schema_instance.schema_instance`; without a
+  built by :func:`openjudge.testing._schema_instance.schema_instance`. The server
+  enforces the schema as a grammar engine does: the score is the allowed value nearest
+  the one asked for (an ``enum``'s nearest value, or clamped into ``minimum``/``maximum``),
+  and a schema no engine could enforce (an empty ``enum``, ``minimum`` above ``maximum``;
+  in ``json_schema`` with ``"strict": true`` also OpenAI's rules: every object has
+  ``additionalProperties: false`` and requires every property) gets a 400 naming the
+  problem (:mod:`openjudge.testing._schema_checks`). A mode listed in ``refuse`` (e.g.
+  ``{"json_schema": 500}``, as llama-cpp-python's server answers) gets that status
+  instead, with a message naming the response format. Without a
   schema it is ``{"reason": "ok", "score": N}``; without a schema and with
   ``max_tokens``/``max_completion_tokens`` of 1 it is just ``N`` (for logprob
   scoring). A list of objects with a ``step_index`` gets one item per
@@ -47,8 +56,8 @@ may contain ``#oj:`` followed by comma-separated items ``key`` or ``key=value``;
 a value uses letters, digits and ``._+-``, and the directive ends at any other
 character (whitespace, quote, ``<``). Example: ``#oj:status=429,retry_after_s=0.2,times=1``.
 
-- ``score=<number>``: the score placed in the reply (default 3; without a
-  directive, a ``score`` property with bounds gets 3 clamped into them).
+- ``score=<number>``: the score placed in the reply (default 3), kept to what the
+  request's schema allows (see above); without a schema it is written as given.
 - ``latency_s=<seconds>``: latency of this request whatever its outcome. Otherwise
   successful replies wait the server latency (plus uniform ``[0, jitter_s)``) and
   faults fire at once.
@@ -81,13 +90,14 @@ import ipaddress
 import logging
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Self
 
 from openjudge.testing._judge_http import HttpConnection
 from openjudge.testing._judge_process import JudgeServerProcess
 from openjudge.testing._judge_state import DEFAULT_MODEL, JudgeServerStats, JudgeState
+from openjudge.testing._schema_checks import check_refuse
 
 __all__ = ["DEFAULT_MODEL", "JudgeServer", "JudgeServerProcess", "JudgeServerStats", "main"]
 
@@ -126,11 +136,13 @@ class JudgeServer:
         default_score: int | float = 3,
         seed: int = 0,
         backlog: int = 4096,
+        refuse: Mapping[str, int] | None = None,
     ) -> None:
         _check_loopback(host)
         self._host = "127.0.0.1" if host == "localhost" else host  # one socket, so one port
         self._port = port
         self._backlog = backlog
+        self._refuse = check_refuse(refuse or {})
         self._config = (model, latency_s, jitter_s, default_score, seed)
         self._state: JudgeState | None = None
         self._server: asyncio.Server | None = None
@@ -140,7 +152,9 @@ class JudgeServer:
         if self._server is not None:
             raise RuntimeError("the judge server is already started")
         model, latency_s, jitter_s, score, seed = self._config
-        state = JudgeState(model=model, latency_s=0.0, jitter_s=0.0, score=score, seed=seed)
+        state = JudgeState(
+            model=model, latency_s=0.0, jitter_s=0.0, score=score, seed=seed, refuse=self._refuse
+        )
         state.configure(latency_s, jitter_s)
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
@@ -205,7 +219,12 @@ class JudgeServer:
 
 async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> None:
     server = JudgeServer(
-        host=args.host, port=args.port, latency_s=args.latency_s, jitter_s=args.jitter_s, model=args.model
+        host=args.host,
+        port=args.port,
+        latency_s=args.latency_s,
+        jitter_s=args.jitter_s,
+        model=args.model,
+        refuse=args.refuse,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -215,6 +234,13 @@ async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> N
     async with server:
         on_ready(server.port)
         await stop.wait()
+
+
+def _refusal_option(item: str) -> tuple[str, int]:
+    kind, _, status = item.partition("=")
+    if not status.isdigit():
+        raise ValueError(f"--refuse takes MODE=STATUS, e.g. json_schema=500; got {item!r}")
+    return kind, int(status)
 
 
 def _raise_fd_limit() -> None:
@@ -236,9 +262,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-s", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--jitter-s", type=float, default=0.0, help="extra uniform [0, jitter-s) seconds")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="model name served by /v1/models")
+    parser.add_argument(
+        "--refuse",
+        action="append",
+        default=[],
+        metavar="MODE=STATUS",
+        help="answer STATUS to requests in MODE (json_schema, json_object, structured_outputs), "
+        "e.g. json_schema=500 as llama-cpp-python's server does; repeatable",
+    )
     args = parser.parse_args(argv)
     try:
         _check_loopback(args.host)
+        args.refuse = check_refuse(dict(_refusal_option(item) for item in args.refuse))
         JudgeState(model="", latency_s=0, jitter_s=0, score=3, seed=0).configure(
             args.latency_s, args.jitter_s
         )
