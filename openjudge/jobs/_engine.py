@@ -115,7 +115,7 @@ class RunStats:
         skipped_done: Samples skipped because their results were already complete.
         bad_records: Malformed records written as invalid-input results.
         with_errors: Graded samples with at least one grader error.
-        pairs: Grader results computed by this run (replayed ones excluded).
+        pairs: Grader results computed by this run (replayed and not-applicable ones excluded).
         failed_pairs: Of those, errors.
         first_error: ``"grader: kind: message"`` of the first error, if any.
         left_out: Results of the old file whose samples are no longer in the dataset

@@ -110,6 +110,10 @@ def test_a_mixed_dataset_graded_with_routing_has_no_errors_and_a_reward_on_every
         "applies to them; records per grader: math 3, facts 3, tests 3, style 3)\n"
     )
 
+    estimate = openjudge("estimate", "job.yaml", cwd=tmp_path)
+    assert estimate.returncode == 0
+    assert estimate.stdout.splitlines()[1].split()[:3] == ["facts", "3", "0"]  # judge calls on fact rows only
+
     # --max-error-rate 0: a single error anywhere in the file would exit 3.
     done = openjudge("run", "job.yaml", "--max-error-rate", "0", "--report", "report.html", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
