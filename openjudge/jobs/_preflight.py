@@ -60,8 +60,9 @@ class DataCheck:
     records: int
     problems: tuple[str, ...]
     unreadable: tuple[str, ...] = ()
-    """Of ``problems``, the graders that could read *none* of the records they apply to: a
-    run refuses to start on them (every such sample would be an ``invalid_input`` error)."""
+    """The graders that could read *none* of the records they apply to, and the records when
+    none of them can be routed: a run refuses to start on them (it would write nothing but
+    ``invalid_input`` errors there)."""
     applies: dict[str, int] = field(default_factory=dict)
     routed: bool = False
     absent_fields: tuple[str, ...] = ()
@@ -174,6 +175,11 @@ def check_data(
             f"{data_path}:{unrouted.first_line}: {unrouted.count} of the first {seen} records cannot be "
             f"graded (first: {unrouted.message}); they are recorded as invalid_input results"
         )
+        if unrouted.count == good:  # a run would write nothing but errors
+            unreadable.append(
+                f"{data_path}:{unrouted.first_line}: none of the first {good} records can be graded "
+                f"(first: {unrouted.message})"
+            )
     absent = [
         where.at(
             at,

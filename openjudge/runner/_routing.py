@@ -8,7 +8,8 @@ VERL's ``data_source`` dispatch and promptfoo's per-test asserts. Two ways say i
   several fields must all hold. Fields are dotted paths, as in mappers (``meta.task``);
 * a graders field (``graders_field``): each sample names the graders that apply to it
   (``"graders": ["math", "format"]``, or ``"math, format"`` in a CSV). A sample without
-  the field (or with ``null``) names none in particular: every grader whose ``when`` holds applies.
+  the field (or with ``null``, or an empty text) names none in particular: every grader
+  whose ``when`` holds applies; an empty list names none at all.
 
 A pair that does not apply gets :class:`~openjudge.results.NotApplicable`, without
 calling the grader. Only the sample's own fields decide it, never the response: a
@@ -186,7 +187,7 @@ class Router:
         for key, when in zip(self._keys, self._whens, strict=True):
             why = when.mismatch(sample) if when is not None else None
             if named is not None and key not in named:
-                out.append(NotApplicable(name=key, reason=f"the sample's {self._field} does not name it"))
+                out.append(NotApplicable(name=key, reason=f"not named in the sample's {self._field!r}"))
             elif why is None:
                 out.append(None)
             elif named is not None:
@@ -205,8 +206,8 @@ class Router:
         if self._field is None:
             return None
         value = _lookup(sample, self._steps)
-        if value is _MISSING or value is None:
-            return None
+        if value is _MISSING or value is None or (isinstance(value, str) and not value.strip()):
+            return None  # names none in particular (a CSV cannot write null: an empty cell)
         if isinstance(value, str):
             names = [part.strip() for part in value.split(",") if part.strip()]
         elif isinstance(value, list) and all(isinstance(v, str) for v in value):

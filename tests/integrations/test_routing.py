@@ -9,16 +9,24 @@ handled by the failure policy.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 import skyrl_gym  # type: ignore[import-untyped]  # skyrl-gym ships no types
 
+from openjudge.graders.comparison import ListwiseRankingGrader
+from openjudge.graders.provided_score import ProvidedScoreGrader
 from openjudge.integrations.scoring import FailureRateExceeded
 from openjudge.integrations.skyrl import register_env
 from openjudge.integrations.trl import OpenJudgeRewards, OpenJudgeTRLSettings
 from openjudge.integrations.verl import compute_score
 from openjudge.integrations.verl._ledger import reset_run_ledgers
+from openjudge.integrations.verl.group import GroupSettings
+from openjudge.integrations.verl.group._verdict import MemberReward
+from openjudge.integrations.verl.group.judges import GraderGroupJudge
+from openjudge.runner import GraderConfig, GradingRunner, WeightedMeanAggregator
+from tests.integrations.verl.group.scripted import listwise_judge, member
 
 pytestmark = pytest.mark.anyio
 
@@ -111,3 +119,36 @@ def test_skyrl_routes_by_the_rows_extras(graders: Path) -> None:
     poem = step("poetry", "old pond", "frog")
     assert (poem["reward"], poem["failed"]) == (0.0, True)
     assert poem["errors"] == {"math": "invalid_input", "facts": "invalid_input", "total": "invalid_input"}
+
+
+@pytest.mark.parametrize(("source", "ranked"), [("demo", True), ("other", False)])
+def test_verl_group_judging_routes_a_group_grader_by_data_source(source: str, ranked: bool) -> None:
+    """A group no group grader applies to keeps the reward loop's reward, with no judge call."""
+    model, seen = listwise_judge()
+    runner = GradingRunner(
+        {
+            "rank": GraderConfig(
+                ListwiseRankingGrader(model),
+                {"query": "query", "responses": "responses"},
+                when={"data_source": source},
+            ),
+            "pointwise": GraderConfig(ProvidedScoreGrader(score_range=(0, 1)), {"score": "pointwise"}),
+        },
+        aggregators=[WeightedMeanAggregator("reward", {"pointwise": 1.0, "rank": 1.0})],
+    )
+    judge = GraderGroupJudge(runner, GroupSettings(), source="group.yaml")
+    members = {k: member(k, f"answer q{q}", pointwise=0.5) for k, q in enumerate([3, 9, 1])}  # source: demo
+    verdict = asyncio.run(judge.judge(members, 3))
+    outcomes = [verdict.outcomes[k] for k in range(3)]
+    assert all(isinstance(o, MemberReward) for o in outcomes)
+    assert len(seen) == (1 if ranked else 0)
+    if ranked:
+        assert [o.reward for o in outcomes] == [(0.5 + 0.5) / 2, (0.5 + 1.0) / 2, (0.5 + 0.0) / 2]  # type: ignore[union-attr]
+    else:
+        assert [o.reward for o in outcomes] == [0.5, 0.5, 0.5]  # type: ignore[union-attr]
+        extra = outcomes[0].extra  # type: ignore[union-attr]
+        assert (extra["openjudge/rank"], extra["openjudge/rank/error"], extra["openjudge/group/failed"]) == (
+            0.0,
+            0.0,
+            0.0,
+        )

@@ -227,3 +227,13 @@ def test_an_outcome_line_without_an_aggregate_reads_as_not_applicable() -> None:
     builder.add(OutcomeLine(id="c", aggregates={"reward": None}))
     (reward,) = builder.build().aggregates
     assert (reward.count, reward.missing, reward.not_applicable, reward.mean) == (1, 1, 1, 1.0)
+
+
+def test_a_dataset_none_of_whose_records_can_be_routed_is_refused_before_grading(tmp_path: Path) -> None:
+    data = write(tmp_path / "data.jsonl", [{"id": "a", "answer": "1", "expected": "1", "graders": ["maths"]}])
+    config, built = job(MATH.replace(" when: {task: math},", ""), REWARD + "data: {graders_field: graders}\n")
+    check = check_data(config, built, data, source="<config>")
+    assert check.unreadable == (
+        f"{data}:1: none of the first 1 records can be graded (first: grader 'math': field 'graders' names "
+        "'maths', which is not a grader here; did you mean 'math'? (graders: math))",
+    )

@@ -120,13 +120,14 @@ def test_the_graders_field_names_the_graders_of_a_row() -> None:
     assert plan is not None
     assert plan[0] is None and plan[2] is None
     assert isinstance(plan[1], NotApplicable)
-    assert plan[1].reason == "the sample's graders does not name it"
+    assert plan[1].reason == "not named in the sample's 'graders'"
     assert router.plan({"graders": "facts, format"}) == (
         plan[1].model_copy(update={"name": "math"}),
         None,
         None,
     )
     assert router.plan({"graders": None}) is None  # names none in particular: every grader
+    assert router.plan({"graders": " "}) is None  # an empty CSV cell: likewise
     assert router.plan({"other": 1}) is None
 
 

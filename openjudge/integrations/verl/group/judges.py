@@ -211,7 +211,7 @@ class GraderGroupJudge:
                 self.aggregator(results)
                 if results
                 else GraderError(
-                    name=DEFAULT_AGGREGATE,
+                    name=str(getattr(self.aggregator, "name", DEFAULT_AGGREGATE)),
                     kind="invalid_input",
                     message="no group grader applies to this group",
                 )
