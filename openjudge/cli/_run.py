@@ -235,6 +235,8 @@ def _check_data_first(config: JobConfig, job: BuiltJob, data: Path, *, source: s
         ConfigError: One ``file:line: field:`` line per such grader.
     """
     check = check_data(config, job, data, source=source, records=DATA_CHECK_RECORDS)
+    for line in check.absent_fields:  # maybe a misspelt field; maybe a field later records have
+        print(f"warning: {line}", file=sys.stderr)
     if check.unreadable:
         raise ConfigError(
             [
