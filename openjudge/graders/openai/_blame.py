@@ -16,12 +16,17 @@ OpenAI error                     here
 ``formula_parse_error``          refused when the grader is built (``calculate_output`` is config);
                                  a formula that cannot be computed for these sub-scores (``x / 0``):
                                  response, bottom score, cause ``formula_error``
-``python_grader_runtime_error``  ``grade()`` raised, returned a non-number, NaN/inf or a value outside
-                                 the range, ran out of time or memory: response, bottom score (the
-                                 sample is the only thing that differs between calls; details kept)
+``python_grader_runtime_error``  ``grade()`` raised, returned a non-number or NaN/inf, ran out of
+                                 time or memory: response, bottom score (the sample is the only thing
+                                 that differs between calls; details kept); returned a value outside
+                                 ``python_score_range``: ``GraderError(internal)`` (the config's range
+                                 is wrong: OpenAI's python graders declare none)
 ``python_grader_server_error``   ``GraderError`` (the sandbox could not run); the grader source
                                  failing before ``grade()`` is called: ``GraderError(internal)``
-``model_grader_parse_error``     ``GraderError(parse_error)`` after one re-ask, as every LLM judge here
+``model_grader_parse_error``     score_model: not produced; OpenAI's rule scores a non-numeric output
+                                 0, flagged ``non_numeric_output`` (see :mod:`._score_reading`), or
+                                 with ``score_model_non_numeric="error"`` as label_model;
+                                 label_model: ``GraderError(parse_error)`` after one re-ask
 ``model_grader_refusal_error``   ``GraderError(refused)`` (content filter), as every LLM judge here
 ``model_grader_server_error``    ``GraderError(provider_error | timeout)`` from the provider
 ``truncated_observation_error``, not produced: they concern OpenAI's hosted agent rollouts

@@ -43,6 +43,7 @@ from openjudge.graders.openai._python_grader import (
     third_party_imports,
 )
 from openjudge.graders.openai._sample import SampleError, build_sample
+from openjudge.graders.openai._score_reading import NonNumeric
 from openjudge.graders.openai._similarity import Embedder, Metric, cosine, metric_for
 from openjudge.graders.openai._spec import (
     LabelModelSpec,
@@ -116,6 +117,9 @@ class OpenAIGrader(BaseGrader):
         response_failure_score: The score of a response-caused failure (default: the
             bottom of the range).
         max_reasks: Re-asks of a model grader after an unusable reply.
+        score_model_non_numeric: A score_model output without a number: ``zero`` scores 0,
+            OpenAI's rule, flagged ``metadata["non_numeric_output"]``; ``error`` re-asks,
+            then gives ``GraderError(parse_error)`` (openjudge's rule for its own judges).
         name: Result name (default: the JSON's ``name``).
         description: One line on what is graded.
 
@@ -145,6 +149,7 @@ class OpenAIGrader(BaseGrader):
         score_range: ScoreRange | tuple[float, float] | Sequence[float] | None = None,
         response_failure_score: float | None = None,
         max_reasks: int = 1,
+        score_model_non_numeric: NonNumeric = "zero",
         name: str = "",
         description: str = "",
     ) -> None:
@@ -155,6 +160,7 @@ class OpenAIGrader(BaseGrader):
         self.model = model
         self.embedder = embedder
         self.response_failure_score = response_failure_score
+        self.score_model_non_numeric: NonNumeric = score_model_non_numeric
         self._templates: dict[int, tuple[Template, Template]] = {}
         self._metrics: dict[int, Metric] = {}
         self._judges: dict[int, ModelJudge] = {}
@@ -238,7 +244,9 @@ class OpenAIGrader(BaseGrader):
                     f"{leaf.type} grader {leaf.name!r} needs a judge: pass model=<chat model> "
                     "(in a job config: provider: <name>)"
                 )
-            judge = ModelJudge(leaf, self.model, max_reasks=max_reasks)
+            judge = ModelJudge(
+                leaf, self.model, max_reasks=max_reasks, non_numeric=self.score_model_non_numeric
+            )
             self._judges[key] = judge
             self._ranges[key] = judge.score_range
 
@@ -393,12 +401,15 @@ class OpenAIGrader(BaseGrader):
         if outcome.value is None:
             return blame.response_failure(name, rng, outcome.cause, outcome.detail, metadata=metadata)
         if not rng.contains(outcome.value):
-            return blame.response_failure(
-                name,
-                rng,
-                "python_grader_out_of_range",
-                f"grade() returned {outcome.value:g}, outside [{rng.low:g}, {rng.high:g}] "
-                "(a grader whose scores have another range: set python_score_range)",
+            # The source decides the values grade() returns, and the config their range: a
+            # value outside it is a config error to fix, not a reward to train on.
+            return GraderError(
+                name=name,
+                kind="internal",
+                message=f"python_grader_runtime_error: python grader {leaf.name!r}: grade() returned "
+                f"{outcome.value:g}, outside python_score_range [{rng.low:g}, {rng.high:g}]: set "
+                "python_score_range to the range grade() returns, or make grade() return values in it",
+                error_type="ValueError",
                 metadata=metadata,
             )
         return GraderScore(
