@@ -55,7 +55,7 @@ from openjudge.graders.openai._spec import (
     TextSimilaritySpec,
     parse_grader,
 )
-from openjudge.graders.openai._templates import Template, VariableError
+from openjudge.graders.openai._templates import Template, VariableError, template_at
 from openjudge.models._loop_local import LoopLocal
 from openjudge.models.chat_model import ChatModel
 from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
@@ -167,9 +167,16 @@ class OpenAIGrader(BaseGrader):
         self._sources: dict[int, PythonSource] = {}
         self._ranges: dict[int, ScoreRange] = {}
         self._formula: Formula | None = None
-        leaves = list(self.spec.graders.values()) if isinstance(self.spec, MultiSpec) else [self.spec]
-        for leaf in leaves:
-            self._prepare(leaf, max_reasks)
+        if isinstance(self.spec, MultiSpec):
+            leaves = list(self.spec.graders.values())
+            for key, leaf in self.spec.graders.items():
+                try:
+                    self._prepare(leaf, max_reasks)
+                except ValueError as exc:  # name the sub-grader by its path in the JSON
+                    raise ValueError(f"graders.{key}: {exc}") from None
+        else:
+            leaves = [self.spec]
+            self._prepare(self.spec, max_reasks)
         declared = ScoreRange.coerce(score_range)
         # Sub-graders that wait (a judge, a sandbox, an embedder) run concurrently.
         self._waits = bool(self._judges or self._sources) or any(
@@ -179,7 +186,7 @@ class OpenAIGrader(BaseGrader):
             try:
                 self._formula = Formula(self.spec.calculate_output, set(self.spec.graders))
             except FormulaError as exc:
-                raise ValueError(f"{self.spec.name}: formula_parse_error: {exc}") from None
+                raise ValueError(f"formula_parse_error: {exc}") from None
             if declared is None:
                 bounds = self._formula.bounds(
                     {
@@ -217,7 +224,10 @@ class OpenAIGrader(BaseGrader):
     def _prepare(self, leaf: LeafSpec, max_reasks: int) -> None:
         key = id(leaf)
         if isinstance(leaf, StringCheckSpec | TextSimilaritySpec):
-            self._templates[key] = (Template(leaf.input), Template(leaf.reference))
+            self._templates[key] = (
+                template_at(leaf.input, "input"),
+                template_at(leaf.reference, "reference"),
+            )
             self._ranges[key] = _UNIT
             if isinstance(leaf, TextSimilaritySpec):
                 if leaf.evaluation_metric == "cosine":
@@ -226,7 +236,7 @@ class OpenAIGrader(BaseGrader):
                 else:
                     self._metrics[key] = metric_for(leaf.evaluation_metric)
         elif isinstance(leaf, PythonSpec):
-            self._sources[key] = PythonSource.check(leaf.source, leaf.name)
+            self._sources[key] = PythonSource.check(leaf.source, leaf.name or leaf.type)
             self._ranges[key] = self.python_range
             runners = executes_text(leaf.source)
             if runners:
@@ -241,7 +251,7 @@ class OpenAIGrader(BaseGrader):
         else:
             if self.model is None:
                 raise ValueError(
-                    f"{leaf.type} grader {leaf.name!r} needs a judge: pass model=<chat model> "
+                    f"{leaf.type} grader {leaf.name or leaf.type!r} needs a judge: pass model=<chat model> "
                     "(in a job config: provider: <name>)"
                 )
             judge = ModelJudge(

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import JsonValue
 
 from openjudge.graders.openai._spec import InputAudioPart, InputImagePart, MessageSpec
-from openjudge.graders.openai._templates import Template
+from openjudge.graders.openai._templates import Template, template_at
 from openjudge.models.schema._data_blocks import escape_tags
 
 __all__ = ["PromptMessage"]
@@ -46,25 +46,32 @@ class _Audio:
 class PromptMessage:
     """One prompt message with its parts compiled (templates checked when built).
 
+    ``where`` is the message's path in the grader JSON (``input[1]``), for messages.
+
     Raises:
         ValueError: An image part names only an OpenAI ``file_id``, or a template is malformed.
     """
 
-    def __init__(self, spec: MessageSpec, grader: str) -> None:
+    def __init__(self, spec: MessageSpec, where: str) -> None:
         self.role = "system" if spec.role == "developer" else spec.role
         parts: list[Template | _Image | _Audio] = []
-        for part in spec.content:
+        for index, part in enumerate(spec.content):
             if isinstance(part, InputImagePart):
                 if part.image_url is None:
                     raise ValueError(
-                        f"{grader}: an input_image with file_id {part.file_id!r} is in OpenAI's file store, "
-                        "which openjudge cannot reach: give its image_url (a URL or a data: URL)"
+                        f"{where}.content[{index}]: an input_image with file_id {part.file_id!r} is in "
+                        "OpenAI's file store, which openjudge cannot reach: give its image_url (a URL or a "
+                        "data: URL)"
                     )
-                parts.append(_Image(Template(part.image_url), part.detail))
+                parts.append(
+                    _Image(template_at(part.image_url, f"{where}.content[{index}].image_url"), part.detail)
+                )
             elif isinstance(part, InputAudioPart):
-                parts.append(_Audio(Template(part.input_audio.data), part.input_audio.format))
+                data = template_at(part.input_audio.data, f"{where}.content[{index}].input_audio.data")
+                parts.append(_Audio(data, part.input_audio.format))
             else:
-                parts.append(Template(part if isinstance(part, str) else part.text))
+                text = part if isinstance(part, str) else part.text
+                parts.append(template_at(text, f"{where}.content[{index}]"))
         self._parts = tuple(parts)
         self.media: frozenset[Literal["image", "audio"]] = frozenset(
             "image" if isinstance(p, _Image) else "audio" for p in parts if not isinstance(p, Template)

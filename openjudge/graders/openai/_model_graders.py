@@ -93,17 +93,17 @@ def _fmt(value: float) -> str:
     return str(int(value)) if value.is_integer() else f"{value:g}"
 
 
-def _check_media(messages: Sequence[PromptMessage], model: ChatModel, grader: str) -> None:
+def _check_media(messages: Sequence[PromptMessage], model: ChatModel) -> None:
     """Refuse image or audio parts the judge cannot take, when the grader is built."""
-    media = frozenset().union(*(m.media for m in messages))
     takes = {"image": model.capabilities.image_input, "audio": model.capabilities.audio_input}
-    for kind in sorted(media):
-        if not takes[kind]:
-            raise ValueError(
-                f"{grader}: the prompt has an input_{kind} part, and the judge {model.model_name!r} takes "
-                f"text only: use a provider that takes {kind} parts (an OpenAI-compatible server such as "
-                f"vLLM or OpenAI, with a model that reads {kind}s), or remove the part"
-            )
+    for index, message in enumerate(messages):
+        for kind in sorted(message.media):
+            if not takes[kind]:
+                raise ValueError(
+                    f"input[{index}]: the judge {model.model_name!r} takes text only, not input_{kind} parts: "
+                    f"use a provider that takes them (an OpenAI-compatible server such as vLLM or OpenAI, "
+                    f"with a model that reads {kind}s), or remove the part"
+                )
 
 
 class ModelJudge:
@@ -121,10 +121,10 @@ class ModelJudge:
         self.model = model
         self.max_reasks = max_reasks
         self.non_numeric = non_numeric
-        self.messages = [PromptMessage(m, spec.name) for m in spec.input]
-        _check_media(self.messages, model, spec.name)
+        self.messages = [PromptMessage(m, f"input[{i}]") for i, m in enumerate(spec.input)]
+        _check_media(self.messages, model)
         self.tags = frozenset().union(*(m.tags for m in self.messages))
-        self.sampling = _sampling(spec.sampling_params, model, spec.name)
+        self.sampling = _sampling(spec.sampling_params, model, spec.name or spec.type)
         if isinstance(spec, ScoreModelSpec):
             low, high = spec.range or (0.0, 1.0)
             self.score_range = ScoreRange(low=low, high=high)

@@ -131,14 +131,17 @@ def test_text_only_messages_stay_one_string() -> None:
 def test_parts_a_judge_cannot_take_are_refused_when_built() -> None:
     text_only = ModelCapabilities(image_input=False, audio_input=False)
     with pytest.raises(
-        ValueError, match="has an input_image part, and the judge 'local-judge' takes text only"
+        ValueError, match=r"input\[0\]: the judge 'local-judge' takes text only, not input_image parts"
     ):
         from_openai_grader(API_REFERENCE_IMAGE, model=judge([], capabilities=text_only))
     in_store = {
         **API_REFERENCE_IMAGE,
         "input": [{"role": "user", "content": [{"type": "input_image", "file_id": "file-abc"}]}],
     }
-    with pytest.raises(ValueError, match=r"file_id 'file-abc' is in OpenAI's file store.*give its image_url"):
+    with pytest.raises(
+        ValueError,
+        match=r"input\[0\]\.content\[0\]: an input_image with file_id 'file-abc' is in OpenAI's file store.*give its image_url",
+    ):
         from_openai_grader(in_store, model=judge([]))
 
 
