@@ -35,6 +35,7 @@ from openjudge.graders.code._backends import sandbox_backend
 from openjudge.graders.code._sandbox import BackendName, SandboxBackend, SandboxError, SandboxLimits
 from openjudge.graders.openai import _blame as blame
 from openjudge.graders.openai._formula import Formula, FormulaError, Interval
+from openjudge.graders.openai._importer import FoundGrader, located_graders
 from openjudge.graders.openai._model_graders import ModelJudge
 from openjudge.graders.openai._python_grader import (
     PythonSource,
@@ -76,8 +77,10 @@ def read_grader_json(source: str | os.PathLike[str]) -> dict[str, JsonValue]:
     Raises:
         ValueError: The file is unreadable, not JSON, or holds no single grader.
     """
-    from openjudge.graders.openai._importer import graders_in
+    return _found_in_file(source).grader
 
+
+def _found_in_file(source: str | os.PathLike[str]) -> FoundGrader:
     path = Path(source)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -85,12 +88,12 @@ def read_grader_json(source: str | os.PathLike[str]) -> dict[str, JsonValue]:
         raise ValueError(f"{path}: cannot read the grader file ({exc.strerror or exc})") from None
     except ValueError as exc:
         raise ValueError(f"{path}: not JSON ({exc})") from None
-    found = graders_in(data)
+    found = located_graders(data)
     if len(found) != 1:
         raise ValueError(
             f"{path}: expected one grader, found {len(found)} (use openjudge import-openai-graders)"
         )
-    return found[0][1]
+    return found[0]
 
 
 class OpenAIGrader(BaseGrader):
@@ -153,7 +156,7 @@ class OpenAIGrader(BaseGrader):
         name: str = "",
         description: str = "",
     ) -> None:
-        self.spec: OpenAIGraderSpec = _load(grader)
+        self.spec, where = _load(grader)
         python_range = ScoreRange.coerce(python_score_range)
         assert python_range is not None  # coerce only returns None for None
         self.python_range = python_range
@@ -167,26 +170,17 @@ class OpenAIGrader(BaseGrader):
         self._sources: dict[int, PythonSource] = {}
         self._ranges: dict[int, ScoreRange] = {}
         self._formula: Formula | None = None
-        if isinstance(self.spec, MultiSpec):
-            leaves = list(self.spec.graders.values())
-            for key, leaf in self.spec.graders.items():
-                try:
-                    self._prepare(leaf, max_reasks)
-                except ValueError as exc:  # name the sub-grader by its path in the JSON
-                    raise ValueError(f"graders.{key}: {exc}") from None
-        else:
-            leaves = [self.spec]
-            self._prepare(self.spec, max_reasks)
+        try:
+            leaves = self._compile(max_reasks)
+        except ValueError as exc:  # a grader from a file: name the file and where the grader is in it
+            raise ValueError(f"{where}{exc}") from None
         declared = ScoreRange.coerce(score_range)
         # Sub-graders that wait (a judge, a sandbox, an embedder) run concurrently.
         self._waits = bool(self._judges or self._sources) or any(
             isinstance(leaf, TextSimilaritySpec) and leaf.evaluation_metric == "cosine" for leaf in leaves
         )
         if isinstance(self.spec, MultiSpec):
-            try:
-                self._formula = Formula(self.spec.calculate_output, set(self.spec.graders))
-            except FormulaError as exc:
-                raise ValueError(f"formula_parse_error: {exc}") from None
+            assert self._formula is not None  # compiled with the sub-graders
             if declared is None:
                 bounds = self._formula.bounds(
                     {
@@ -220,6 +214,26 @@ class OpenAIGrader(BaseGrader):
         self._input_spec = InputSpec(
             frozenset({"response"}), frozenset({"tool_calls", "item"}), accepts_any=True
         )
+
+    def _compile(self, max_reasks: int) -> list[LeafSpec]:
+        """Check and compile every leaf grader and the formula; the leaves.
+
+        Raises:
+            ValueError: What is wrong, named by its path in the JSON (``graders.<key>``).
+        """
+        if not isinstance(self.spec, MultiSpec):
+            self._prepare(self.spec, max_reasks)
+            return [self.spec]
+        for key, leaf in self.spec.graders.items():
+            try:
+                self._prepare(leaf, max_reasks)
+            except ValueError as exc:
+                raise ValueError(f"graders.{key}: {exc}") from None
+        try:
+            self._formula = Formula(self.spec.calculate_output, set(self.spec.graders))
+        except FormulaError as exc:
+            raise ValueError(f"formula_parse_error: {exc}") from None
+        return list(self.spec.graders.values())
 
     def _prepare(self, leaf: LeafSpec, max_reasks: int) -> None:
         key = id(leaf)
@@ -534,21 +548,29 @@ def _string_check(spec: StringCheckSpec, name: str, left: str, right: str) -> Gr
     )
 
 
-def _load(grader: Mapping[str, object] | OpenAIGraderSpec | str | os.PathLike[str]) -> OpenAIGraderSpec:
+def _load(
+    grader: Mapping[str, object] | OpenAIGraderSpec | str | os.PathLike[str],
+) -> tuple[OpenAIGraderSpec, str]:
+    """The grader's spec, and how to name it in messages ("" unless it comes from a file)."""
     if isinstance(
         grader,
         StringCheckSpec | TextSimilaritySpec | PythonSpec | ScoreModelSpec | LabelModelSpec | MultiSpec,
     ):
-        return grader
+        return grader, ""
     if isinstance(grader, str) and grader.lstrip().startswith("{"):
         try:
             data = json.loads(grader)
         except ValueError as exc:
             raise ValueError(f"the grader is not valid JSON: {exc}") from None
-        return parse_grader(data)
+        return parse_grader(data), ""
     if isinstance(grader, str | os.PathLike):
-        return parse_grader(read_grader_json(grader))
-    return parse_grader(grader)
+        found = _found_in_file(grader)
+        where = f"{os.fspath(grader)}: {found.where}: "
+        try:
+            return parse_grader(found.grader), where
+        except ValueError as exc:
+            raise ValueError(f"{where}{exc}") from None
+    return parse_grader(grader), ""
 
 
 def from_openai_grader(

@@ -239,3 +239,23 @@ def test_import_errors_name_the_json_file_and_the_graders_path(tmp_path: Path) -
         "a data: URL)",
     ]
     assert "<generated>" not in done.stderr and ".yaml" not in done.stderr
+
+
+def test_a_grader_file_in_a_config_is_named_with_the_graders_path(tmp_path: Path) -> None:
+    job = {
+        "method": {
+            "type": "reinforcement",
+            "reinforcement": {"grader": {**GUIDE_MULTI, "calculate_output": "name +"}},
+        }
+    }
+    (tmp_path / "rft.json").write_text(json.dumps(job))
+    (tmp_path / "job.yaml").write_text(
+        "graders:\n  tools:\n    type: openai_grader\n    params: {grader: rft.json}\n"
+    )
+    done = openjudge("validate", "job.yaml", cwd=tmp_path)
+    assert done.returncode == 1
+    assert (
+        "job.yaml:4: graders.tools.params: cannot build 'openai_grader': "
+        "rft.json: grader 'multi' (at method.reinforcement.grader): formula_parse_error: "
+        "calculate_output 'name +' is not a formula: invalid syntax"
+    ) in done.stderr
