@@ -259,3 +259,38 @@ def test_a_grader_file_in_a_config_is_named_with_the_graders_path(tmp_path: Path
         "rft.json: grader 'multi' (at method.reinforcement.grader): formula_parse_error: "
         "calculate_output 'name +' is not a formula: invalid syntax"
     ) in done.stderr
+
+
+def test_openjudge_run_scores_a_score_model_as_openai_does(
+    tmp_path: Path, judge_server: JudgeServerProcess
+) -> None:
+    """As a user runs it: a judge's number is the reward; its prose (no number) is OpenAI's 0, flagged."""
+    grader = {
+        "type": "score_model",
+        "name": "match",
+        "model": "o4-mini-2025-04-16",
+        "range": [0, 1],
+        "input": [{"role": "user", "content": "Reference: {{ item.ref }}. Answer: {{ sample.output_text }}"}],
+        "sampling_params": {"seed": 3, "reasoning_effort": "low"},
+    }
+    (tmp_path / "grader.json").write_text(json.dumps(grader))
+    (tmp_path / "job.yaml").write_text(
+        "providers:\n"
+        f"  judge: {{kind: openai, model: m, base_url: '{judge_server.base_url}', api_key: sk-test, max_retries: 0}}\n"
+        "graders:\n"
+        "  match: {type: openai_grader, provider: judge, params: {grader: grader.json}}\n"
+        "cache: {enabled: false}\n"
+    )
+    rows = [
+        {"id": "number", "response": "Paris", "ref": "Paris"},
+        {"id": "prose", "response": "Lyon #oj:reply=prose", "ref": "Paris"},
+    ]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    found = results(tmp_path / "results.jsonl")
+    number, prose = found["number"]["match"], found["prose"]["match"]
+    # The test judge writes the middle of the schema's range into "result": 0.5.
+    assert number["score"] == 0.5 and "non_numeric_output" not in number["metadata"]
+    assert prose["score"] == 0.0 and prose["metadata"]["non_numeric_output"] is True
+    assert "not a number, so 0 (OpenAI's rule)" in prose["reason"]
