@@ -87,6 +87,10 @@ def test_the_api_references_image_example_reaches_the_judge_as_an_image_url_part
     ]
     s = seen[0].sampling
     assert (s.temperature, s.top_p, s.seed, s.max_tokens, s.reasoning_effort) == (1, 1, 42, 32768, "medium")
+    texts = [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"] for m in seen[0].messages
+    ]
+    assert seen[0].prompt_chars() == sum(len(t) for t in texts)  # text parts count toward the token estimate
 
 
 def test_templated_image_and_audio_parts_between_text() -> None:
