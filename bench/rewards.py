@@ -37,10 +37,12 @@ import argparse
 import asyncio
 import os
 import random
+import resource
 import statistics
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from bench.datasets import math_suites
@@ -64,15 +66,25 @@ class Pair:
 
 @dataclass(frozen=True)
 class Run:
-    """One round: the subject's and the anchor's rate on the same pairs (calls per second)."""
+    """One round: the subject's and the anchor's rate on the same pairs (calls per second), and
+    their CPU per call (ms; the subject's counts its worker processes, None where unknown)."""
 
     subject: float
     anchor: float
     load: float
+    subject_cpu_ms: float | None = None
+    anchor_cpu_ms: float | None = None
 
     @property
     def ratio(self) -> float:
         return self.subject / self.anchor
+
+    @property
+    def cpu_ratio(self) -> float | None:
+        """The anchor's CPU per call over the subject's (above 1: the subject spends less)."""
+        if self.subject_cpu_ms is None or self.anchor_cpu_ms is None:
+            return None
+        return self.anchor_cpu_ms / self.subject_cpu_ms
 
 
 @dataclass
@@ -204,6 +216,32 @@ def suite_pairs() -> list[Pair]:
     ]
 
 
+# --- measuring ---------------------------------------------------------------------------
+
+
+def tree_cpu() -> float | None:
+    """CPU seconds of this process and its children, live (``/proc``) and reaped; None off Linux.
+
+    The subject's worker processes are its children: a rate alone would hide what they
+    spend, and on a shared machine CPU per call moves less than a rate.
+    """
+    try:
+        children: set[str] = set()
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as listing:
+                children.update(listing.read().split())
+        ticks = 0
+        for pid in children:
+            with suppress(FileNotFoundError, ProcessLookupError):  # it ended meanwhile: counted as reaped
+                with open(f"/proc/{pid}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    except OSError:
+        return None
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + ticks / os.sysconf("SC_CLK_TCK") + reaped.ru_utime + reaped.ru_stime
+
+
 # --- math subjects and the anchor ----------------------------------------------------------
 
 
@@ -245,6 +283,22 @@ async def subject_math(
     return elapsed, verdicts, methods
 
 
+def _cpu_timed_anchor(pairs: Sequence[Pair], wrap_gold: bool) -> tuple[float, float | None, list[bool]]:
+    before = tree_cpu()
+    seconds, verdicts = anchor_math(pairs, wrap_gold=wrap_gold)
+    after = tree_cpu()
+    return seconds, None if before is None or after is None else after - before, verdicts
+
+
+async def _cpu_timed_subject(
+    grader: MathAnswerEquivalenceGrader, pairs: Sequence[Pair]
+) -> tuple[float, float | None, list[bool], Counter[str]]:
+    before = tree_cpu()
+    seconds, verdicts, methods = await subject_math(grader, pairs)
+    after = tree_cpu()
+    return seconds, None if before is None or after is None else after - before, verdicts, methods
+
+
 def _false(pairs: Sequence[Pair], verdicts: Sequence[bool]) -> tuple[int, int]:
     """(false accepts, false rejects) against the pairs' labels."""
     accepts = sum(v and not p.label for p, v in zip(pairs, verdicts, strict=True))
@@ -262,20 +316,32 @@ async def _math_row(row: Row, draw: Callable[[int], list[Pair]], options: Option
         for round_ in range(options.rounds):
             pairs = draw(round_)
             if round_ % 2:
-                anchor_s, anchor_verdicts = anchor_math(pairs, wrap_gold=wrap_gold)
-                subject_s, verdicts, used = await subject_math(grader, pairs)
+                anchor_s, anchor_cpu, anchor_verdicts = _cpu_timed_anchor(pairs, wrap_gold)
+                subject_s, subject_cpu, verdicts, used = await _cpu_timed_subject(grader, pairs)
             else:
-                subject_s, verdicts, used = await subject_math(grader, pairs)
-                anchor_s, anchor_verdicts = anchor_math(pairs, wrap_gold=wrap_gold)
+                subject_s, subject_cpu, verdicts, used = await _cpu_timed_subject(grader, pairs)
+                anchor_s, anchor_cpu, anchor_verdicts = _cpu_timed_anchor(pairs, wrap_gold)
             methods += used
-            run = Run(len(pairs) / subject_s, len(pairs) / anchor_s, os.getloadavg()[0])
+            n = len(pairs)
+            run = Run(
+                n / subject_s,
+                n / anchor_s,
+                os.getloadavg()[0],
+                None if subject_cpu is None else subject_cpu / n * 1e3,
+                None if anchor_cpu is None else anchor_cpu / n * 1e3,
+            )
             row.runs.append(run)
             fa, fr = _false(pairs, verdicts)
             afa, afr = _false(pairs, anchor_verdicts)
+            cpu = (
+                ""
+                if run.subject_cpu_ms is None or run.anchor_cpu_ms is None
+                else f"; CPU per call {run.subject_cpu_ms:.2f} ms against {run.anchor_cpu_ms:.2f} ms"
+            )
             row.notes.append(
-                f"round {round_ + 1}: {len(pairs)} calls, openjudge {run.subject:,.0f}/s "
+                f"round {round_ + 1}: {n} calls, openjudge {run.subject:,.0f}/s "
                 f"(false accepts {fa}, false rejects {fr}), math-verify {run.anchor:,.0f}/s "
-                f"(false accepts {afa}, false rejects {afr}), ratio {run.ratio:.2f}, load {run.load:.1f}"
+                f"(false accepts {afa}, false rejects {afr}), ratio {run.ratio:.2f}{cpu}, load {run.load:.1f}"
             )
         total = sum(methods.values())
         row.notes.append("decided by: " + ", ".join(f"{m} {n / total:.0%}" for m, n in methods.most_common()))
@@ -334,14 +400,21 @@ def print_table(rows: Sequence[Row]) -> None:
         for note in row.notes:
             print(f"  {note}")
     print()
-    print(f"{'row':<24} {'openjudge/s':>12} {'anchor/s':>10} {'ratio':>7} {'goal':>6}  verdict")
+    print(
+        f"{'row':<24} {'openjudge/s':>12} {'anchor/s':>10} {'ratio':>7} {'goal':>6}  {'verdict':<8} "
+        f"{'CPU ratio':>9}"
+    )
     for row in rows:
         subject = statistics.median(run.subject for run in row.runs)
         anchor = statistics.median(run.anchor for run in row.runs)
+        cpu_ratios = [r for r in (run.cpu_ratio for run in row.runs) if r is not None]
+        cpu = f"{statistics.median(cpu_ratios):8.2f}x" if cpu_ratios else f"{'n/a':>9}"
         print(
             f"{row.name:<24} {subject:>12,.0f} {anchor:>10,.0f} {row.ratio:>6.2f}x {row.goal:>5.2f}x  "
-            f"{'met' if row.met else 'NOT MET'}"
+            f"{'met' if row.met else 'NOT MET':<8} {cpu}"
         )
+    print("  ratio: calls per second against the anchor's (median of rounds); CPU ratio: the anchor's")
+    print("  CPU per call against ours, our worker processes included (diagnostic: above 1, we spend less)")
     for row in rows:
         print(f"  {row.name}: bounded by {row.bound}")
 
