@@ -52,7 +52,9 @@ The verdict is math-verify's and ours together, so the cheap parts run first: ou
 (the 45 digits are one evaluation), then :func:`._shortcuts.decide` (two expressions
 with different values at a point are not equal, whatever simplification would say; two
 whose difference expands or cancels to zero are), and only then math-verify, whose
-``simplify`` is most of the time a symbolic answer costs.
+``simplify`` is most of the time a symbolic answer costs. A worker parses each text once
+and remembers its recent verdicts (:func:`compare_answers`): the responses of a group share
+their reference, and often their answer.
 
 A sympy object whose truth is undetermined (a relational between unevaluated numbers,
 ``\gcd(4,6)`` kept as ``UnevaluatedExpr(2)``) is never passed to ``bool()``: unevaluated
@@ -67,8 +69,10 @@ first, so the response's expression is what overflowed).
 
 from __future__ import annotations
 
+import collections
 import functools
 import importlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -102,6 +106,9 @@ _NUMBER_LIKE = re.compile(r"[-+]?[0-9][0-9.,]*")
 _ONE_ANSWER_LIMIT = 2_000  # a longer text is a response to extract from, not one expression
 _CACHED_LENGTH = 2_000
 _CACHED_TEXTS = 1_024
+_CACHED_VERDICTS = 1_024
+_VERDICTS: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
+"""Verdicts by (reference, candidates), least recently used first (one worker: one thread)."""
 
 
 def _whole(parsed: list[Any], text: str) -> list[Any]:
@@ -280,11 +287,31 @@ def _is_number(value: Any) -> bool:
 def compare_answers(reference: str, candidates: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Equivalence of the response's candidates and a reference (see the module docstring); JSON in and out.
 
+    The verdicts of the last :data:`_CACHED_VERDICTS` pairs of up to :data:`_CACHED_LENGTH`
+    characters are kept: the responses of a group often give the same answer to the same
+    reference (an overflow is not kept: it depends on the memory left, not on the texts).
+
     Args:
         reference: The reference answer text.
         candidates: ``{"kind": "answer" | "answers" | "text", "texts": [...]}`` each, in the
             order :func:`~openjudge.graders.math._reading.read_response` gives them.
     """
+    key = json.dumps([reference, list(candidates)])
+    if len(key) > _CACHED_LENGTH:
+        return _compare(reference, candidates)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = _compare(reference, candidates)
+        if verdict["cause"] != "response_too_large":
+            _VERDICTS[key] = verdict
+            if len(_VERDICTS) > _CACHED_VERDICTS:
+                _VERDICTS.popitem(last=False)
+    else:
+        _VERDICTS.move_to_end(key)
+    return dict(verdict)
+
+
+def _compare(reference: str, candidates: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     mv = importlib.import_module("math_verify")
     sympy = importlib.import_module("sympy")
     try:

@@ -7,11 +7,13 @@ to math-verify. Property: over generated rational expressions and their rewritin
 identity unequal and never calls a non-identity equal, and where it answers, math-verify
 answers the same. The worker's other speed-ups keep their verdicts: our 45-digit rule runs
 before math-verify (math-verify is not asked about exact numbers that rule refuses), and a
-parsed text is cached per worker without sharing the list the caller gets.
+parsed text is cached per worker without sharing the list the caller gets, and so is a
+verdict (but not an overflow, which depends on the memory left).
 """
 
 from __future__ import annotations
 
+import collections
 import importlib
 from typing import Any
 
@@ -119,3 +121,24 @@ def test_a_parsed_text_is_cached_but_not_shared() -> None:
     first.append("changed by a caller")
     again = _verify._parse(mv, r"\frac{1}{\sqrt{7}}")
     assert len(again) == 1 and again[0] == first[0]
+
+
+def test_verdicts_are_kept_except_overflows(monkeypatch: pytest.MonkeyPatch) -> None:
+    computed: list[str] = []
+
+    def compare(reference: str, candidates: object) -> dict[str, object]:
+        computed.append(reference)
+        return (
+            {"equal": None, "cause": "response_too_large"}
+            if reference == "big"
+            else {"equal": True, "cause": "t"}
+        )
+
+    monkeypatch.setattr(_verify, "_compare", compare)
+    monkeypatch.setattr(_verify, "_VERDICTS", collections.OrderedDict())  # this test's verdicts stay here
+    answer = [{"kind": "answer", "texts": ["x+1"]}]
+    for reference in ("kept", "kept", "big", "big"):
+        verdict = _verify.compare_answers(reference, answer)
+        verdict["equal"] = "changed by a caller"
+    assert computed == ["kept", "big", "big"]
+    assert _verify.compare_answers("kept", answer) == {"equal": True, "cause": "t"}
