@@ -13,9 +13,9 @@ works off the main thread (its SIGALRM timeout): ours kills a worker whose call 
 
 * ``math_numeric``: numbers (``\\boxed{42}`` vs ``42``, ``#### 72``, decimals, thousands
   separators), right and wrong;
-* ``math_symbolic``: GRPO groups of 8 responses sharing one reference (``\\frac{1}{2}`` vs
-  ``0.5``, ``(x+a)^2`` vs ``x^2+2ax+a^2``, ``a\\sqrt{c}`` vs ``\\sqrt{a^2c}``,
-  ``\\frac{\\sqrt{c}}{c}`` vs ``\\frac{1}{\\sqrt{c}}``, ``a\\pi`` in prose, rational functions in
+* ``math_symbolic``: GRPO groups of 8 responses sharing one reference (``\\frac{p}{q}`` vs
+  ``0.5``, ``(kx+a)^2`` vs ``k^2x^2+2kax+a^2``, ``a\\sqrt{c}`` vs ``\\sqrt{a^2c}``,
+  ``\\frac{k\\sqrt{c}}{c}`` vs ``\\frac{k}{\\sqrt{c}}``, ``a\\pi`` in prose, rational functions in
   plain syntax), each group with a common right answer, other spellings of it and distinct
   wrong answers, as sampled responses give them;
 * ``math_symbolic_distinct``: the same families with no answer repeated in a round (every
@@ -23,8 +23,10 @@ works off the main thread (its SIGALRM timeout): ours kills a worker whose call 
 * ``math_suites``: every case of ``bench/datasets.py``'s math suites at once, against
   math-verify as that script calls it (``verify(parse(gold), parse(answer))``).
 
-Each round draws fresh pairs (another seed), so no round is served by what an earlier round
-cached, on either side. Rounds interleave anchor and subject (the anchor first in odd rounds),
+Each round draws fresh pairs (another seed, from ranges wide enough that pairs rarely repeat
+across rounds), so a round is not served by what an earlier round cached, on either side; the suites are the same cases every round, so there each round has a
+grader of its own and sympy's cache is cleared before the anchor's turn (both sides are
+warmed on other pairs first). Rounds interleave anchor and subject (the anchor first in odd rounds),
 each run is printed, and the ratio is the median of the rounds' ratios: the machine may be
 shared, and the load average is printed. Target: ratio >= 1 for every math row (issue 43
 §1); what bounds it is the symbolic step's compute in the worker processes (one per core)
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import random
 import resource
@@ -123,12 +126,15 @@ def _prose(i: int, answer: str) -> str:
     return f"{lead} (attempt {i}) the result follows. Therefore the answer is $\\boxed{{{answer}}}$."
 
 
+_SQUAREFREE = [n for n in range(2, 400) if all(n % (k * k) for k in range(2, 20))]
+
+
 def _family(rnd: random.Random, kind: int) -> tuple[str, list[str], list[str]]:
     """(reference, right answers, wrong answers) of one symbolic family, with fresh numbers."""
-    a, b = rnd.randint(2, 60), rnd.randint(2, 60)
-    c = rnd.choice([2, 3, 5, 6, 7, 10, 11, 13, 14, 15, 17, 19, 21, 22, 23])
+    a, b, k = rnd.randint(2, 99), rnd.randint(2, 99), rnd.randint(1, 9)
+    c = rnd.choice(_SQUAREFREE)
     if kind == 0:
-        q = rnd.choice([2, 4, 5, 8, 10, 16, 20, 25, 40, 50])
+        q = rnd.choice([8, 16, 20, 25, 40, 50, 80, 125, 200, 250, 400, 500, 625, 1000])
         p = rnd.randrange(1, q)
         return (
             rf"\frac{{{p}}}{{{q}}}",
@@ -136,10 +142,12 @@ def _family(rnd: random.Random, kind: int) -> tuple[str, list[str], list[str]]:
             [rf"\frac{{{p + 1}}}{{{q}}}", f"{(p + 1) / q:g}", rf"\frac{{{q}}}{{{p}}}"],
         )
     if kind == 1:
+        x = f"{k}x" if k > 1 else "x"
+        square = f"{k * k}x^2" if k > 1 else "x^2"
         return (
-            f"x^2+{2 * a}x+{a * a}",
-            [f"(x+{a})^2", f"({a}+x)^2", f"x^2+{2 * a}x+{a * a}"],
-            [f"(x+{a + 1})^2", f"x^2+{a * a}", f"(x-{a})^2"],
+            f"{square}+{2 * k * a}x+{a * a}",
+            [f"({x}+{a})^2", f"({a}+{x})^2", f"{square}+{2 * k * a}x+{a * a}"],
+            [f"({x}+{a + 1})^2", f"{square}+{a * a}", f"({x}-{a})^2"],
         )
     if kind == 2:
         return (
@@ -148,14 +156,19 @@ def _family(rnd: random.Random, kind: int) -> tuple[str, list[str], list[str]]:
             [rf"{a + 1}\sqrt{{{c}}}", rf"\sqrt{{{a * c}}}", rf"{a}\sqrt{{{c + 1}}}"],
         )
     if kind == 3:
+        m = str(k) if k > 1 else ""
         return (
-            rf"\frac{{\sqrt{{{c}}}}}{{{c}}}",
+            rf"\frac{{{m}\sqrt{{{c}}}}}{{{c}}}",
             [
-                rf"\frac{{\sqrt{{{c}}}}}{{{c}}}",
-                rf"\frac{{1}}{{\sqrt{{{c}}}}}",
-                rf"\sqrt{{\frac{{1}}{{{c}}}}}",
+                rf"\frac{{{m}\sqrt{{{c}}}}}{{{c}}}",
+                rf"\frac{{{k}}}{{\sqrt{{{c}}}}}",
+                rf"{m}\sqrt{{\frac{{1}}{{{c}}}}}",
             ],
-            [rf"\sqrt{{{c}}}", rf"\frac{{\sqrt{{{c}}}}}{{{c + 1}}}", rf"\frac{{{c}}}{{\sqrt{{{c}}}}}"],
+            [
+                rf"{m}\sqrt{{{c}}}",
+                rf"\frac{{{m}\sqrt{{{c}}}}}{{{c + 1}}}",
+                rf"\frac{{{c}}}{{{m}\sqrt{{{c}}}}}",
+            ],
         )
     if kind == 4:
         return (
@@ -246,8 +259,6 @@ def tree_cpu() -> float | None:
 
 
 def _math_verify() -> tuple[Callable[..., object], Callable[..., object]]:
-    import importlib
-
     mv = importlib.import_module("math_verify")  # untyped: import_module keeps mypy strict
     return mv.parse, mv.verify
 
@@ -306,15 +317,24 @@ def _false(pairs: Sequence[Pair], verdicts: Sequence[bool]) -> tuple[int, int]:
     return accepts, rejects
 
 
-async def _math_row(row: Row, draw: Callable[[int], list[Pair]], options: Options, *, wrap_gold: bool) -> Row:
-    grader = MathAnswerEquivalenceGrader()
+async def _math_row(
+    row: Row, draw: Callable[[int], list[Pair]], options: Options, *, wrap_gold: bool, repeated: bool = False
+) -> Row:
+    """Rounds of ``draw(round)``. ``repeated``: every round grades the same pairs, so each round
+    has a grader of its own (its workers remember verdicts) and sympy's cache is cleared before
+    the anchor's turn; either is warmed on other pairs first."""
+    warm = symbolic_pairs(200, 1, repeats=False)  # imports, worker start-up, math-verify's grammar
+    anchor_math(warm, wrap_gold=True)
+    grader = await _warmed(warm)
     try:
-        warm = draw(-1)  # imports, worker start-up, math-verify's grammar: outside every round
-        anchor_math(warm, wrap_gold=wrap_gold)
-        await subject_math(grader, warm)
         methods: Counter[str] = Counter()
         for round_ in range(options.rounds):
             pairs = draw(round_)
+            if repeated and round_:
+                grader.workers.close()
+                grader = await _warmed(warm)
+            if repeated:
+                importlib.import_module("sympy").core.cache.clear_cache()
             if round_ % 2:
                 anchor_s, anchor_cpu, anchor_verdicts = _cpu_timed_anchor(pairs, wrap_gold)
                 subject_s, subject_cpu, verdicts, used = await _cpu_timed_subject(grader, pairs)
@@ -350,6 +370,12 @@ async def _math_row(row: Row, draw: Callable[[int], list[Pair]], options: Option
     return row
 
 
+async def _warmed(warm: Sequence[Pair]) -> MathAnswerEquivalenceGrader:
+    grader = MathAnswerEquivalenceGrader()
+    await subject_math(grader, warm)
+    return grader
+
+
 _BOUND = "the symbolic step's compute in the workers (one per core) against math-verify's in one thread"
 _ANCHOR = "math-verify in process, one thread"
 
@@ -382,7 +408,7 @@ async def math_suites_row(options: Options) -> Row:
         1.0,
         _BOUND,
     )
-    return await _math_row(row, lambda r: cases, options, wrap_gold=False)
+    return await _math_row(row, lambda r: cases, options, wrap_gold=False, repeated=True)
 
 
 ROWS: dict[str, Callable[[Options], Awaitable[Row]]] = {
