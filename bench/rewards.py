@@ -20,13 +20,14 @@ works off the main thread (its SIGALRM timeout): ours kills a worker whose call 
   wrong answers, as sampled responses give them;
 * ``math_symbolic_distinct``: the same families with no answer repeated in a round (every
   call is new work: the worst case for caches);
-* ``math_suites``: every case of ``bench/datasets.py``'s math suites at once, against
-  math-verify as that script calls it (``verify(parse(gold), parse(answer))``).
+* ``math_suites``: the cases of ``bench/datasets.py``'s math suites, each graded once: one
+  slice of them at once per round, against math-verify as that script calls it
+  (``verify(parse(gold), parse(answer))``).
 
 Each round draws fresh pairs (another seed, from ranges wide enough that pairs rarely repeat
-across rounds), so a round is not served by what an earlier round cached, on either side; the suites are the same cases every round, so there each round has a
-grader of its own and sympy's cache is cleared before the anchor's turn (both sides are
-warmed on other pairs first). Rounds interleave anchor and subject (the anchor first in odd rounds),
+across rounds; the suites' cases are split between the rounds), so a round is not served by
+what an earlier round cached, on either side (both are warmed on other pairs first).
+Rounds interleave anchor and subject (the anchor first in odd rounds),
 each run is printed, and the ratio is the median of the rounds' ratios: the machine may be
 shared, and the load average is printed. Target: ratio >= 1 for every math row (issue 43
 §1); what bounds it is the symbolic step's compute in the worker processes (one per core)
@@ -317,24 +318,16 @@ def _false(pairs: Sequence[Pair], verdicts: Sequence[bool]) -> tuple[int, int]:
     return accepts, rejects
 
 
-async def _math_row(
-    row: Row, draw: Callable[[int], list[Pair]], options: Options, *, wrap_gold: bool, repeated: bool = False
-) -> Row:
-    """Rounds of ``draw(round)``. ``repeated``: every round grades the same pairs, so each round
-    has a grader of its own (its workers remember verdicts) and sympy's cache is cleared before
-    the anchor's turn; either is warmed on other pairs first."""
+async def _math_row(row: Row, draw: Callable[[int], list[Pair]], options: Options, *, wrap_gold: bool) -> Row:
+    """Rounds of ``draw(round)``, both sides warmed first on other pairs."""
     warm = symbolic_pairs(200, 1, repeats=False)  # imports, worker start-up, math-verify's grammar
     anchor_math(warm, wrap_gold=True)
-    grader = await _warmed(warm)
+    grader = MathAnswerEquivalenceGrader()
+    await subject_math(grader, warm)
     try:
         methods: Counter[str] = Counter()
         for round_ in range(options.rounds):
             pairs = draw(round_)
-            if repeated and round_:
-                grader.workers.close()
-                grader = await _warmed(warm)
-            if repeated:
-                importlib.import_module("sympy").core.cache.clear_cache()
             if round_ % 2:
                 anchor_s, anchor_cpu, anchor_verdicts = _cpu_timed_anchor(pairs, wrap_gold)
                 subject_s, subject_cpu, verdicts, used = await _cpu_timed_subject(grader, pairs)
@@ -370,12 +363,6 @@ async def _math_row(
     return row
 
 
-async def _warmed(warm: Sequence[Pair]) -> MathAnswerEquivalenceGrader:
-    grader = MathAnswerEquivalenceGrader()
-    await subject_math(grader, warm)
-    return grader
-
-
 _BOUND = "the symbolic step's compute in the workers (one per core) against math-verify's in one thread"
 _ANCHOR = "math-verify in process, one thread"
 
@@ -403,12 +390,12 @@ async def math_suites_row(options: Options) -> Row:
     cases = suite_pairs()
     row = Row(
         "math_suites",
-        f"{len(cases)} suite cases at once",
+        f"{len(cases)} suite cases, a slice at once per round",
         "math-verify as bench/datasets.py calls it",
         1.0,
         _BOUND,
     )
-    return await _math_row(row, lambda r: cases, options, wrap_gold=False, repeated=True)
+    return await _math_row(row, lambda r: cases[r :: options.rounds], options, wrap_gold=False)
 
 
 ROWS: dict[str, Callable[[Options], Awaitable[Row]]] = {

@@ -31,10 +31,10 @@ __all__ = ["PIPELINED_BYTES", "WINDOW", "Job", "Lane", "Lanes"]
 
 WINDOW = 2
 """Calls a worker holds at once: the one it computes and the next, already in its pipe."""
-PIPELINED_BYTES = 16 * 1024
-"""Largest call written to a busy worker's pipe (a pipe holds 64 KiB on Linux, 16 KiB on macOS):
-a larger one waits for an idle worker, so a write never waits for a worker that is itself
-waiting to write its reply."""
+PIPELINED_BYTES = 8 * 1024
+"""Largest call (framed) written to a busy worker's pipe, below what an empty pipe holds (64 KiB
+on Linux, 16 KiB on macOS): the write returns at once, so the lane stays free to time and
+kill the call the worker computes. A larger call waits for an idle worker, which reads it."""
 
 
 class Job:

@@ -18,7 +18,8 @@ per pool, first come first served: that queue is the pool's backpressure, and
 free lane takes the next call and, while the worker computes it, already writes the call
 after it into the worker's pipe, so a worker never waits for a round trip through the
 event loop between two calls (a large call is sent only to an idle worker, so that a
-write never waits for a worker that is itself waiting to write its reply).
+write to a busy worker's pipe never waits: the lane must stay free to time the call the
+worker computes).
 
 Whose time is whose. A call's ``timeout_s`` is its own compute: its clock starts when its
 worker starts it, which the lane knows exactly (the worker takes a call as soon as it has

@@ -59,3 +59,7 @@ def stamped(seconds: float) -> list[float]:
     start = time.monotonic()
     spin(seconds)
     return [start, time.monotonic()]
+
+
+def length(text: str) -> int:
+    return len(text)

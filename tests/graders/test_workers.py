@@ -8,6 +8,7 @@ import threading
 import time
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from openjudge.graders._workers import WorkerPool, WorkFailed, WorkTimeout
@@ -156,9 +157,9 @@ async def test_a_worker_runs_queued_calls_while_the_event_loop_is_busy() -> None
     async with anyio.create_task_group() as group:
         for _ in range(10):
             group.start_soon(one)
-        await anyio.sleep(0)  # every call is in the queue
+        await anyio.lowlevel.checkpoint()  # every call is in the queue
         blocked_from = time.monotonic()
-        time.sleep(0.5)  # the loop is busy elsewhere for longer than the ten calls take
+        time.sleep(0.5)  # noqa: ASYNC251  # the loop busy elsewhere, on purpose, longer than the ten calls take
         blocked_until = time.monotonic()
     spans = sorted((float(s), float(e)) for s, e in (r for r in results if isinstance(r, list)))
     assert len(spans) == 10
@@ -176,12 +177,14 @@ async def test_a_call_behind_a_killed_one_is_not_charged_and_runs_on_a_fresh_wor
             await pool.call(f"{SLOW}:spin", [60], timeout_s=0.5)
         outcome["overrun"] = "timeout"
 
-    async def behind() -> None:  # in the worker's pipe while the overrun runs; a budget shorter than that wait
+    async def behind() -> (
+        None
+    ):  # in the worker's pipe while the overrun runs; a budget shorter than that wait
         outcome["behind"] = await pool.call(f"{SLOW}:pid", [], timeout_s=0.3)
 
     async with anyio.create_task_group() as group:
         group.start_soon(overrun)
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         group.start_soon(behind)
     assert outcome["overrun"] == "timeout"
     assert isinstance(outcome["behind"], int) and outcome["behind"] != first
@@ -202,12 +205,31 @@ async def test_a_cancelled_call_waiting_in_a_pipe_never_runs() -> None:
 
     async with anyio.create_task_group() as group:
         group.start_soon(running)
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         group.start_soon(cancelled)
     start = time.monotonic()
     assert isinstance(await pool.call(f"{SLOW}:pid", [], timeout_s=30), int)
     assert time.monotonic() - start < 10  # not behind 60 s of a call nobody waits for
     assert len(finished) == 1
+    pool.close()
+
+
+async def test_calls_larger_than_a_pipe_holds_wait_for_an_idle_worker() -> None:
+    pool = WorkerPool(max_workers=1, preload=(SLOW,))
+    sizes: list[object] = []
+
+    async def busy() -> None:  # the worker computes while the others queue
+        await pool.call(f"{SLOW}:spin", [0.2], timeout_s=30)
+
+    async def one(size: int) -> None:
+        sizes.append(await pool.call(f"{SLOW}:length", ["x" * size], timeout_s=30))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(busy)
+        for size in (10, 300_000, 20, 1_000_000):
+            await anyio.lowlevel.checkpoint()
+            group.start_soon(one, size)
+    assert sizes == [10, 300_000, 20, 1_000_000]  # first come, first served
     pool.close()
 
 
