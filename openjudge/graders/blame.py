@@ -11,7 +11,11 @@ What a response can throw at a grader, and what these helpers make of it:
   front by :func:`check_depth` (cause ``too_deep``), never a ``RecursionError``;
 * numbers too large to print or compare (``OverflowError``, ``int`` digit limits): cause
   ``overflow``;
-* text that has no UTF-8 form (a lone surrogate): cause ``lone_surrogate``.
+* text that has no UTF-8 form (a lone surrogate): cause ``lone_surrogate``;
+* a value of the wrong type where the response wrote it (a tool call whose ``name`` is ``7``,
+  ``tool_calls`` that is not a list inside an assistant message): cause ``malformed_tool_call``
+  or ``malformed_message`` through :func:`shape_fault`, which makes the same fault in a
+  dataset field an ``invalid_input`` error.
 
 :func:`response_blame` is the safety net around work on the response's values alone: it
 turns ``RecursionError``, ``OverflowError`` and ``UnicodeError`` raised there into the
@@ -35,6 +39,7 @@ __all__ = [
     "nesting_depth",
     "response_blame",
     "set_response_failure_score",
+    "shape_fault",
     "shown",
 ]
 
@@ -110,6 +115,20 @@ def check_depth(value: object, *, what: str, response: bool, limit: int = MAX_RE
         if response:
             raise ResponseFailure("too_deep", message)
         raise InvalidInputError(message)
+
+
+def shape_fault(message: str, *, response: bool, cause: str = "malformed_tool_call") -> Exception:
+    """The exception for a value of the wrong type or shape, by who wrote it.
+
+    Args:
+        message: What is wrong, naming the field.
+        response: The response wrote the value (an assistant turn, a predicted tool call):
+            its failure, ``cause``; else a dataset field's (``InvalidInputError``).
+        cause: The response failure's cause.
+    """
+    if response:
+        return ResponseFailure(cause, message)
+    return InvalidInputError(message)
 
 
 def check_response_text(field: str, text: str) -> None:
