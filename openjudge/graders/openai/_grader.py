@@ -31,6 +31,7 @@ import anyio.to_thread
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec
+from openjudge.graders.blame import check_response_text
 from openjudge.graders.code._backends import sandbox_backend
 from openjudge.graders.code._sandbox import BackendName, SandboxBackend, SandboxError, SandboxLimits
 from openjudge.graders.openai import _blame as blame
@@ -57,7 +58,7 @@ from openjudge.graders.openai._spec import (
 from openjudge.graders.openai._templates import Template, VariableError
 from openjudge.models._loop_local import LoopLocal
 from openjudge.models.chat_model import ChatModel
-from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderResult, GraderScore, ResponseFailure, ScoreRange, TokenUsage
 
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 
@@ -328,6 +329,14 @@ class OpenAIGrader(BaseGrader):
                 return await self._python(leaf, name, rng, item, sample)
             judge = self._judges[key]
             messages = judge.render(item, sample)
+            unsendable = _unsendable(messages)
+            if unsendable is not None:  # text no judge can be sent: whose is it?
+                surrogate = _lone_surrogate(sample)
+                if surrogate is not None:
+                    return blame.response_failure(name, rng, "lone_surrogate", surrogate)
+                return GraderError(
+                    name=name, kind="invalid_input", message=f"the item {unsendable}", error_type="ValueError"
+                )
         except VariableError as exc:
             if exc.namespace == "item":
                 return GraderError(
@@ -493,6 +502,32 @@ def _json(value: object) -> JsonValue:
     if isinstance(value, Sequence | set | frozenset) and not isinstance(value, bytes | bytearray):
         return [_json(v) for v in value]
     return str(value)
+
+
+def _lone_surrogate(sample: Mapping[str, JsonValue]) -> str | None:
+    """Why the sample's text cannot be sent to a judge (a lone surrogate), or ``None``."""
+    try:
+        check_response_text("the response", str(sample.get("output_text") or ""))
+        tools = sample.get("output_tools")
+        if tools:
+            check_response_text("the response's tool calls", json.dumps(tools, ensure_ascii=False))
+    except ResponseFailure as failure:
+        return failure.message
+    except (ValueError, RecursionError):
+        return None  # JSON cannot write the calls: the judge is not sent them as JSON either
+    return None
+
+
+def _unsendable(messages: Sequence[Mapping[str, str]]) -> str | None:
+    """Why the rendered messages cannot be sent (text with no UTF-8 form), or ``None``."""
+    for message in messages:
+        content = message["content"]
+        if not content.isascii():
+            try:
+                content.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"has text with no UTF-8 form (a lone surrogate U+{ord(content[exc.start]):04X})"
+    return None
 
 
 def _string_check(spec: StringCheckSpec, name: str, left: str, right: str) -> GraderScore:
