@@ -68,6 +68,7 @@ PUBLIC = {
     "openjudge.errors": [
         "ChatModelError",
         "ConfigError",
+        "ContextOverflow",
         "DatasetError",
         "ErrorKind",
         "FailureRateExceeded",
@@ -141,6 +142,7 @@ PUBLIC = {
         "ChatRequest",
         "ChatResponse",
         "ChatTransport",
+        "ContextOverflow",
         "JudgeCache",
         "LanguageEnum",
         "ModelCapabilities",

@@ -20,6 +20,8 @@ To read a custom verdict differently, subclass ``LLMGrader[YourVerdict]`` and ov
 
 Blame: a lone surrogate in one of :attr:`LLMGrader.response_inputs` is the response's failure
 (cause ``lone_surrogate``); in any other input it is a bad dataset field (``invalid_input``).
+So is a prompt past the judge's context window that fits without those inputs (cause
+``response_too_long``); one that does not is ``invalid_input``.
 """
 
 from __future__ import annotations
@@ -172,7 +174,11 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        return await self.judge(call)
+        result = await self.judge(call)
+        if isinstance(result, GraderError) and self._response_fields:
+            blank = {**inputs, **dict.fromkeys(self._response_fields, "")}
+            return self.blame_overflow(result, call, blank)
+        return result
 
     def to_result(self, verdict: VerdictT, call: PreparedCall[None]) -> GraderScore | GraderRank:
         """The verdict as a score: see :meth:`score_verdict`."""

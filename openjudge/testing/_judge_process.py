@@ -44,8 +44,11 @@ class JudgeServerProcess:
         port: int = 0,
         startup_timeout_s: float = 20.0,
         python: str | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         options = f"--port={port} --latency-s={float(latency_s)!r} --jitter-s={float(jitter_s)!r}"
+        if context_tokens is not None:
+            options += f" --context-tokens={int(context_tokens)}"
         self._argv = [python or sys.executable, "-m", _MODULE, *options.split(), f"--model={model}"]
         self._startup_timeout_s = startup_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None

@@ -30,6 +30,10 @@ Endpoints:
   ``<step index="k">`` block of the first user message, numbered ``0..n-1`` (a
   trajectory judge's per-step evaluations). ``usage``: prompt tokens = characters of all message texts // 4,
   completion tokens = characters of the content // 4, each at least 1; one choice.
+- With ``context_tokens`` set, a request whose prompt tokens (as counted for ``usage``)
+  plus ``max_tokens``/``max_completion_tokens`` exceed it gets vLLM's 400 ("This model's
+  maximum context length is N tokens. However, you requested ...",
+  ``code: context_length_exceeded``), as a judge with that context window answers.
 - ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
   (body ``{"faults": true}`` also forgets the ``times`` counters) and
   ``POST /config`` with ``{"latency_s": float, "jitter_s": float}``.
@@ -126,12 +130,13 @@ class JudgeServer:
         default_score: int | float = 3,
         seed: int = 0,
         backlog: int = 4096,
+        context_tokens: int | None = None,
     ) -> None:
         _check_loopback(host)
         self._host = "127.0.0.1" if host == "localhost" else host  # one socket, so one port
         self._port = port
         self._backlog = backlog
-        self._config = (model, latency_s, jitter_s, default_score, seed)
+        self._config = (model, latency_s, jitter_s, default_score, seed, context_tokens)
         self._state: JudgeState | None = None
         self._server: asyncio.Server | None = None
 
@@ -139,8 +144,10 @@ class JudgeServer:
         """Bind and start serving; ``port`` is known afterwards."""
         if self._server is not None:
             raise RuntimeError("the judge server is already started")
-        model, latency_s, jitter_s, score, seed = self._config
-        state = JudgeState(model=model, latency_s=0.0, jitter_s=0.0, score=score, seed=seed)
+        model, latency_s, jitter_s, score, seed, context_tokens = self._config
+        state = JudgeState(
+            model=model, latency_s=0.0, jitter_s=0.0, score=score, seed=seed, context_tokens=context_tokens
+        )
         state.configure(latency_s, jitter_s)
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
@@ -205,7 +212,12 @@ class JudgeServer:
 
 async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> None:
     server = JudgeServer(
-        host=args.host, port=args.port, latency_s=args.latency_s, jitter_s=args.jitter_s, model=args.model
+        host=args.host,
+        port=args.port,
+        latency_s=args.latency_s,
+        jitter_s=args.jitter_s,
+        model=args.model,
+        context_tokens=args.context_tokens,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -236,12 +248,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-s", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--jitter-s", type=float, default=0.0, help="extra uniform [0, jitter-s) seconds")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="model name served by /v1/models")
+    parser.add_argument(
+        "--context-tokens", type=int, default=None, help="context window: longer requests get vLLM's 400"
+    )
     args = parser.parse_args(argv)
     try:
         _check_loopback(args.host)
-        JudgeState(model="", latency_s=0, jitter_s=0, score=3, seed=0).configure(
-            args.latency_s, args.jitter_s
-        )
+        JudgeState(
+            model="", latency_s=0, jitter_s=0, score=3, seed=0, context_tokens=args.context_tokens
+        ).configure(args.latency_s, args.jitter_s)
     except ValueError as exc:
         parser.error(str(exc))
     _raise_fd_limit()

@@ -38,7 +38,7 @@ from openjudge.graders.comparison.prompts import pairwise_template
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.chat_model import ChatModel, ChatRequest
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.results import GraderError, GraderResult
+from openjudge.results import GraderError, GraderResult, GraderScore
 from openjudge.testing.function_model import FunctionChatModel
 
 pytestmark = pytest.mark.anyio
@@ -189,6 +189,13 @@ def honest_steps(request: ChatRequest) -> str:
 # Every LLM grader, with the verdict its attacker wants
 # ---------------------------------------------------------------------------------------------
 
+HONEST_STEP = {
+    "step_reason": "useless",
+    "contribution_score": 1,
+    "relevance_score": 1,
+    "accuracy_score": 1,
+    "efficiency_score": 1,
+}
 TOP_STEP = {
     "step_reason": "perfect",
     "contribution_score": 5,
@@ -378,27 +385,37 @@ def test_the_stand_in_judge_reads_tags_leniently() -> None:
     assert outside_blocks("a<x>b<\\/x>c") == "a"  # escaped: still inside
 
 
-@pytest.mark.parametrize("count", [0, 2, 10])
-async def test_trajectory_evaluations_must_match_the_real_steps(count: int) -> None:
-    """A judge that evaluates forged steps (or too few) is a parse_error after the re-ask, not a score."""
-    forged = json.dumps({"step_evaluations": [{"step_index": k, **TOP_STEP} for k in range(count)]})
+@pytest.mark.parametrize("count", [1, 2, 10])
+async def test_trajectory_evaluations_of_steps_that_do_not_exist_are_left_out(count: int) -> None:
+    """A literal judge that evaluates forged steps too: only the real step's evaluation counts, no re-ask."""
+    real = {"step_index": 0, **HONEST_STEP}
+    forged = json.dumps(
+        {"step_evaluations": [real, *({"step_index": k, **TOP_STEP} for k in range(1, count))]}
+    )
     judge = SteerableJudge(lambda request: forged)
     result = await TrajectoryComprehensiveGrader(judge.model).aevaluate(**_trajectory("4"))
-    assert isinstance(result, GraderError) and result.kind == "parse_error"
-    assert "exactly one evaluation per step" in result.message
-    assert judge.calls == 2  # one re-ask naming the problem
+    assert isinstance(result, GraderScore) and result.score == 0.0, result
+    assert result.metadata["ignored_evaluations"] == count - 1
+    assert judge.calls == 1
 
 
-async def test_trajectory_duplicate_or_out_of_range_indices_are_rejected() -> None:
-    for indices in ([0, 0], [1]):
+async def test_trajectory_repeats_keep_the_first_and_a_missing_real_step_is_re_asked() -> None:
+    repeated = [{"step_index": 0, **HONEST_STEP}, {"step_index": 0, **TOP_STEP}]
+    judge = SteerableJudge(lambda request: json.dumps({"step_evaluations": repeated}))
+    result = await TrajectoryComprehensiveGrader(judge.model).aevaluate(**_trajectory("4"))
+    assert isinstance(result, GraderScore) and result.score == 0.0
+    assert result.metadata["ignored_evaluations"] == 1
+    for indices in ([], [1], [3, 7]):  # the real step 0 has no evaluation
         reply = json.dumps({"step_evaluations": [{"step_index": k, **TOP_STEP} for k in indices]})
 
         def replies(request: ChatRequest, reply: str = reply) -> str:
             return reply
 
         judge = SteerableJudge(replies)
-        result = await TrajectoryComprehensiveGrader(judge.model).aevaluate(**_trajectory("4"))
-        assert isinstance(result, GraderError) and result.kind == "parse_error", indices
+        missing = await TrajectoryComprehensiveGrader(judge.model).aevaluate(**_trajectory("4"))
+        assert isinstance(missing, GraderError) and missing.kind == "parse_error", indices
+        assert "missing 0" in missing.message
+        assert judge.calls == 2  # one re-ask naming the missing step
 
 
 async def test_one_message_cannot_forge_steps() -> None:

@@ -101,11 +101,16 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
         started = time.monotonic()
         async with anyio.create_task_group() as tg:
             for k, text in enumerate(texts):
+                # The anchor is the dataset's: only the response's slot can forfeit.
                 anchored = {**base, "response_a": anchor_text, "response_b": text}
-                tg.start_soon(compare_into, judge, anchored, verdicts, k * per_member, limiter)
+                tg.start_soon(
+                    compare_into, judge, anchored, verdicts, k * per_member, limiter, ("response_b",)
+                )
                 if self.both_orders:
                     swapped = {**base, "response_a": text, "response_b": anchor_text}
-                    tg.start_soon(compare_into, judge, swapped, verdicts, k * per_member + 1, limiter)
+                    tg.start_soon(
+                        compare_into, judge, swapped, verdicts, k * per_member + 1, limiter, ("response_a",)
+                    )
         latency_s = time.monotonic() - started
         scores: list[float | None] = [None] * n
         errors: list[MemberError | None] = [None] * n

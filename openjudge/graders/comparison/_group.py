@@ -8,7 +8,9 @@ holds, in input order:
   member*: a response whose comparisons failed. A failed member never gets a number
   from a partial record (see each grader for what counts as failed);
 * ``member_errors``: ``null`` or ``{"kind": ..., "message": ...}`` per response;
-* ``scoring``: how the scores were made (``borda``, ``bradley_terry`` or ``anchor``).
+* ``scoring``: how the scores were made (``borda``, ``bradley_terry`` or ``anchor``);
+* ``too_long`` (when a response made the judge's prompt too long): the members scored 0.0
+  for it, each the response's failure (cause ``response_too_long``) in :func:`member_results`.
 
 ``rank`` orders the scored responses by score (ties by position), failed members last.
 When every member failed, the result is a :class:`GraderError` instead.
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from openjudge.results import (
+    RESPONSE_BLAME,
     ErrorKind,
     GraderError,
     GraderRank,
@@ -163,11 +166,22 @@ def member_results(result: GraderResult, n: int) -> list[GraderScore | GraderErr
         raise ValueError(f"{name}: not a group grader result for {n} responses (no metadata['scores'])")
     errors = result.metadata.get("member_errors")
     errors_list: list[JsonValue] = errors if isinstance(errors, list) and len(errors) == n else [None] * n
+    too_long = result.metadata.get("too_long")
+    long_members = set(too_long) if isinstance(too_long, list) else set()
     out: list[GraderScore | GraderError] = []
-    for score, error in zip(scores, errors_list, strict=True):
+    for k, (score, error) in enumerate(zip(scores, errors_list, strict=True)):
         if isinstance(score, int | float) and not isinstance(score, bool):
+            blamed: dict[str, JsonValue] = (
+                {"blame": RESPONSE_BLAME, "cause": "response_too_long"} if k in long_members else {}
+            )
             out.append(
-                GraderScore(name=name, score=float(score), score_range=UNIT_RANGE, reason=result.reason)
+                GraderScore(
+                    name=name,
+                    score=float(score),
+                    score_range=UNIT_RANGE,
+                    reason=result.reason,
+                    metadata=blamed,
+                )
             )
         else:
             out.append(_member_error(name, error))

@@ -9,6 +9,11 @@ The result is a :class:`GraderRank`: ``rank[i]`` is the rank of ``responses[i]``
 with per-response ``scores`` in [0, 1] (Borda, ``(n - rank) / (n - 1)``, or Bradley–Terry
 over the pairs the ranking implies; see :mod:`~openjudge.graders.comparison._group`). One
 call judges the whole group, so a failed call fails every member.
+
+A group too long for the judge's context window is ranked without the responses that made
+it long: the longest are left out until the prompt would fit (a short response never is),
+score 0.0 as the response's failure (listed in ``metadata["too_long"]``), and the others are
+ranked by a second call. A group too long without its responses is an ``invalid_input`` error.
 """
 
 from __future__ import annotations
@@ -16,7 +21,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from pydantic import JsonValue
+
+from openjudge.errors import ContextOverflow
 from openjudge.graders.base_grader import error_from_exception, grader_boundary
+from openjudge.graders.blame import (
+    SHORT_RESPONSE_TOKENS,
+    context_overflow_of,
+    message_chars,
+    overflow_failure,
+)
 from openjudge.graders.comparison._group import group_rank
 from openjudge.graders.comparison._inputs import check_responses, check_text
 from openjudge.graders.comparison._ratings import (
@@ -42,6 +56,7 @@ from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult,
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 
 _INPUTS = frozenset({"query", "candidates", "candidate_ids"})
+_SHORT_CHARS = 4 * SHORT_RESPONSE_TOKENS  # a response this short never made a group too long
 
 
 def candidate_ids(n: int) -> tuple[str, ...]:
@@ -146,6 +161,88 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
     @grader_boundary
     async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderResult:
         call = self.prepare_call({"query": query, "responses": responses})
+        if isinstance(call, GraderError):
+            return call
+        result = await self.judge(call)
+        overflow = context_overflow_of(result)
+        if overflow is None:
+            return result
+        assert isinstance(result, GraderError)  # context_overflow_of reads errors only
+        return await self._without_too_long(result, overflow, message_chars(call.messages), query, responses)
+
+    async def _without_too_long(
+        self,
+        error: GraderError,
+        overflow: ContextOverflow,
+        prompt_chars: int,
+        query: str,
+        responses: Sequence[str],
+    ) -> GraderResult:
+        """Rank a group too long for the judge without the responses that made it long (module docstring)."""
+        texts = check_responses(responses)
+        left_out: list[int] = []
+        fits = False
+        for k in sorted(range(len(texts)), key=lambda k: -len(texts[k])):
+            if len(texts[k]) < _SHORT_CHARS:
+                break
+            left_out.append(k)
+            rest = self.prepare_call(
+                {"query": query, "responses": ["" if i in left_out else t for i, t in enumerate(texts)]}
+            )
+            if isinstance(rest, GraderError):
+                return error
+            failure = overflow_failure(
+                overflow, prompt_chars=prompt_chars, rest_chars=message_chars(rest.messages)
+            )
+            if failure is not None:
+                fits = True
+                break
+        if not fits:
+            return error.model_copy(
+                update={
+                    "kind": "invalid_input",
+                    "message": f"{error.message} (the group is too long for the judge even without its "
+                    "long responses: shorten the template or the query, or use a judge with a longer context)",
+                }
+            )
+        kept = [k for k in range(len(texts)) if k not in left_out]
+        scores: list[float | None] = [0.0] * len(texts)
+        metadata: dict[str, JsonValue] = {
+            "too_long": list[JsonValue](sorted(left_out)),
+            "candidate_ids": list[JsonValue](candidate_ids(len(texts))),
+        }
+        usage, latency_s = error.usage, error.latency_s
+        shown = ", ".join(f"R{k + 1}" for k in sorted(left_out))
+        reason = f"{shown} too long for the judge ({overflow.describe()}): scored 0"
+        if len(kept) == 1:
+            scores[kept[0]] = 1.0
+        elif len(kept) > 1:
+            ranked = await self.judge_or_error({"query": query, "responses": [texts[k] for k in kept]})
+            if not isinstance(ranked, GraderRank):
+                return ranked
+            sub = ranked.metadata.get("scores")
+            assert isinstance(sub, list)  # this grader's own rank
+            for k, value in zip(kept, sub, strict=True):
+                scores[k] = float(value) if isinstance(value, int | float) else None
+            metadata["ranking_of_the_others"] = ranked.metadata.get("ranking")
+            if ranked.usage is not None:
+                usage = ranked.usage if usage is None else usage + ranked.usage
+            latency_s = (latency_s or 0.0) + (ranked.latency_s or 0.0)
+            reason = f"{reason}; the others ranked among themselves: {ranked.reason}"
+        return group_rank(
+            self.name,
+            scores,
+            [None] * len(texts),
+            scoring=self.scoring,
+            reason=reason,
+            metadata=metadata,
+            usage=usage,
+            latency_s=latency_s,
+        )
+
+    async def judge_or_error(self, inputs: Mapping[str, object]) -> GraderResult:
+        """Prepare and judge ``inputs`` (the failure when they cannot be)."""
+        call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
         return await self.judge(call)

@@ -30,8 +30,9 @@ import anyio
 import anyio.to_thread
 from pydantic import JsonValue
 
+from openjudge.errors import ContextOverflow
 from openjudge.graders.base_grader import BaseGrader, InputSpec
-from openjudge.graders.blame import check_response_text
+from openjudge.graders.blame import check_response_text, context_overflow_of, message_chars, overflow_failure
 from openjudge.graders.code._backends import sandbox_backend
 from openjudge.graders.code._sandbox import BackendName, SandboxBackend, SandboxError, SandboxLimits
 from openjudge.graders.openai import _blame as blame
@@ -346,7 +347,44 @@ class OpenAIGrader(BaseGrader):
                     error_type="VariableError",
                 )
             return blame.response_failure(name, rng, exc.cause, f"{exc.cause}: {exc}")
-        return await judge.judge(name, messages)
+        result = await judge.judge(name, messages)
+        overflow = context_overflow_of(result)
+        if overflow is None:
+            return result
+        return self._overflow(result, overflow, judge, name, rng, messages, item, sample)
+
+    @staticmethod
+    def _overflow(
+        error: GraderResult,
+        overflow: ContextOverflow,
+        judge: ModelJudge,
+        name: str,
+        rng: ScoreRange,
+        messages: Sequence[Mapping[str, str]],
+        item: Mapping[str, JsonValue],
+        sample: Mapping[str, JsonValue],
+    ) -> GraderScore | GraderError:
+        """A judge prompt past the context window: the response's failure if it fits without the response."""
+        assert isinstance(error, GraderError)  # context_overflow_of reads errors only
+        prompt_chars = message_chars(messages)
+        try:
+            rest_chars = message_chars(judge.render(item, build_sample("")))
+        except VariableError:  # the template reads the response's JSON: leave its text out instead
+            shown = len(str(sample.get("output_text") or "")) + len(
+                json.dumps(sample.get("output_tools") or [])
+            )
+            rest_chars = max(0, prompt_chars - shown)
+        failure = overflow_failure(overflow, prompt_chars=prompt_chars, rest_chars=rest_chars)
+        if failure is None:
+            return error.model_copy(
+                update={
+                    "kind": "invalid_input",
+                    "message": f"{error.message} (the prompt is too long for the judge even without the "
+                    "response: shorten the grader's messages or the item, or use a judge with a longer context)",
+                }
+            )
+        scored = blame.response_failure(name, rng, failure.cause, failure.message)
+        return scored.model_copy(update={"usage": error.usage, "latency_s": error.latency_s})
 
     async def _similarity(self, leaf: TextSimilaritySpec, name: str, hyp: str, ref: str) -> GraderScore:
         metadata: dict[str, JsonValue] = {"evaluation_metric": leaf.evaluation_metric}

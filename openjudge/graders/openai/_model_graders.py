@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from openjudge.graders._judge_output import evict_unusable, extract_json_object
+from openjudge.graders.blame import overflow_metadata
 from openjudge.graders.openai._blame import response_failure
 from openjudge.graders.openai._spec import LabelModelSpec, MessageSpec, SamplingParams, ScoreModelSpec
 from openjudge.graders.openai._templates import Template
@@ -186,6 +187,7 @@ class ModelJudge:
                     kind=exc.kind,
                     message=f"model_grader_server_error: {exc.message}",
                     error_type=exc.error_type,
+                    metadata=overflow_metadata(exc.context_overflow) if exc.context_overflow else {},
                     usage=total,
                     latency_s=latency_s or None,
                 )
