@@ -9,9 +9,11 @@ policy can make look different to a counter but not to a reader is normalised fi
 * invisible characters are dropped: format controls (zero-width space and joiners, bidi
   marks, soft hyphen, tag characters), the combining grapheme joiner U+034F, variation
   selectors and the Hangul fillers; a zero-width joiner is kept only between two emoji;
-* Cyrillic and Greek letters that look like Latin ones are folded to Latin (``Раris`` with a
-  Cyrillic ``Р`` is ``Paris``); within one language this folding is consistent, so it
-  only merges words that a reader could not tell apart;
+* letters of other scripts drawn like Latin letters are folded to them (``Раris`` with a
+  Cyrillic ``Р`` is ``Paris``): the letters whose confusables skeleton (UTS #39) is Latin,
+  from the one look-alike folding the data-block escaper uses too
+  (:func:`openjudge._confusables.latin_lookalikes`); within one language this folding is
+  consistent, so it only merges words that a reader could not tell apart;
 * with ``strip_diacritics`` (the repetition penalty), combining marks on Latin, Greek and
   Cyrillic letters are dropped too, so ``the`` with an appended accent is still ``the``;
   marks of other scripts (Devanagari, Thai, kana) carry meaning and are kept.
@@ -33,6 +35,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+from openjudge._confusables import latin_lookalikes
 
 __all__ = ["counted", "is_cjk", "normalize_for_counting", "normalize_for_match", "tokenize"]
 
@@ -64,18 +68,6 @@ _IGNORABLE = frozenset(
     + "".join(chr(c) for c in range(0xE0100, 0xE01F0))
 )
 
-# Letters of other scripts that are drawn like a Latin letter (Unicode's confusables, the
-# unambiguous cross-script ones). Applied before case folding, so both cases are listed.
-_LOOKALIKES = str.maketrans(
-    {
-        **dict(zip("АВЕКМНОРСТХУЅІЈԀԌԚԜҺӀ", "ABEKMHOPCTXYSIJDGQWHI", strict=True)),
-        **dict(zip("аеорсухѕіјԁԛԝһӏ", "aeopcyxsijdqwhl", strict=True)),
-        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
-        **dict(zip("οραικνυχ", "opaikvux", strict=True)),
-        "ı": "i",
-        "ɡ": "g",
-    }
-)
 _DIACRITIC_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
 
 
@@ -121,7 +113,7 @@ def normalize_for_counting(text: str, *, strip_diacritics: bool = False) -> str:
     """
     if text.isascii():
         return text
-    text = _drop_invisible(unicodedata.normalize("NFKC", text)).translate(_LOOKALIKES)
+    text = _drop_invisible(unicodedata.normalize("NFKC", text)).translate(latin_lookalikes())
     # Dropping an invisible character can leave a letter and its mark apart: compose again.
     return _strip_marks(text) if strip_diacritics else unicodedata.normalize("NFC", text)
 
