@@ -191,8 +191,9 @@ def test_no_response_length_turns_a_sample_that_fits_into_an_error(
     benign, hostile = anyio.run(grade)
     if isinstance(benign, GraderScore):
         assert isinstance(hostile, GraderScore), hostile
-        if is_response_failure(hostile):
-            assert hostile.metadata["cause"] == "response_too_long" and hostile.score == 1.0
+        if is_response_failure(hostile):  # too long, or empty (a degenerate response)
+            assert hostile.metadata["cause"] in ("response_too_long", "degenerate_response"), hostile
+            assert hostile.score == 1.0
     else:  # the fields alone are too long for this judge: the config's failure, whatever the response
         assert isinstance(benign, GraderError) and benign.kind == "invalid_input", benign
 

@@ -52,6 +52,8 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
         both_orders: Also judge each response shown first (2N calls).
         max_concurrency: Judge calls of one group in flight at once.
         name: Result name.
+        reject_degenerate: A degenerate response (empty, punctuation only, a reasoning
+            opener alone) loses its comparisons without a judge call.
     """
 
     default_name = "anchor_comparison"
@@ -67,6 +69,7 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
         both_orders: bool = False,
         max_concurrency: int = 16,
         name: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -77,6 +80,7 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
             criteria=criteria,
             language=language,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
             max_concurrency=max_concurrency,
         )
         self.both_orders = both_orders

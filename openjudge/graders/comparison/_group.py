@@ -9,8 +9,9 @@ holds, in input order:
   from a partial record (see each grader for what counts as failed);
 * ``member_errors``: ``null`` or ``{"kind": ..., "message": ...}`` per response;
 * ``scoring``: how the scores were made (``borda``, ``bradley_terry`` or ``anchor``);
-* ``too_long`` (when a response made the judge's prompt too long): the members scored 0.0
-  for it, each the response's failure (cause ``response_too_long``) in :func:`member_results`.
+* ``too_long`` (when a response made the judge's prompt too long) and ``degenerate`` (a
+  response with no content): the members scored 0.0 for it without being judged, each the
+  response's failure (cause ``response_too_long``, ``degenerate_response``) in :func:`member_results`.
 
 ``rank`` orders the scored responses by score (ties by position), failed members last.
 When every member failed, the result is a :class:`GraderError` instead.
@@ -166,13 +167,17 @@ def member_results(result: GraderResult, n: int) -> list[GraderScore | GraderErr
         raise ValueError(f"{name}: not a group grader result for {n} responses (no metadata['scores'])")
     errors = result.metadata.get("member_errors")
     errors_list: list[JsonValue] = errors if isinstance(errors, list) and len(errors) == n else [None] * n
-    too_long = result.metadata.get("too_long")
-    long_members = set(too_long) if isinstance(too_long, list) else set()
+    blamed_members: dict[int, str] = {}
+    for cause, key in (("response_too_long", "too_long"), ("degenerate_response", "degenerate")):
+        members = result.metadata.get(key)
+        for k in members if isinstance(members, list) else ():
+            if isinstance(k, int):
+                blamed_members[k] = cause
     out: list[GraderScore | GraderError] = []
     for k, (score, error) in enumerate(zip(scores, errors_list, strict=True)):
         if isinstance(score, int | float) and not isinstance(score, bool):
             blamed: dict[str, JsonValue] = (
-                {"blame": RESPONSE_BLAME, "cause": "response_too_long"} if k in long_members else {}
+                {"blame": RESPONSE_BLAME, "cause": blamed_members[k]} if k in blamed_members else {}
             )
             out.append(
                 GraderScore(

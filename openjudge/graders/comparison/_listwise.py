@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import JsonValue
 
 from openjudge.errors import ContextOverflow
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders.base_grader import error_from_exception, grader_boundary
 from openjudge.graders.blame import (
     SHORT_RESPONSE_TOKENS,
@@ -51,7 +52,7 @@ from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, TokenUsage
 
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 
@@ -102,6 +103,8 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         name: Result name.
         max_reasks: Re-asks after an invalid reply.
         scoring: ``"borda"`` or ``"bradley_terry"`` for ``scores``.
+        reject_degenerate: A degenerate response (empty, punctuation only, a reasoning
+            opener alone) scores 0.0 without being shown to the judge (``metadata["degenerate"]``).
     """
 
     default_name = "listwise_ranking"
@@ -118,10 +121,12 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         name: str = "",
         max_reasks: int = 1,
         scoring: GroupScoring = "borda",
+        reject_degenerate: bool = True,
     ) -> None:
         lang = LanguageEnum(language)
         grader_name = name or self.default_name
         self.scoring = check_scoring(grader_name, scoring)
+        self.reject_degenerate = reject_degenerate
         if template is None:
             prompt = listwise_template(lang, criteria)
         else:
@@ -163,6 +168,11 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         call = self.prepare_call({"query": query, "responses": responses})
         if isinstance(call, GraderError):
             return call
+        if self.reject_degenerate:
+            empty = [k for k, text in enumerate(responses) if degenerate_reason(text) is not None]
+            if empty:
+                why = f"{', '.join(f'R{k + 1}' for k in empty)} have no content (degenerate responses): scored 0"
+                return await self._rank_without(empty, "degenerate", why, query, responses, None, None)
         result = await self.judge(call)
         overflow = context_overflow_of(result)
         if overflow is None:
@@ -205,15 +215,28 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
                     "long responses: shorten the template or the query, or use a judge with a longer context)",
                 }
             )
+        shown = ", ".join(f"R{k + 1}" for k in sorted(left_out))
+        why = f"{shown} too long for the judge ({overflow.describe()}): scored 0"
+        return await self._rank_without(left_out, "too_long", why, query, texts, error.usage, error.latency_s)
+
+    async def _rank_without(
+        self,
+        left_out: Sequence[int],
+        key: str,
+        reason: str,
+        query: str,
+        texts: Sequence[str],
+        usage: TokenUsage | None,
+        latency_s: float | None,
+    ) -> GraderResult:
+        """The group's rank with the ``left_out`` responses scored 0.0 (the response's failure,
+        listed in ``metadata[key]``) and the others ranked by a call of their own."""
         kept = [k for k in range(len(texts)) if k not in left_out]
         scores: list[float | None] = [0.0] * len(texts)
         metadata: dict[str, JsonValue] = {
-            "too_long": list[JsonValue](sorted(left_out)),
+            key: list[JsonValue](sorted(left_out)),
             "candidate_ids": list[JsonValue](candidate_ids(len(texts))),
         }
-        usage, latency_s = error.usage, error.latency_s
-        shown = ", ".join(f"R{k + 1}" for k in sorted(left_out))
-        reason = f"{shown} too long for the judge ({overflow.describe()}): scored 0"
         if len(kept) == 1:
             scores[kept[0]] = 1.0
         elif len(kept) > 1:

@@ -5,8 +5,10 @@ call gets safe templating, structured output, validation, the re-ask and typed
 errors. The pairwise and tournament graders run it in both orders and combine the
 two verdicts (:func:`~openjudge.graders.comparison._orders.combine_orders`).
 
-A comparison whose prompt is longer than the judge's context window is decided without the
-judge when responses made it long: a response without which the prompt would have fit
+A degenerate response (empty, punctuation only, a reasoning opener alone: see
+:mod:`openjudge.graders._degenerate`) forfeits without a call, unless the grader is built with
+``reject_degenerate=False``. A comparison whose prompt is longer than the judge's context
+window is decided without the judge when responses made it long: a response without which the prompt would have fit
 (:func:`~openjudge.graders.blame.overflow_failure`) forfeits, so the other wins (both
 forfeit: a tie). A prompt too long without the responses is an ``invalid_input`` error.
 """
@@ -17,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from openjudge.errors import ContextOverflow
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders.base_grader import InvalidInputError, error_from_exception
 from openjudge.graders.blame import context_overflow_of, message_chars, overflow_failure
 from openjudge.graders.comparison._orders import FIRST_WINS
@@ -84,6 +87,7 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
         name: str = "",
         language: LanguageEnum | str = LanguageEnum.EN,
         sampling: Sampling | None = None,
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -94,6 +98,7 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
             template=template,
             structured_model=PairwiseVerdict,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
         )
 
     async def compare(
@@ -107,6 +112,12 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
                 dataset's: it never forfeits).
         """
         try:
+            if self.reject_degenerate:
+                empty = [slot for slot in responses if _degenerate(values.get(slot))]
+                if empty:
+                    return _forfeited(
+                        {_POSITION[slot] for slot in empty}, "has no content (a degenerate response)"
+                    )
             call = self.prepare_call(values)
             if isinstance(call, GraderError):
                 return call
@@ -154,15 +165,13 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
                     "responses: shorten the template, query or reference, or use a judge with a longer context)",
                 }
             )
-        forfeits = {"response_a": "A", "response_b": "B"}
-        lost = {forfeits[slot] for slot in long}
-        winner: Winner = "tie" if lost == {"A", "B"} else ("B" if "A" in lost else "A")
-        shown = " and ".join(f"shown as {position}" for position in sorted(lost))
-        reason = (
-            f"the response {shown} is too long for the judge ({overflow.describe()}): "
-            f"{'both forfeit' if winner == 'tie' else 'it forfeits'}"
+        lost = {_POSITION[slot] for slot in long}
+        return _forfeited(
+            lost,
+            f"is too long for the judge ({overflow.describe()})",
+            error.usage or TokenUsage(),
+            error.latency_s or 0.0,
         )
-        return OrderVerdict(winner, reason, error.usage or TokenUsage(), error.latency_s or 0.0)
 
     def to_result(self, verdict: PairwiseVerdict, call: PreparedCall[None]) -> GraderScore | GraderRank:
         return GraderScore(
@@ -172,6 +181,23 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
             metadata={"winner": verdict.winner},
             score_range=_UNIT,
         )
+
+
+_POSITION = {"response_a": "A", "response_b": "B"}
+
+
+def _degenerate(value: object) -> bool:
+    return isinstance(value, str) and degenerate_reason(value) is not None
+
+
+def _forfeited(
+    lost: set[str], why: str, usage: TokenUsage | None = None, latency_s: float = 0.0
+) -> OrderVerdict:
+    """The verdict without the judge when the responses at positions ``lost`` forfeit (both: a tie)."""
+    winner: Winner = "tie" if lost == {"A", "B"} else ("B" if "A" in lost else "A")
+    shown = " and ".join(f"shown as {position}" for position in sorted(lost))
+    reason = f"the response {shown} {why}: {'both forfeit' if winner == 'tie' else 'it forfeits'}"
+    return OrderVerdict(winner, reason, usage or TokenUsage(), latency_s)
 
 
 class PairwiseJudges:
@@ -198,11 +224,19 @@ class PairwiseJudges:
         criteria: str | None,
         language: LanguageEnum,
         sampling: Sampling | None,
+        reject_degenerate: bool = True,
     ) -> None:
         self.name = name
 
         def judge(prompt: PromptTemplate) -> PairwiseJudge:
-            return PairwiseJudge(model, prompt, name=name, language=language, sampling=sampling)
+            return PairwiseJudge(
+                model,
+                prompt,
+                name=name,
+                language=language,
+                sampling=sampling,
+                reject_degenerate=reject_degenerate,
+            )
 
         self.plain: PairwiseJudge | None = None
         self.with_reference: PairwiseJudge | None = None

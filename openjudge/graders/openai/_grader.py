@@ -31,6 +31,8 @@ import anyio.to_thread
 from pydantic import JsonValue
 
 from openjudge.errors import ContextOverflow
+from openjudge.graders._degenerate import CAUSE as DEGENERATE
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders.base_grader import BaseGrader, InputSpec
 from openjudge.graders.blame import check_response_text, context_overflow_of, message_chars, overflow_failure
 from openjudge.graders.code._backends import sandbox_backend
@@ -120,6 +122,9 @@ class OpenAIGrader(BaseGrader):
         max_reasks: Re-asks of a model grader after an unusable reply.
         name: Result name (default: the JSON's ``name``).
         description: One line on what is graded.
+        reject_degenerate: A ``score_model``/``label_model`` grader scores a degenerate
+            response (empty, punctuation only, a reasoning opener alone: a "master key" judges
+            accept) at the bottom without a judge call (cause ``degenerate_response``).
 
     Raises:
         ValueError: The JSON is not a grader OpenAI accepts, a template names something
@@ -149,8 +154,10 @@ class OpenAIGrader(BaseGrader):
         max_reasks: int = 1,
         name: str = "",
         description: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         self.spec: OpenAIGraderSpec = _load(grader)
+        self.reject_degenerate = reject_degenerate
         python_range = ScoreRange.coerce(python_score_range)
         assert python_range is not None  # coerce only returns None for None
         self.python_range = python_range
@@ -329,6 +336,10 @@ class OpenAIGrader(BaseGrader):
             if isinstance(leaf, PythonSpec):
                 return await self._python(leaf, name, rng, item, sample)
             judge = self._judges[key]
+            if self.reject_degenerate and not sample.get("output_tools"):
+                reason = degenerate_reason(str(sample.get("output_text") or ""))
+                if reason is not None:
+                    return blame.response_failure(name, rng, DEGENERATE, reason)
             messages = judge.render(item, sample)
             unsendable = _unsendable(messages)
             if unsendable is not None:  # text no judge can be sent: whose is it?
