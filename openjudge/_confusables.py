@@ -25,7 +25,7 @@ from __future__ import annotations
 import unicodedata
 from functools import cache, lru_cache
 
-__all__ = ["fold_char", "latin_lookalikes", "prototypes"]
+__all__ = ["fold_char", "folding_to", "latin_lookalikes", "prototypes"]
 
 # Characters a reader does not see: format controls (zero-width space/joiners, bidi marks,
 # soft hyphen, tags), combining and enclosing marks, and the default-ignorable letters.
@@ -70,6 +70,16 @@ def fold_char(char: str) -> str:
             break
         folded = again
     return folded
+
+
+@cache
+def folding_to(target: str) -> frozenset[str]:
+    """Every character whose folding (:func:`fold_char`) contains ``target``: the confusables
+    whose prototype holds it, and the BMP characters whose NFKD form does (scanned once)."""
+    found = {target}
+    found.update(c for c, p in prototypes().items() if len(c) == 1 and target in p)
+    found.update(c for c in map(chr, range(0x80, 0x10000)) if target in unicodedata.normalize("NFKD", c))
+    return frozenset(c for c in found if target in fold_char(c))
 
 
 @cache
