@@ -156,9 +156,9 @@ def _strip_marks(text: str) -> str:
     kinds = decomposed.translate(_KINDS)
     if "m" not in kinds:
         return unicodedata.normalize("NFC", decomposed)
-    lead = len(kinds) - len(kinds.lstrip("m"))  # marks before any base are kept
-    if "o" not in kinds:  # every mark after the lead follows a base whose marks are diacritics
-        return unicodedata.normalize("NFC", decomposed[:lead] + decomposed[lead:].translate(_NO_MARKS))
+    first = len(kinds) - len(kinds.lstrip("m"))  # marks before the first base character are kept
+    if "o" not in kinds:  # every later mark follows a base whose marks are diacritics
+        return unicodedata.normalize("NFC", decomposed[:first] + decomposed[first:].translate(_NO_MARKS))
     pieces: list[str] = []
     last = 0
     for run in _MARKS_AFTER_A_BASE.finditer(kinds):
