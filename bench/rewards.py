@@ -1,4 +1,4 @@
-"""Rewards at trainer speed: each rule reward against its anchor, in one run, as ratios (issue 43).
+"""Rewards at trainer speed: each rule reward against its anchor, in one run, as ratios.
 
 Run: ``python -m bench.rewards [ROW ...] [--rounds R] [--calls N]`` from the repository root;
 no row names all of them. One function per row (:data:`ROWS`); each returns a :class:`Row`
@@ -29,8 +29,7 @@ across rounds; the suites' cases are split between the rounds), so a round is no
 what an earlier round cached, on either side (both are warmed on other pairs first).
 Rounds interleave anchor and subject (the anchor first in odd rounds),
 each run is printed, and the ratio is the median of the rounds' ratios: the machine may be
-shared, and the load average is printed. Target: ratio >= 1 for every math row (issue 43
-§1); what bounds it is the symbolic step's compute in the worker processes (one per core)
+shared, and the load average is printed. Target: ratio >= 1 for every math row; what bounds it is the symbolic step's compute in the worker processes (one per core)
 against math-verify's in one thread, less the event loop's share of the cores.
 """
 

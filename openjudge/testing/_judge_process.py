@@ -46,8 +46,11 @@ class JudgeServerProcess:
         startup_timeout_s: float = 20.0,
         python: str | None = None,
         refuse: Mapping[str, int] | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         options = f"--port={port} --latency-s={float(latency_s)!r} --jitter-s={float(jitter_s)!r}"
+        if context_tokens is not None:
+            options += f" --context-tokens={int(context_tokens)}"
         refusals = [f"--refuse={kind}={status}" for kind, status in check_refuse(refuse or {}).items()]
         self._argv = [
             python or sys.executable,

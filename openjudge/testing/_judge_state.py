@@ -89,9 +89,13 @@ class JudgeState:
         score: int | float,
         seed: int,
         refuse: Mapping[str, int] | None = None,
+        context_tokens: int | None = None,
     ) -> None:
+        if context_tokens is not None and context_tokens < 1:
+            raise ValueError(f"context_tokens must be >= 1, got {context_tokens}")
         self.model = model
         self.formats = FormatChecks(refuse or {})
+        self.context_tokens = context_tokens
         self.latency_s = latency_s
         self.jitter_s = jitter_s
         self.score = score
@@ -135,7 +139,13 @@ class JudgeState:
         if path in ("/v1/chat/completions", "/chat/completions") and method == "POST":
             self._chat(conn, body)
         elif path in ("/v1/models", "/models") and method == "GET":
-            card = {"id": self.model, "object": "model", "owned_by": "openjudge-test", "max_model_len": 4096}
+            window = self.context_tokens or 4096
+            card = {
+                "id": self.model,
+                "object": "model",
+                "owned_by": "openjudge-test",
+                "max_model_len": window,
+            }
             conn.send_json(200, {"object": "list", "data": [card]})
         elif path == "/stats" and method == "GET":
             conn.send_json(200, asdict(self.stats()))
@@ -181,6 +191,11 @@ class JudgeState:
             self._count("400")
             conn.send_error(400, str(exc))
             return
+        too_long = self._context_error(request, chars)
+        if too_long is not None:
+            self._count("400")
+            conn.send(400, too_long, b"")
+            return
         if plan.action == "hang":
             self._count("hang")
             return
@@ -198,6 +213,23 @@ class JudgeState:
             if delay_s is None:
                 delay_s = self.latency_s + (self.rng.random() * self.jitter_s if self.jitter_s else 0.0)
             conn.later(delay_s, functools.partial(conn.send, 200, payload, b""))
+
+    def _context_error(self, request: Mapping[str, object], chars: int) -> bytes | None:
+        """vLLM's 400 for a request past ``context_tokens`` (prompt tokens counted as for usage), else None."""
+        if self.context_tokens is None:
+            return None
+        prompt = max(1, chars // 4)
+        asked = request.get("max_completion_tokens") or request.get("max_tokens") or 0
+        completion = asked if isinstance(asked, int) and not isinstance(asked, bool) else 0
+        if prompt + completion <= self.context_tokens:
+            return None
+        message = (
+            f"This model's maximum context length is {self.context_tokens} tokens. However, you requested "
+            f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
+            "Please reduce the length of the messages or completion."
+        )
+        error = {"message": message, "type": "invalid_request_error", "param": "messages"}
+        return dumps({"error": {**error, "code": "context_length_exceeded"}})
 
     def _count(self, outcome: str) -> None:
         self.by_outcome[outcome] = self.by_outcome.get(outcome, 0) + 1

@@ -39,6 +39,10 @@ Endpoints:
   ``<step index="k">`` block of the first user message, numbered ``0..n-1`` (a
   trajectory judge's per-step evaluations). ``usage``: prompt tokens = characters of all message texts // 4,
   completion tokens = characters of the content // 4, each at least 1; one choice.
+- With ``context_tokens`` set, a request whose prompt tokens (as counted for ``usage``)
+  plus ``max_tokens``/``max_completion_tokens`` exceed it gets vLLM's 400 ("This model's
+  maximum context length is N tokens. However, you requested ...",
+  ``code: context_length_exceeded``), as a judge with that context window answers.
 - ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
   (body ``{"faults": true}`` also forgets the ``times`` counters) and
   ``POST /config`` with ``{"latency_s": float, "jitter_s": float}``.
@@ -137,13 +141,14 @@ class JudgeServer:
         seed: int = 0,
         backlog: int = 4096,
         refuse: Mapping[str, int] | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         _check_loopback(host)
         self._host = "127.0.0.1" if host == "localhost" else host  # one socket, so one port
         self._port = port
         self._backlog = backlog
         self._refuse = check_refuse(refuse or {})
-        self._config = (model, latency_s, jitter_s, default_score, seed)
+        self._config = (model, latency_s, jitter_s, default_score, seed, context_tokens)
         self._state: JudgeState | None = None
         self._server: asyncio.Server | None = None
 
@@ -151,9 +156,15 @@ class JudgeServer:
         """Bind and start serving; ``port`` is known afterwards."""
         if self._server is not None:
             raise RuntimeError("the judge server is already started")
-        model, latency_s, jitter_s, score, seed = self._config
+        model, latency_s, jitter_s, score, seed, context_tokens = self._config
         state = JudgeState(
-            model=model, latency_s=0.0, jitter_s=0.0, score=score, seed=seed, refuse=self._refuse
+            model=model,
+            latency_s=0.0,
+            jitter_s=0.0,
+            score=score,
+            seed=seed,
+            refuse=self._refuse,
+            context_tokens=context_tokens,
         )
         state.configure(latency_s, jitter_s)
         loop = asyncio.get_running_loop()
@@ -225,6 +236,7 @@ async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> N
         jitter_s=args.jitter_s,
         model=args.model,
         refuse=args.refuse,
+        context_tokens=args.context_tokens,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -270,13 +282,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="answer STATUS to requests in MODE (json_schema, json_object, structured_outputs), "
         "e.g. json_schema=500 as llama-cpp-python's server does; repeatable",
     )
+    parser.add_argument(
+        "--context-tokens", type=int, default=None, help="context window: longer requests get vLLM's 400"
+    )
     args = parser.parse_args(argv)
     try:
         _check_loopback(args.host)
         args.refuse = check_refuse(dict(_refusal_option(item) for item in args.refuse))
-        JudgeState(model="", latency_s=0, jitter_s=0, score=3, seed=0).configure(
-            args.latency_s, args.jitter_s
-        )
+        JudgeState(
+            model="", latency_s=0, jitter_s=0, score=3, seed=0, context_tokens=args.context_tokens
+        ).configure(args.latency_s, args.jitter_s)
     except ValueError as exc:
         parser.error(str(exc))
     _raise_fd_limit()
