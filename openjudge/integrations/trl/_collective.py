@@ -2,7 +2,7 @@
 
 TRL gathers every process's rewards right after its reward functions return
 (``gather(rewards_per_func)`` in ``_calculate_rewards``). A function that raised on one
-process alone (its judge failed too often: :class:`FailureRateExceeded`; a bad batch)
+process alone (its judge failed too often: :class:`~openjudge.errors.FailureRateExceeded`; a bad batch)
 would leave the others waiting in that gather until NCCL's timeout, half an hour by
 default. So, when ``torch.distributed`` runs more than one process, each call of a
 reward function ends with an exchange between the processes: every process says
