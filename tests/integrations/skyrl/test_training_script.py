@@ -59,7 +59,8 @@ def test_the_script_configures_skyrl_and_registers_the_env_where_the_generator_r
     import skyrl_gym  # type: ignore[import-untyped]  # no py.typed
 
     graders = str(write_graders_yaml(tmp_path, judge_server.base_url))
-    cfg = script.configure(OVERRIDES, graders)  # SkyRL's own parse and validate_cfg
+    here = [*OVERRIDES, "trainer.logger=console"]  # SkyRL's default logger, wandb, needs WANDB_API_KEY
+    cfg = script.configure(here, graders)  # SkyRL's own parse and validate_cfg
     assert cfg.environment.env_class == "openjudge"
     assert cfg.generator.batched is False
     assert cfg.environment.skyrl_gym.max_env_workers == 32
@@ -71,7 +72,7 @@ def test_the_script_configures_skyrl_and_registers_the_env_where_the_generator_r
     broken = tmp_path / "broken.yaml"
     broken.write_text("version: 1\ngraders: {judge: {type: no_such_grader}}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="no_such_grader"):  # before Ray starts
-        script.configure(OVERRIDES, str(broken))
+        script.configure(here, str(broken))
 
     rewards: list[float] = []
 
