@@ -39,7 +39,9 @@ def main(out: Path) -> None:
         FunctionChatModel(judge), name="helpful", template="A: {a}", score_range=(1, 5), max_reasks=0
     )
     runner = GradingRunner({"helpful": GraderConfig(grader, {"a": "response"})}, show_progress=False)
-    rewards = OpenJudgeRewards(runner, max_failure_rate=0.5, failure_window=4, breaker_failures=0)
+    rewards = OpenJudgeRewards(  # neutral: any TRL (drop needs 1.6); the failure rate trips either way
+        runner, on_failure="neutral", max_failure_rate=0.5, failure_window=4, breaker_failures=0
+    )
     data = Dataset.from_dict({"prompt": ["what is 2+2 ?", "what is the answer ?"] * 8})
     trainer = make_trainer(out / f"out{rank}", rewards.per_grader(), data, num_generations=2, batch_size=4)
     trainer.args.max_steps = 4
