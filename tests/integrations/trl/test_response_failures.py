@@ -16,7 +16,7 @@ from openjudge.results import TokenUsage
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.function_model import FunctionChatModel
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("trl_drops_unscorable")]
 
 DEEP = "[" * 600 + "]" * 600
 
