@@ -17,7 +17,7 @@ hostile response of :data:`GENERATORS`, on each path:
 * ``trl``: TRL's reward functions (:class:`openjudge.integrations.trl.OpenJudgeRewards`), the
   hostile text as the completion (tool calls as a conversational completion);
 * ``skyrl``: SkyRL's environment (:class:`openjudge.integrations.skyrl.OpenJudgeEnv`), the
-  hostile text as the action.
+  hostile text as the action, with a fallback_score of 0 (a failed step is flagged, not dropped).
 
 A cell counts the hostile responses that came back as errors (``GraderError``, a dropped
 sample, a ``None`` reward) while the benign response was scored, plus any exception out of an
@@ -311,7 +311,9 @@ async def path_skyrl(case: loop_hold.Case, responses: Sequence[Hostile]) -> list
     if kind != "text":
         return None
     fields = _dataset_fields(case, key)
-    scorer = EnvScorer(_runner(case, {key: "response", **{f: f for f in fields}}), on_failure="drop")
+    scorer = EnvScorer(  # SkyRL trains every step: a failed one gets the reward the user chose, flagged
+        _runner(case, {key: "response", **{f: f for f in fields}}), on_failure="fallback", fallback_score=0.0
+    )
 
     class Env(OpenJudgeEnv):
         pass
