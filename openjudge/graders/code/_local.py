@@ -30,7 +30,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from openjudge.graders.code._pipes import Capture, Fds, nonblocking_pipe, read_fd, write_fd
+from openjudge.graders.code._pipes import Capture, Fds, nonblocking_pipe, prefill, read_fd, write_fd
 from openjudge.graders.code._reports import RunFacts, finish_run, parse_report, parse_verdict
 from openjudge.graders.code._sandbox import SandboxError, SandboxJob, SandboxLimits, SandboxRun
 from openjudge.graders.code._zygote import ForkedChild, ForkServer
@@ -261,6 +261,10 @@ class LocalBackend:
         """How to start the child; ``config`` already holds the pipes and limits."""
         raise NotImplementedError
 
+    def fork_server(self) -> ForkServer:
+        """The running event loop's fork server (started by its first run)."""
+        return self._servers.get()
+
     async def run(self, job: SandboxJob, limits: SandboxLimits) -> SandboxRun:
         try:
             data = job_bytes(job)
@@ -294,7 +298,7 @@ class LocalBackend:
             config.update(job_fd=first, result_fd=first + 1, env=launch.env, cwd=launch.cwd)
             if pipes.verdict is not None:
                 config["verifier"] = {"test_fd": first + 2, "verdict_fd": first + 3}
-            return _Forked(await self._servers.get().start(config, ends))
+            return _Forked(await self.fork_server().start(config, ends))
         try:
             process = await anyio.open_process(
                 launch.argv,
@@ -328,6 +332,18 @@ class LocalBackend:
             verdict_done.set()
         returncode: int | None = None
         exited = timed_out = False
+        # The job, standard input and test wait in their pipes (closed when complete) before the
+        # child starts: it reads them without a round trip through this event loop.
+        inputs = [(pipes.job_w, data), (pipes.stdin_w, job.stdin.encode("utf-8", errors="surrogatepass"))]
+        if verdict is not None:
+            inputs.append((verdict.test_w, verdict.payload))
+        pending: list[tuple[int, bytes]] = []
+        for fd, payload in inputs:
+            rest = prefill(fd, payload)
+            if rest:
+                pending.append((fd, rest))
+            else:
+                fds.close(fd)
         start = anyio.current_time()
         elapsed_s = 0.0
         child = await self._start(launch, config, pipes)
@@ -335,13 +351,10 @@ class LocalBackend:
         try:
             with anyio.move_on_after(limits.timeout_s) as deadline:
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(write_fd, fds, pipes.job_w, data)
-                    tg.start_soon(
-                        write_fd, fds, pipes.stdin_w, job.stdin.encode("utf-8", errors="surrogatepass")
-                    )
+                    for fd, rest in pending:
+                        tg.start_soon(write_fd, fds, fd, rest)
                     tg.start_soon(read_fd, pipes.result_r, results, results_done, _MAX_REPORT_BYTES)
                     if verdict is not None:
-                        tg.start_soon(write_fd, fds, verdict.test_w, verdict.payload)
                         tg.start_soon(
                             read_fd, verdict.verdict_r, verdict.data, verdict_done, _MAX_VERDICT_BYTES
                         )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import anyio
 
-__all__ = ["Capture", "Fds", "nonblocking_pipe", "read_fd", "write_fd"]
+__all__ = ["Capture", "Fds", "nonblocking_pipe", "prefill", "read_fd", "write_fd"]
 
 
 def nonblocking_pipe(fds: Fds, *, ours: str) -> tuple[int, int]:
@@ -73,6 +73,16 @@ class Capture:
 
     def text(self) -> str:
         return self.data.decode("utf-8", errors="replace")
+
+
+def prefill(fd: int, data: bytes) -> bytes:
+    """Write what fits now into a fresh non-blocking pipe (up to its buffer); what is left to send."""
+    try:
+        return data[os.write(fd, data) :] if data else data
+    except BlockingIOError:
+        return data
+    except OSError:  # the child is gone already: write_fd finds out and closes the pipe
+        return data
 
 
 async def write_fd(fds: Fds, fd: int, data: bytes) -> None:

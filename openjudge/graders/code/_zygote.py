@@ -116,6 +116,14 @@ class ForkServer:
                 raise SandboxError(f"the {self.name} sandbox's fork server ended: {why}")
         raise AssertionError("unreachable")  # pragma: no cover
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process id, while one runs."""
+        server = self._server
+        return (
+            None if server is None or server.gone or server.process.poll() is not None else server.process.pid
+        )
+
     def close(self) -> None:
         """Stop the server now (its runs, if any, die with it)."""
         if self._server is not None:

@@ -16,7 +16,7 @@ non-dumpable, so no process of its user can read or change its memory.
 On the status socket it says ``P<pid>`` once the child exists (or ``E<why>``), and
 ``X<code>`` when the child has ended (its exit status, or minus the signal that killed
 it). It kills the child's whole process group before it reaps the child, so nothing of a
-run outlives it; ``K`` from the grader (a timeout, a cancellation, an output overflow) or
+run outlives it (and, as the child subreaper, reaps whatever a run left orphaned); ``K`` from the grader (a timeout, a cancellation, an output overflow) or
 the grader closing its end kills the group at once. When the control socket closes or the
 grader dies, the server kills every run and exits; it also exits after ``IDLE_S`` seconds
 without a run (the grader then starts a new one).
@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import gc
 import json  # noqa: F401  # warmed here: each verifier imports it
 import marshal
 import os
@@ -43,6 +44,7 @@ __all__ = ["FIRST_RUN_FD", "serve"]
 FIRST_RUN_FD = 3  # the job pipe; then the result pipe, the test pipe and the verdict pipe
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
 _MAX_REQUEST = 1 << 20
 _MAX_FDS = 8
 
@@ -57,6 +59,10 @@ def serve(idle_s: float) -> None:
         os._exit(main.EXIT_SETUP)
     if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         os._exit(main.EXIT_SETUP)
+    # A run's processes that outlive their parent come here, not to the machine's init (which,
+    # in a container, may never reap them): the unshare backend's holder does, by design.
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    gc.freeze()  # what is imported stays untouched by the collector, so forks share its pages
     wake_r, wake_w = os.pipe()
     for fd in (wake_r, wake_w):
         os.set_blocking(fd, False)
@@ -154,10 +160,11 @@ class _Server:
             if found is None:
                 return
             pid = found.si_pid
-            _kill(pid)  # the group, while the ended child still holds its number
-            _, status = os.waitpid(pid, 0)
             fd = self.status.pop(pid, None)
-            if fd is None:
+            if fd is not None:
+                _kill(pid)  # the group, while the ended child still holds its number
+            _, status = os.waitpid(pid, 0)
+            if fd is None:  # an orphan of a run, handed to this subreaper: reaped, nothing to tell
                 continue
             if self.owner.pop(fd, None) is not None:
                 self.poller.unregister(fd)
