@@ -138,19 +138,25 @@ class _Process:
         self.process = process
         self.control = control
         self.gone = False
+        self._ended: str | None = None
         self._finalizer = weakref.finalize(self, _stop, process, control)
 
     def retire(self) -> str:
-        """Stop it (if it still runs) and say how it ended."""
-        self.gone = True
-        stderr = b""
-        if self.process.stderr is not None:
-            with contextlib.suppress(OSError, TypeError):
-                stderr = self.process.stderr.read(_MAX_STDERR) or b""
-        self._finalizer()
-        code = self.process.returncode
-        text = stderr.decode(errors="replace").strip()[-300:]
-        return text or f"exit status {code}"
+        """Stop it (if it still runs) and say how it ended.
+
+        Every run that found it gone calls this (concurrent runs all do when an idle server
+        exits under them): the first stops it and keeps the answer, the others get that answer.
+        """
+        if self._ended is None:
+            self.gone = True
+            stderr = b""
+            if self.process.stderr is not None:
+                with contextlib.suppress(OSError, TypeError):
+                    stderr = self.process.stderr.read(_MAX_STDERR) or b""
+            self._finalizer()
+            text = stderr.decode(errors="replace").strip()[-300:]
+            self._ended = text or f"exit status {self.process.returncode}"
+        return self._ended
 
 
 def _stop(process: subprocess.Popen[bytes], control: socket.socket) -> None:

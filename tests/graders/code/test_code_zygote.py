@@ -185,6 +185,31 @@ async def test_an_idle_server_exits_and_is_replaced(
     assert (await run(forked, "print('after')")).stdout == "after\n"
 
 
+async def test_concurrent_runs_that_find_the_server_gone_all_run_on_a_new_one(
+    forked: LocalBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As in a trainer's reward loop: the server idles out between two batches, and the next
+    # batch's runs all find it gone at once; each retries on the one new server.
+    monkeypatch.setattr(_zygote, "IDLE_S", 0.3)
+    await run(forked, "pass")
+    server = forked.fork_server().pid
+    assert server is not None
+    for _ in range(50):
+        if not is_running(server):
+            break
+        await anyio.sleep(0.1)
+    outputs: list[str] = []
+
+    async def one(i: int) -> None:
+        outputs.append((await run(forked, f"print({i})")).stdout)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(8):
+            tg.start_soon(one, i)
+    assert sorted(outputs) == [f"{i}\n" for i in range(8)]
+    assert forked.fork_server().pid not in (None, server)
+
+
 async def test_the_server_stops_with_its_backend(forked: LocalBackend) -> None:
     backend = sandbox_backend(forked.name)  # type: ignore[arg-type]  # a local backend's name
     assert isinstance(backend, LocalBackend)
