@@ -30,7 +30,8 @@ what an earlier round cached, on either side (both are warmed on other pairs fir
 Rounds interleave anchor and subject (the anchor first in odd rounds),
 each run is printed, and the ratio is the median of the rounds' ratios: the machine may be
 shared, and the load average is printed. Target: ratio >= 1 for every math row; what bounds
-it is the symbolic step's compute in the worker processes (one per core) against math-verify's in one thread, less the event loop's share of the cores.
+it is the symbolic step's compute in the worker processes (one per core) against
+math-verify's in one thread, less the event loop's share of the cores.
 
 Code rows (``humaneval``, ``mbpp``): the canonical solutions graded by ``CodeExecutionGrader``
 (the ``auto`` sandbox unless ``--sandbox``) at concurrency 8, against a bare interpreter:
