@@ -59,7 +59,7 @@ from openjudge.results import (
     TokenUsage,
 )
 
-__all__ = ["ContextT", "JudgeGrader", "PreparedCall", "ScoreMode", "VerdictT"]
+__all__ = ["ContextT", "JudgeGrader", "PreparedCall", "ScoreMode", "VerdictT", "pointwise_result"]
 
 VerdictT = TypeVar("VerdictT", bound=BaseModel, default=JudgeVerdict)
 """The pydantic model a judge's reply is validated into."""
@@ -448,6 +448,23 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             raise ValueError(
                 f"{self.name}: score_mode must be 'verdict', 'logprobs' or 'vote', got {self.score_mode!r}"
             )
+
+
+def pointwise_result(grader: BaseGrader, result: GraderResult) -> GraderScore | GraderError:
+    """A pointwise judge's result, typed as one: a score or an error.
+
+    A pointwise judge's ``to_result`` is typed to return a :class:`GraderScore`, so a rank
+    here is a subclass that went around the types: reported as the bug it is, never passed on.
+    """
+    if isinstance(result, GraderRank):
+        return GraderError(
+            name=grader.name,
+            kind="internal",
+            message=f"{type(grader).__name__}.to_result returned a GraderRank; a pointwise grader "
+            "returns a GraderScore (a ranking is a listwise grader's: subclass JudgeGrader)",
+            error_type="TypeError",
+        )
+    return result
 
 
 def fmt_number(value: float) -> str:

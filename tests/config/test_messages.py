@@ -109,11 +109,11 @@ async def test_score_range_lists_work_in_python_too() -> None:
     assert llm.score_range == ScoreRange(low=1, high=5)
     result = await llm.aevaluate(x="four")
     assert isinstance(result, GraderScore) and result.normalized_score == 0.75
-    function = FunctionGrader(lambda response: 1.0, score_range=[0, 1])  # type: ignore[arg-type]  # likewise
+    function = FunctionGrader(lambda response: 1.0, score_range=[0, 1])  # type: ignore[call-overload]  # likewise
     scored = await function.aevaluate(response="x")
     assert isinstance(scored, GraderScore) and scored.score_range == ScoreRange(low=0, high=1)
     with pytest.raises(ValueError, match=r"score_range must be two numbers \(low, high\)"):
-        FunctionGrader(lambda response: 1.0, score_range="0-1")  # type: ignore[arg-type]  # wrong on purpose
+        FunctionGrader(lambda response: 1.0, score_range="0-1")  # type: ignore[call-overload]  # wrong on purpose
 
 
 def test_an_unranged_llm_grader_cannot_be_mixed_by_an_aggregator() -> None:

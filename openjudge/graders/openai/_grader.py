@@ -57,7 +57,7 @@ from openjudge.graders.openai._spec import (
 from openjudge.graders.openai._templates import Template, VariableError
 from openjudge.models._loop_local import LoopLocal
 from openjudge.models.chat_model import ChatModel
-from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 
@@ -246,7 +246,7 @@ class OpenAIGrader(BaseGrader):
         """``response`` is required; ``tool_calls`` and ``item`` are optional; other fields form the item."""
         return self._input_spec
 
-    async def aevaluate(self, **inputs: object) -> GraderResult:
+    async def aevaluate(self, **inputs: object) -> GraderScore | GraderError:
         """Grade one response (see the module docstring for the inputs)."""
         try:
             item, sample = self._namespaces(inputs)
@@ -265,7 +265,7 @@ class OpenAIGrader(BaseGrader):
             )
         return self._finish(result)
 
-    def _finish(self, result: GraderScore | GraderError) -> GraderResult:
+    def _finish(self, result: GraderScore | GraderError) -> GraderScore | GraderError:
         if not isinstance(result, GraderScore):
             return result
         metadata: dict[str, JsonValue] = {"openai_type": self.spec.type, **result.metadata}

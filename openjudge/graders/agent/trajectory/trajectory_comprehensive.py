@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from openjudge.graders.base_grader import response_failure_result
 from openjudge.graders.blame import check_response_text
-from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
+from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, pointwise_result
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.oai.message import ChatMessage
@@ -35,8 +35,6 @@ from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.results import (
     GraderError,
     GraderMode,
-    GraderRank,
-    GraderResult,
     GraderScore,
     ResponseFailure,
     ScoreRange,
@@ -295,7 +293,7 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
         messages: Sequence[Mapping[str, Any] | ChatMessage],
         query: str | None = None,
         response: str | None = None,
-    ) -> GraderResult:
+    ) -> GraderScore | GraderError:
         inputs = {"messages": messages, "query": query, "response": response}
         try:
             _check_response_text(messages, response)
@@ -306,7 +304,7 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        return await self.judge(call)
+        return pointwise_result(self, await self.judge(call))
 
     def _render(self, inputs: Mapping[str, object]) -> RenderedTrajectory:
         messages = inputs.get("messages")
@@ -347,9 +345,7 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
                 name=self.name, kind="invalid_input", message=str(exc), error_type="ValueError"
             )
 
-    def to_result(
-        self, verdict: TrajectoryEvaluationOutput, call: PreparedCall[int]
-    ) -> GraderScore | GraderRank:
+    def to_result(self, verdict: TrajectoryEvaluationOutput, call: PreparedCall[int]) -> GraderScore:
         expected = call.context
         problem = step_problem([s.step_index for s in verdict.step_evaluations], expected)
         if problem is not None:
