@@ -71,7 +71,8 @@ def dataset_path(
 
 
 def check_before_run(config: JobConfig, job: BuiltJob, data: Path, *, source: str) -> tuple[str, ...]:
-    """Map the first records as ``validate`` does; the problems found, for ``run`` to print as warnings.
+    """Map the first records as ``validate`` does; the graders' problems found, for ``run`` to
+    print as warnings (malformed records are left to the run, which records and counts them).
 
     Raises:
         ConfigError: A grader can read none of the records: it would only write
@@ -87,4 +88,4 @@ def check_before_run(config: JobConfig, job: BuiltJob, data: Path, *, source: st
                 f"'openjudge validate {source} --data {data}' checks it without grading",
             ]
         )
-    return check.problems
+    return tuple(p for p in check.problems if p != check.malformed)  # the run counts those itself

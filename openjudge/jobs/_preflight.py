@@ -49,6 +49,8 @@ class DataCheck:
     unreadable: tuple[str, ...] = ()
     """Of ``problems``, the graders that could read *none* of the records: a run refuses
     to start on them (every sample would be an ``invalid_input`` error)."""
+    malformed: str | None = None
+    """Of ``problems``, the one on malformed records (a run records and counts those itself)."""
 
 
 def check_data(
@@ -117,9 +119,11 @@ def check_data(
         for miss in misses.values()
         if good and miss.count == good
     ]
+    malformed = None
     if bad:
-        problems.append(
+        malformed = (
             f"{data_path}:{bad[0].line}: {len(bad)} of the first {seen} records are malformed "
             f"(first: {bad[0].message}); they are recorded as invalid_input results"
         )
-    return DataCheck(seen, tuple(problems), tuple(unreadable))
+        problems.append(malformed)
+    return DataCheck(seen, tuple(problems), tuple(unreadable), malformed)
