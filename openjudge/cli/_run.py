@@ -11,6 +11,7 @@ import anyio
 
 from openjudge.cli._check import check_before_run, dataset_path
 from openjudge.cli._codes import EXIT_INTERRUPTED, EXIT_USAGE
+from openjudge.cli._judge_cache import cache_note, start_with_results
 from openjudge.cli._verdict import exit_code
 from openjudge.config._build import BuiltJob, build_job
 from openjudge.config._loader import load_config
@@ -183,6 +184,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         source=str(args.config),
         base_dir=args.config.parent,
         use_cache=local and not args.no_cache,
+        cache_path=start_with_results(out) if local and not args.no_cache else None,
         own_process=True,  # this command's process: the runner may tune its garbage collector
     )
     for problem in check_before_run(config, job, data, source=str(args.config)):
@@ -205,15 +207,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     for record in read_results(out):
         builder.add(record)
     summary = builder.build()
+    note = None if job.cache is None else cache_note(job.cache, out)
+    if note is not None:  # first, before the scores it stands behind
+        print(note + "\n")
     print(render_table(summary))
     _report_counts(stats, out)
     if job.cache is not None:
-        if job.cache.hits:  # a line about a cache that saved nothing is noise
-            asked = job.cache.hits + job.cache.misses
-            print(
-                f"judge cache: {plural(job.cache.hits, 'judge call')} of {asked:,} answered "
-                f"from {job.cache.path}"
-            )
         job.cache.close()
     if args.report is not None:
         source = SampleSource(

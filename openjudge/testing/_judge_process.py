@@ -44,9 +44,23 @@ class JudgeServerProcess:
         port: int = 0,
         startup_timeout_s: float = 20.0,
         python: str | None = None,
+        default_score: float = 3,
+        root: str | None = None,
+        system_fingerprint: str | None = None,
     ) -> None:
         options = f"--port={port} --latency-s={float(latency_s)!r} --jitter-s={float(jitter_s)!r}"
-        self._argv = [python or sys.executable, "-m", _MODULE, *options.split(), f"--model={model}"]
+        identity = [f"--root={root}"] if root is not None else []
+        if system_fingerprint is not None:
+            identity.append(f"--system-fingerprint={system_fingerprint}")
+        self._argv = [
+            python or sys.executable,
+            "-m",
+            _MODULE,
+            *options.split(),
+            f"--model={model}",
+            f"--score={float(default_score)!r}",
+            *identity,
+        ]
         self._startup_timeout_s = startup_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._port = 0

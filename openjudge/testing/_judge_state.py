@@ -79,9 +79,21 @@ class JudgeState:
     """Configuration, counters and request handling shared by all connections."""
 
     def __init__(
-        self, *, model: str, latency_s: float, jitter_s: float, score: int | float, seed: int
+        self,
+        *,
+        model: str,
+        latency_s: float,
+        jitter_s: float,
+        score: int | float,
+        seed: int,
+        root: str | None = None,
+        system_fingerprint: str | None = None,
     ) -> None:
         self.model = model
+        self.root = root
+        """The weights ``/v1/models`` says it serves (vLLM's ``root``), if set."""
+        self.system_fingerprint = system_fingerprint
+        """Sent with every completion, if set."""
         self.latency_s = latency_s
         self.jitter_s = jitter_s
         self.score = score
@@ -125,7 +137,14 @@ class JudgeState:
         if path in ("/v1/chat/completions", "/chat/completions") and method == "POST":
             self._chat(conn, body)
         elif path in ("/v1/models", "/models") and method == "GET":
-            card = {"id": self.model, "object": "model", "owned_by": "openjudge-test", "max_model_len": 4096}
+            card: dict[str, object] = {
+                "id": self.model,
+                "object": "model",
+                "owned_by": "openjudge-test",
+                "max_model_len": 4096,
+            }
+            if self.root is not None:
+                card["root"] = self.root
             conn.send_json(200, {"object": "list", "data": [card]})
         elif path == "/stats" and method == "GET":
             conn.send_json(200, asdict(self.stats()))
@@ -156,11 +175,12 @@ class JudgeState:
         conn.start_chat()
         try:
             request, chars, plan = read_chat(body, default_score=self.score, budgets=self.fault_uses)
-            payload = (
-                dumps(self.replies.completion(request, chars, plan, model=self.model))
-                if plan.is_reply()
-                else b""
-            )
+            payload = b""
+            if plan.is_reply():
+                completion = self.replies.completion(request, chars, plan, model=self.model)
+                if self.system_fingerprint is not None:
+                    completion["system_fingerprint"] = self.system_fingerprint
+                payload = dumps(completion)
         except (BadRequest, ValueError) as exc:
             self._count("400")
             conn.send_error(400, str(exc))

@@ -104,7 +104,9 @@ def test_a_grader_that_fails_on_every_sample_fails_the_job(tmp_path: Path) -> No
     partial = openjudge(
         "run", "job.yaml", "--data", "data.jsonl", "--out", "p.jsonl", "--no-progress", cwd=tmp_path
     )
-    assert partial.returncode == 0 and "2 of 20 grader results in p.jsonl are errors (10.0%)" in partial.stdout
+    assert (
+        partial.returncode == 0 and "2 of 20 grader results in p.jsonl are errors (10.0%)" in partial.stdout
+    )
     gated = openjudge(
         "run",
         "job.yaml",
