@@ -59,7 +59,15 @@ from openjudge.results import (
     TokenUsage,
 )
 
-__all__ = ["ContextT", "JudgeGrader", "PreparedCall", "ScoreMode", "VerdictT", "pointwise_result"]
+__all__ = [
+    "ContextT",
+    "JudgeGrader",
+    "PreparedCall",
+    "ScoreMode",
+    "VerdictT",
+    "pointwise_result",
+    "ranked_result",
+]
 
 VerdictT = TypeVar("VerdictT", bound=BaseModel, default=JudgeVerdict)
 """The pydantic model a judge's reply is validated into."""
@@ -462,6 +470,18 @@ def pointwise_result(grader: BaseGrader, result: GraderResult) -> GraderScore | 
             kind="internal",
             message=f"{type(grader).__name__}.to_result returned a GraderRank; a pointwise grader "
             "returns a GraderScore (a ranking is a listwise grader's: subclass JudgeGrader)",
+            error_type="TypeError",
+        )
+    return result
+
+
+def ranked_result(grader: BaseGrader, result: GraderResult) -> GraderRank | GraderError:
+    """A listwise judge's result, typed as one: a rank or an error (a score here is a bug)."""
+    if isinstance(result, GraderScore):
+        return GraderError(
+            name=grader.name,
+            kind="internal",
+            message=f"{type(grader).__name__} produced a GraderScore; a listwise grader returns a GraderRank",
             error_type="TypeError",
         )
     return result

@@ -10,7 +10,7 @@ from typing import assert_type
 
 import pytest
 
-from openjudge.graders import FunctionGrader, LLMGrader, TrajectoryComprehensiveGrader
+from openjudge.graders import FunctionGrader, ListwiseRankingGrader, LLMGrader, TrajectoryComprehensiveGrader
 from openjudge.graders.judge_grader import PreparedCall
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderScore
 from openjudge.testing import FunctionChatModel
@@ -75,3 +75,11 @@ async def test_the_trajectory_judge_is_pointwise_too() -> None:
     result = await grader.aevaluate(messages=[])
     assert_type(result, GraderScore | GraderError)
     assert isinstance(result, GraderError) and result.kind == "invalid_input"
+
+
+async def test_a_listwise_judge_returns_a_rank_or_an_error() -> None:
+    ranking = '{"reason": "R2 explains", "ranking": ["R2", "R1"]}'
+    grader = ListwiseRankingGrader(FunctionChatModel(lambda request: ranking))
+    result = await grader.aevaluate(query="Why is the sky blue?", responses=["Air.", "Rayleigh scattering."])
+    assert_type(result, GraderRank | GraderError)
+    assert not isinstance(result, GraderError) and result.rank == [2, 1]

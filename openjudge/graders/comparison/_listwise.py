@@ -33,11 +33,11 @@ from openjudge.graders.comparison.prompts import (
     check_placeholders,
     listwise_template,
 )
-from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
+from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, ranked_result
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderMode, GraderRank
 
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 
@@ -144,15 +144,13 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
             return error_from_exception(self.name, exc, "invalid_input")
 
     @grader_boundary
-    async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderResult:
+    async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderRank | GraderError:
         call = self.prepare_call({"query": query, "responses": responses})
         if isinstance(call, GraderError):
             return call
-        return await self.judge(call)
+        return ranked_result(self, await self.judge(call))
 
-    def to_result(
-        self, verdict: ListwiseVerdict, call: PreparedCall[tuple[str, ...]]
-    ) -> GraderScore | GraderRank:
+    def to_result(self, verdict: ListwiseVerdict, call: PreparedCall[tuple[str, ...]]) -> GraderRank:
         ids = call.context
         ranking = [cid.strip().upper() for cid in verdict.ranking]
         problem = ranking_problem(ranking, ids)
