@@ -24,7 +24,9 @@ from openjudge.results import GraderRank as GraderRank
 from openjudge.results import GraderResult as GraderResult
 from openjudge.results import GraderScore as GraderScore
 from openjudge.results import InvalidInputError as InvalidInputError
+from openjudge.results import NotApplicable as NotApplicable
 from openjudge.results import ResponseFailure as ResponseFailure
+from openjudge.results import RowResult as RowResult
 from openjudge.results import ScoreRange as ScoreRange
 from openjudge.results import TokenUsage as TokenUsage
 
@@ -59,9 +61,11 @@ __all__ = [
     "InvalidInputError",
     "LLMGrader",
     "MinAggregator",
+    "NotApplicable",
     "OpenAIChatModel",
     "PromptTemplate",
     "ResponseFailure",
+    "RowResult",
     "ScoreRange",
     "TokenUsage",
     "WeightedMeanAggregator",

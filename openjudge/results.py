@@ -12,6 +12,14 @@ A grader returns exactly one of:
   system (a judge or sandbox unavailable, our own timeout, a bug, a bad dataset field) is
   never a number. Callers pick the policy (fallback value, mask) explicitly.
 
+A pair the config's routing leaves out (the grader's ``when:`` does not hold for the
+sample, or the sample does not name it) is neither graded nor failed: the runner gives
+:class:`NotApplicable` for it, and an aggregate none of whose inputs applies is
+:class:`NotApplicable` too. :data:`RowResult` is what a runner returns per pair and per
+aggregate: a grader's result, or ``NotApplicable``. Graders never return it: whether a
+grader applies is decided from the sample's routing fields before it is called, never
+from the response.
+
 A failure the *response* caused (malformed, hostile, unbounded, unparseable as an answer)
 is the response's: a grader raises :class:`ResponseFailure`, and the grader boundary turns
 it into a :class:`GraderScore` at the bottom of the grader's range with
@@ -42,7 +50,9 @@ __all__ = [
     "GraderResult",
     "GraderScore",
     "InvalidInputError",
+    "NotApplicable",
     "ResponseFailure",
+    "RowResult",
     "ScoreRange",
     "TokenUsage",
     "is_response_failure",
@@ -273,6 +283,25 @@ class GraderError(_ResultBase):
 
 
 GraderResult: TypeAlias = GraderScore | GraderRank | GraderError
+
+
+class NotApplicable(_ResultBase):
+    """The grader (or aggregate) does not apply to this sample: neither a score nor an error.
+
+    The config's routing decided it (``when:``, or the sample's graders field): the grader
+    was not called. Aggregators leave it out (a weighted mean is over the graders that
+    apply), summaries count it apart from scores and errors, and it never counts toward an
+    error rate.
+
+    Attributes:
+        reason: Why it does not apply, e.g. ``"task is 'facts', not 'math'"``.
+    """
+
+    reason: str = ""
+
+
+RowResult: TypeAlias = GraderResult | NotApplicable
+"""What a runner gives for one (sample, grader) pair or one sample's aggregate."""
 
 
 RESPONSE_BLAME = "response"

@@ -20,6 +20,7 @@ from openjudge.jobs._engine import GradingBackend, LocalBackend, RunStats, run_j
 from openjudge.jobs._report import SampleSource, write_report
 from openjudge.jobs._results import read_results
 from openjudge.jobs._summary import Price, SummaryBuilder, render_table
+from openjudge.providers._negotiation import structured_output_choice
 from openjudge.runner._grader_config import BoundGrader
 
 __all__ = ["add_run_arguments", "cmd_run", "default_out", "plural", "prices"]
@@ -159,6 +160,15 @@ def _report_counts(stats: RunStats, out: Path) -> None:
         )
 
 
+def _report_structured_output(job: BuiltJob) -> None:
+    """Say which structured-output mode a judge whose mode was not set was found to take, when its
+    server refused a stronger one (a server that takes ``json_schema`` is the quiet case)."""
+    for name, provider in job.providers.items():
+        choice = structured_output_choice(provider)
+        if choice is not None and choice.found and choice.refused:
+            print(f"provider {name!r} ({choice.where}): {choice.describe()}")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.engine != "ray":
         return _usage_error("--workers applies to --engine ray only; add --engine ray, or drop --workers")
@@ -214,6 +224,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     _report_counts(stats, out)
     if job.cache is not None:
         job.cache.close()
+    _report_structured_output(job)
     if args.report is not None:
         source = SampleSource(
             data,

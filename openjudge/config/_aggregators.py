@@ -1,4 +1,10 @@
-"""Build a config's aggregators, and check that each mixes only graders on a common scale."""
+"""Build a config's aggregators, and check that each mixes only graders on a common scale.
+
+An aggregator may read an earlier one by naming it in its weights or gates (a group of
+graders with its own aggregator, mixed into a reward): that aggregate's value is on the
+0-1 scale when it is a built-in over graders (or aggregates) that all are; ``when`` makes
+an aggregator apply only to the rows matching it (:class:`RoutedAggregator`).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from openjudge.runner.aggregators import (
     Aggregator,
     GateAggregator,
     MinAggregator,
+    RoutedAggregator,
     WeightedMeanAggregator,
     mixed_graders,
 )
@@ -57,6 +64,10 @@ def _aggregator(spec: AggregatorSpec) -> Aggregator:
     return GateAggregator(spec.gates or {}, inner, name=spec.name or "gate", fail_score=spec.fail_score)
 
 
+def _routed(spec: AggregatorSpec, aggregator: Aggregator) -> Aggregator:
+    return aggregator if spec.when is None else RoutedAggregator(aggregator, spec.when)
+
+
 def build_aggregators(
     config: JobConfig, where: Located, imports_from: Path | None
 ) -> tuple[list[Aggregator], list[str]]:
@@ -65,10 +76,10 @@ def build_aggregators(
     problems: list[str] = []
     for i, spec in enumerate(config.aggregators):
         if not is_import_path(spec.type):
-            aggregators.append(_aggregator(spec))
+            aggregators.append(_routed(spec, _aggregator(spec)))
             continue
         try:
-            aggregators.append(_custom_aggregator(spec, i, where, imports_from))
+            aggregators.append(_routed(spec, _custom_aggregator(spec, i, where, imports_from)))
         except ConfigError as exc:
             problems += exc.problems
         except Exception as exc:  # whatever its constructor raises on bad params
@@ -92,14 +103,28 @@ def scale_problems(
     one 0-1 score per member before aggregation, so it mixes like any scored grader.
     """
     problems: list[str] = []
+    unit: dict[str, bool] = {}  # aggregate name -> whether its values are on the 0-1 scale
     for i, (agg, built) in enumerate(zip(config.aggregators, aggregators, strict=True)):
         label = f"{agg.type} aggregator {agg.name or agg.type!r}"
         instead = "" if agg.type == "min" else ", or list the graders to mix in 'weights'"
         mixed = mixed_graders(built, list(config.graders))
+        unit[agg.result_name] = _on_unit_scale(agg, mixed, graders, unit, unbuilt)
         if agg.type != "gate" and len(mixed) < 2:
             continue  # one grader: nothing to put on a common scale (a gate still reads its gates' scale)
         for name in mixed:
             grader = graders.get(name)
+            if name in unit and grader is None:  # an earlier aggregate
+                if not unit[name]:
+                    problems.append(
+                        where.at(
+                            ("aggregators", i),
+                            f"{label} reads aggregate {name!r}, whose values are not on the 0-1 scale (an "
+                            "aggregator of your own, a gate whose fail_score is outside [0, 1], or one that "
+                            "reads a grader without a score range): mix graders and built-in aggregates of "
+                            "ranged graders only",
+                        )
+                    )
+                continue
             if grader is not None:
                 mode, score_range = grader.mode, grader.score_range
             elif unbuilt is not None and name in unbuilt:  # failed to build: judge by what it declares
@@ -130,6 +155,34 @@ def scale_problems(
                     )
                 )
     return problems
+
+
+def _on_unit_scale(
+    agg: AggregatorSpec,
+    mixed: Sequence[str],
+    graders: Mapping[str, BaseGrader],
+    unit: Mapping[str, bool],
+    unbuilt: Mapping[str, tuple[GraderMode, ScoreRange | None]] | None,
+) -> bool:
+    """Whether an aggregate's values lie in [0, 1]: a built-in over inputs that all declare a
+    range (or are such aggregates), and, for a gate, a ``fail_score`` in [0, 1]."""
+    if is_import_path(agg.type) or (agg.type == "gate" and not 0.0 <= agg.fail_score <= 1.0):
+        return False
+    for name in mixed:
+        if name in unit and name not in graders:
+            if not unit[name]:
+                return False
+            continue
+        grader = graders.get(name)
+        if grader is not None:
+            declared = grader.score_range
+        elif unbuilt is not None and name in unbuilt:
+            declared = unbuilt[name][1]
+        else:
+            continue  # its type is unknown: already reported
+        if declared is None:
+            return False
+    return True
 
 
 def declared_range(

@@ -228,4 +228,5 @@ def _runner(
         timeout_s=config.runner.timeout_s,
         deadline_s=config.runner.deadline_s,
         tune_collector=own_process if tune is None else tune,  # the host's collector is the host's
+        graders_field=config.data.graders_field,
     )

@@ -160,4 +160,4 @@ class BuiltGraders:
         except (TypeError, ValueError) as exc:
             self.problems.append(self._where.at(("graders", name, "mapper"), str(exc)))
             return
-        self.configs[name] = GraderConfig(grader, mapper)
+        self.configs[name] = GraderConfig(grader, mapper, when=spec.when)

@@ -247,15 +247,26 @@ def _semantic_checks(
                     "weights, gates, on_error and fail_score",
                 )
             )
+        earlier = [a.result_name for a in config.aggregators[:i]]
+        later = {a.result_name for a in config.aggregators[i:]}
         for key in ("weights", "gates"):
             table = getattr(agg, key) or {}
             for grader_name in table:
-                if grader_name not in config.graders and grader_name not in dropped.graders:
+                if grader_name in config.graders or grader_name in dropped.graders or grader_name in earlier:
+                    continue
+                at = ("aggregators", i, key, grader_name)
+                if grader_name in later:
                     problems.append(
                         where.at(
-                            ("aggregators", i, key, grader_name),
-                            did_you_mean(grader_name, list(config.graders), "grader"),
+                            at,
+                            f"aggregator {grader_name!r} is computed after this one: list it before "
+                            "the aggregators that read it",
                         )
+                    )
+                else:
+                    known = [*config.graders, *earlier]
+                    problems.append(
+                        where.at(at, did_you_mean(grader_name, known, "grader or earlier aggregator"))
                     )
         if agg.type == "gate" and not agg.gates:
             problems.append(

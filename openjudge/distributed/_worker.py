@@ -17,9 +17,9 @@ from typing import Any
 
 from openjudge.config._build import build_job
 from openjudge.config._spec import JobConfig
+from openjudge.jobs._engine import aggregate_values
 from openjudge.jobs._replay import replaying_runner
 from openjudge.jobs._results import SampleOutcome
-from openjudge.results import GraderScore
 from openjudge.runner._sync import SyncPortal
 from openjudge.runner.grading_runner import GradingRunner
 
@@ -87,10 +87,6 @@ class BatchGrader:
         async with self._runner().astream(samples) as stream:
             async for item in stream:
                 i = item.index
-                aggregates = {
-                    name: r.score if isinstance(r, GraderScore) else None
-                    for name, r in item.aggregates.items()
-                }
-                outcome = SampleOutcome(ids[i], lines[i], item.results, aggregates)
+                outcome = SampleOutcome(ids[i], lines[i], item.results, aggregate_values(item.aggregates))
                 outcomes[i] = outcome.to_line().model_dump_json()
         return outcomes

@@ -25,7 +25,10 @@ Blame (docs/graders.md, "Who is to blame"): a judge's unusable reply is the syst
 (``parse_error``): candidate text cannot steer the judge out of its data block, so the
 reply is the judge's own. A judge that *refuses* (a content filter, a model refusal) is
 the response's failure (cause ``judge_refused``, scored at the bottom of the range) unless
-the grader sets :attr:`JudgeGrader.blame_refusals` to False.
+the grader sets :attr:`JudgeGrader.blame_refusals` to False. A prompt longer than the
+judge's context window is the response's failure (cause ``response_too_long``) when the
+prompt without the response would have fit (:meth:`JudgeGrader.blame_overflow`); the error
+of such a call keeps what the model said in ``metadata["context_overflow"]``.
 """
 
 from __future__ import annotations
@@ -42,7 +45,9 @@ from typing_extensions import TypeVar
 
 from openjudge.graders._judge_output import JudgeVerdict, evict_unusable, extract_json_object
 from openjudge.graders._scoring import expected_score, vote_decided, vote_winner
+from openjudge.graders._verdict_schema import range_rule, verdict_output
 from openjudge.graders.base_grader import BaseGrader, response_failure_result
+from openjudge.graders.blame import context_overflow_of, message_chars, overflow_failure, overflow_metadata
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import ChatModel, ChatResponse, OutputSpec, Sampling
@@ -191,7 +196,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                 f"{self.name}: template placeholders {sorted(in_system)} are in a system message; "
                 "move inputs to a user message so untrusted text cannot act as instructions"
             )
-        self._output = OutputSpec.for_model(structured_model)
+        self._output = verdict_output(structured_model, self.score_range)
         self._instructions = self._build_instructions()
         self._cache_tag = f"{type(self).__qualname__}:{self.name}@{self.version}"
         self.score_mode: ScoreMode = score_mode
@@ -216,6 +221,12 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         ``parse_error``. Usage, latency and queue time are added by the caller.
         """
 
+    def output_spec(self, call: PreparedCall[ContextT]) -> OutputSpec:
+        """The schema ``call``'s reply must fit: the verdict model's, with the score range in it
+        (:mod:`openjudge.graders._verdict_schema`). Override when it depends on the call (the
+        candidate ids of a ranking)."""
+        return self._output
+
     # -- prompts ----------------------------------------------------------------------
 
     def _build_instructions(self) -> str:
@@ -223,8 +234,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             f"Reply with only a JSON object that matches this JSON schema: {self._output.schema_text}"
         )
         if self.score_range is not None:
-            low, high = fmt_number(self.score_range.low), fmt_number(self.score_range.high)
-            reply_rule += f"\nThe score must be a number from {low} to {high}."
+            reply_rule += f"\n{range_rule(self.score_range)}"
         return f"{SYSTEM_INSTRUCTIONS}\n{reply_rule}"
 
     def build_messages(self, values: Mapping[str, object]) -> Messages:
@@ -305,7 +315,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         usage: TokenUsage | None = None
         latency_s = 0.0
         queued_s = 0.0
-        output = None if self.model.capabilities.structured_output == "prompt" else self._output
+        output = None if self.model.capabilities.structured_output == "prompt" else self.output_spec(call)
         for round_ in range(self.max_reasks + 1):
             try:
                 response = await self.model.achat(
@@ -325,6 +335,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                     kind=exc.kind,
                     message=exc.message,
                     error_type=exc.error_type,
+                    metadata=overflow_metadata(exc.context_overflow) if exc.context_overflow else {},
                     usage=total,
                     latency_s=latency_s or None,
                     queue_s=queued_s or None,
@@ -386,6 +397,46 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         """
         result = self.to_result(verdict, call)
         return result.model_copy(update={"usage": usage, "latency_s": latency_s, "queue_s": queue_s})
+
+    def blame_overflow(
+        self,
+        result: GraderError,
+        call: PreparedCall[ContextT],
+        without_response: Mapping[str, object] | None,
+    ) -> GraderScore | GraderError:
+        """``result``, or the response's failure when it is a context overflow the response caused.
+
+        Args:
+            result: The error :meth:`judge` returned for ``call``.
+            call: The call.
+            without_response: The same inputs with the response's text left empty (``None``
+                when the grader cannot tell which text is the response's): the prompt they
+                make is what the judge would have been sent for a short response.
+
+        A prompt too long even without the response is an ``invalid_input`` error: the
+        template and the dataset fields do not fit this judge.
+        """
+        overflow = context_overflow_of(result)
+        if overflow is None or without_response is None:
+            return result
+        rest = self.prepare_call(without_response)
+        if isinstance(rest, GraderError):
+            return result
+        prompt_chars, rest_chars = message_chars(call.messages), message_chars(rest.messages)
+        failure = overflow_failure(overflow, prompt_chars=prompt_chars, rest_chars=rest_chars)
+        if failure is None:
+            return result.model_copy(
+                update={
+                    "kind": "invalid_input",
+                    "message": f"{result.message} (the prompt is too long for the judge even without the "
+                    f"response: its template and dataset fields are {rest_chars} characters; shorten them "
+                    "or use a judge with a longer context)",
+                }
+            )
+        scored = response_failure_result(self, failure)
+        return scored.model_copy(
+            update={"usage": result.usage, "latency_s": result.latency_s, "queue_s": result.queue_s}
+        )
 
     def _refused(
         self, message: str, usage: TokenUsage | None, latency_s: float | None, queued_s: float

@@ -24,6 +24,11 @@ handles the error may read ``result.score`` as it is. Rankings are listwise grad
 
 Blame: a lone surrogate in one of :attr:`LLMGrader.response_inputs` is the response's failure
 (cause ``lone_surrogate``); in any other input it is a bad dataset field (``invalid_input``).
+So is a prompt past the judge's context window that fits without those inputs (cause
+``response_too_long``); one that does not is ``invalid_input``. A degenerate value of one of
+them (empty, punctuation only, a reasoning opener alone: a "master key" judges accept) is
+scored at the bottom without a call (cause ``degenerate_response``) unless
+``reject_degenerate=False``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from openjudge.graders._degenerate import CAUSE as DEGENERATE
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders._judge_output import JudgeVerdict
 from openjudge.graders.base_grader import InputSpec, error_from_exception, response_failure_result
 from openjudge.graders.blame import check_response_text
@@ -83,6 +90,10 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
             :class:`~openjudge.graders.judge_grader.JudgeGrader`.
         top_logprobs: Alternatives requested per token in ``"logprobs"`` mode.
         votes: Verdicts sampled at most in ``"vote"`` mode.
+        reject_degenerate: Score a degenerate response (empty, punctuation only, or only a
+            reasoning opener such as "Let's think step by step.") at the bottom of the range
+            without a judge call (cause ``degenerate_response``; see
+            :mod:`openjudge.graders._degenerate`). Judges accept such "master keys" as correct.
     """
 
     response_inputs: ClassVar[frozenset[str]] = frozenset(
@@ -118,6 +129,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         score_mode: ScoreMode = "verdict",
         top_logprobs: int = 5,
         votes: int = 5,
+        reject_degenerate: bool = True,
     ) -> None:
         # Without a structured_model, VerdictT is its default, JudgeVerdict (``LLMGrader(...)``
         # is ``LLMGrader[JudgeVerdict]``): the one place the checker is told so.
@@ -149,6 +161,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         self._spec = InputSpec(required=self._prompt.placeholders, optional=frozenset(), accepts_any=False)
         # Only inputs the prompt uses reach the judge, so only those are checked as the response's.
         self._response_fields = tuple(sorted(self.response_inputs & self._prompt.placeholders))
+        self.reject_degenerate = reject_degenerate
 
     def input_spec(self) -> InputSpec:
         """The template's placeholders, unless a subclass defines its own ``aevaluate``."""
@@ -179,10 +192,20 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
                     check_response_text(f"input {field!r}", value)
                 except ResponseFailure as failure:
                     return response_failure_result(self, failure)
+            if self.reject_degenerate and isinstance(value, str):
+                reason = degenerate_reason(value)
+                if reason is not None:
+                    return response_failure_result(
+                        self, ResponseFailure(DEGENERATE, f"input {field!r}: {reason}")
+                    )
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        return pointwise_result(self, await self.judge(call))
+        result = pointwise_result(self, await self.judge(call))
+        if isinstance(result, GraderError) and self._response_fields:
+            blank = {**inputs, **dict.fromkeys(self._response_fields, "")}
+            return self.blame_overflow(result, call, blank)
+        return result
 
     def to_result(self, verdict: VerdictT, call: PreparedCall[None]) -> GraderScore:
         """The verdict as a score: see :meth:`score_verdict`."""

@@ -29,11 +29,11 @@ import anyio
 
 from openjudge.jobs._datasets import BadRecord, DatasetError, SampleRecord, iter_samples
 from openjudge.jobs._fingerprint import JobChanges, job_fingerprint
-from openjudge.jobs._records import ErrorEntry, OutcomeLine, ResultEntry
+from openjudge.jobs._records import ErrorEntry, NotApplicableEntry, OutcomeLine, ResultEntry
 from openjudge.jobs._replay import replaying_runner
 from openjudge.jobs._results import ResultsFileError, SampleOutcome
 from openjudge.jobs._resume import BoundResults
-from openjudge.results import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderScore, NotApplicable, RowResult
 from openjudge.runner._progress import ProgressBar
 from openjudge.runner.grading_runner import GradingRunner
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from openjudge.config._build import BuiltJob
     from openjudge.config._spec import DataSpec, JobConfig
 
-__all__ = ["Deliver", "GradingBackend", "LocalBackend", "RunStats", "run_job"]
+__all__ = ["Deliver", "GradingBackend", "LocalBackend", "RunStats", "aggregate_values", "run_job"]
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -68,8 +68,13 @@ class GradingBackend(Protocol):
         ...
 
 
-def _aggregate_values(aggregates: Mapping[str, GraderResult]) -> dict[str, float | None]:
-    return {name: r.score if isinstance(r, GraderScore) else None for name, r in aggregates.items()}
+def aggregate_values(aggregates: Mapping[str, RowResult]) -> dict[str, float | None]:
+    """Aggregate name -> value (``None``: failed); one that does not apply to the sample is left out."""
+    return {
+        name: r.score if isinstance(r, GraderScore) else None
+        for name, r in aggregates.items()
+        if not isinstance(r, NotApplicable)
+    }
 
 
 class LocalBackend:
@@ -93,7 +98,7 @@ class LocalBackend:
             async for item in stream:
                 record = pending.pop(item.index)
                 deliver(
-                    SampleOutcome(record.id, record.line, item.results, _aggregate_values(item.aggregates))
+                    SampleOutcome(record.id, record.line, item.results, aggregate_values(item.aggregates))
                 )
 
 
@@ -110,7 +115,7 @@ class RunStats:
         skipped_done: Samples skipped because their results were already complete.
         bad_records: Malformed records written as invalid-input results.
         with_errors: Graded samples with at least one grader error.
-        pairs: Grader results computed by this run (replayed ones excluded).
+        pairs: Grader results computed by this run (replayed and not-applicable ones excluded).
         failed_pairs: Of those, errors.
         first_error: ``"grader: kind: message"`` of the first error, if any.
         left_out: Results of the old file whose samples are no longer in the dataset
@@ -204,8 +209,12 @@ class _Counter:
             stats.regraded += again.changed
             stats.retried += again.retried
         failed = False
-        results: Mapping[str, GraderResult | ResultEntry] = outcome.results
+        not_applicable = 0
+        results: Mapping[str, RowResult | ResultEntry] = outcome.results
         for name, result in results.items():
+            if isinstance(result, NotApplicable | NotApplicableEntry):
+                not_applicable += 1
+                continue  # routed away: neither computed nor failed
             error = isinstance(result, GraderError | ErrorEntry)
             failed = failed or error
             if real is not None and name not in real:
@@ -218,7 +227,7 @@ class _Counter:
                     stats.first_error = f"{name}: {result.kind}: {result.message}"
         stats.with_errors += failed
         if self.progress is not None:
-            self.progress.advance(error=failed)
+            self.progress.advance(error=failed, not_applicable=not_applicable)
 
     def bad_record(self) -> None:
         self.stats.bad_records += 1

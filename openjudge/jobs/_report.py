@@ -4,7 +4,9 @@
 and inline SVG only (no scripts, fonts or images from anywhere), so it opens offline and can
 be attached to a ticket. It shows:
 
-* the summary table (as :func:`~openjudge.jobs._summary.render_table`) and the aggregates;
+* the summary table (as :func:`~openjudge.jobs._summary.render_table`), the aggregates and,
+  when routing left graders out of some rows, how many rows each applies to and does not
+  (``class="routed"``);
 * per grader, a histogram of normalised scores in 20 bins (over [0, 1] when the grader
   declares a score range, else over the observed range), in an element with
   ``class="chart histogram" data-grader="<name>"``; likewise per aggregate
@@ -39,7 +41,7 @@ from typing import Any
 from openjudge.jobs._datasets import DEFAULT_MAX_RECORD_BYTES, DatasetFormat, SampleRecord, iter_samples
 from openjudge.jobs._html import page, table, table_row, write_page
 from openjudge.jobs._moments import RunningMoments
-from openjudge.jobs._records import ErrorEntry, OutcomeLine, ScoreEntry
+from openjudge.jobs._records import ErrorEntry, NotApplicableEntry, OutcomeLine, ScoreEntry
 from openjudge.jobs._results import read_outcomes
 from openjudge.jobs._summary import (
     GRADER_COLUMNS,
@@ -48,6 +50,7 @@ from openjudge.jobs._summary import (
     SummaryBuilder,
     format_number,
     grader_row,
+    not_applicable_rows,
     percentile,
     response_failure_rows,
     total_row,
@@ -117,6 +120,8 @@ class _Collector:
             view = self.graders.get(name)
             if view is None:
                 view = self.graders[name] = _GraderView()
+            if isinstance(entry, NotApplicableEntry):
+                continue  # not graded: nothing to plot or list
             if entry.latency_s is not None:
                 self.latencies_s.append(entry.latency_s)
             if isinstance(entry, ErrorEntry):
@@ -215,6 +220,7 @@ def write_report(
 
 _SUMMARY_KINDS = ("", *["num"] * (len(GRADER_COLUMNS) - 1))
 _AGGREGATE_KINDS = ("", "num", "num", "num")
+_ROUTED_KINDS = ("", "num", "num")
 _ERROR_KINDS = ("", "kind", "num", "message")
 _LOWEST_KINDS = ("id", "num", "num", "message", "message inputs")
 
@@ -239,6 +245,16 @@ def _summary_section(summary: RunSummary) -> str:
         ]
         header = ("aggregate", "n", "missing", "mean")
         html += "<h3>Aggregates</h3>" + table(header, _AGGREGATE_KINDS, agg_rows, cls="aggregates")
+    routed = not_applicable_rows(summary)
+    if routed:
+        routed_rows = [table_row(row, _ROUTED_KINDS) for row in routed]
+        html += "<h3>Routing</h3>" + table(
+            ("grader or aggregate", "applies to", "not applicable"), _ROUTED_KINDS, routed_rows, cls="routed"
+        )
+        html += (
+            '<p class="note">Rows a grader does not apply to (its <code>when</code>, or the row\'s '
+            "graders field) are neither scores nor errors: they are in no other column.</p>"
+        )
     return html
 
 
@@ -248,6 +264,8 @@ def _histogram_card(name: str, view: _GraderView, summary: RunSummary) -> str:
         f"n {format_number(stats.count)} · scored {format_number(stats.scored)} · "
         f"errors {format_number(stats.error_count)} · mean {format_number(stats.mean)}"
     )
+    if stats.not_applicable:
+        facts += f" · not applicable {format_number(stats.not_applicable)}"
     if view.scores:
         low, high = (0.0, 1.0) if view.ranged else (min(view.scores), max(view.scores))
         if low == high:

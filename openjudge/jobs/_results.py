@@ -31,7 +31,12 @@ where ``usage`` is summed over the sample's results and RESULT is one of::
     {"type": "error", "kind": str, "message": str, "error_type": str,
      "latency_s": float | null, "queue_s": float | null, "metadata": {...}, "usage": USAGE | null}
 
-``normalized_score`` is in [0, 1] (1 is best) when the grader declares a score range and
+    {"type": "not_applicable", "reason": str}
+
+``not_applicable`` is a grader the config's routing leaves out for the sample (its ``when``
+does not hold, or the sample's graders field does not name it): neither a score nor an
+error, it counts toward no mean and no error rate; an aggregate that does not apply to the
+sample is absent from its ``aggregates``. ``normalized_score`` is in [0, 1] (1 is best) when the grader declares a score range and
 equals ``score`` otherwise. ``latency_s`` (time the judge spent answering), ``queue_s``
 (time waiting for the provider's limits) and ``usage`` are set by LLM graders only.
 Non-finite floats are written as ``null``. A lone surrogate in a text (a reason, a message,
@@ -65,7 +70,7 @@ from pydantic_core import PydanticSerializationError
 from openjudge._text import encodable_json, has_surrogate
 from openjudge.errors import ResultsFileError
 from openjudge.jobs._records import HeaderLine, OutcomeLine, ResultsHeader, entry_from_result
-from openjudge.results import GraderResult, TokenUsage
+from openjudge.results import RowResult, TokenUsage
 
 if sys.platform != "win32":
     import fcntl
@@ -92,7 +97,7 @@ re-attempts them, because the next attempt may succeed. The others (``parse_erro
 ``invalid_input``, ``refused``) would come out the same and are kept."""
 
 
-def result_to_json(result: GraderResult) -> dict[str, JsonValue]:
+def result_to_json(result: RowResult) -> dict[str, JsonValue]:
     """The results-file entry (RESULT above) of one grader result, as plain JSON values."""
     return cast(dict[str, JsonValue], json.loads(entry_from_result(result).model_dump_json()))
 
@@ -104,13 +109,14 @@ class SampleOutcome:
     Attributes:
         id: The sample id.
         line: Where the sample is in the dataset, if known.
-        results: Grader name to result.
-        aggregates: Aggregator name to value (``None`` if it could not be computed).
+        results: Grader name to result (``NotApplicable`` where routing leaves the grader out).
+        aggregates: Aggregator name to value (``None`` if it could not be computed; absent
+            if it does not apply to the sample).
     """
 
     id: str
     line: int | None
-    results: Mapping[str, GraderResult]
+    results: Mapping[str, RowResult]
     aggregates: Mapping[str, float | None] = field(default_factory=dict)
 
     @property

@@ -35,7 +35,7 @@ from pydantic import JsonValue
 import openjudge
 from openjudge.jobs._datasets import BadRecord, SampleRecord
 from openjudge.jobs._fingerprint import JobChanges, JobFingerprint, compare
-from openjudge.jobs._records import ErrorEntry, OutcomeLine, ResultsHeader
+from openjudge.jobs._records import ErrorEntry, NotApplicableEntry, OutcomeLine, ResultsHeader
 from openjudge.jobs._replay import with_stored
 from openjudge.jobs._results import (
     SYSTEM_ERROR_KINDS,
@@ -250,7 +250,12 @@ class BoundResults:
         to_grade = frozenset(self.header.job.graders) - kept.keys()
         if not to_grade and self.changes is None:  # a retry run, and nothing failed here
             return Pending(record, frozenset(), copy=line.model_copy(update={"line": record.line}))
-        stored: dict[str, JsonValue] = {name: entry.model_dump(mode="json") for name, entry in kept.items()}
+        # Graded again anyway: routing decides afresh what applies (the row may name others now).
+        routed = {name for name, entry in kept.items() if isinstance(entry, NotApplicableEntry)}
+        to_grade |= routed
+        stored: dict[str, JsonValue] = {
+            name: entry.model_dump(mode="json") for name, entry in kept.items() if name not in routed
+        }
         replayed = SampleRecord(record.line, with_stored(record.data, stored), record.id)
         return Pending(replayed, to_grade, retried=retried)
 
@@ -262,7 +267,8 @@ class BoundResults:
         self._offsets.pop(record.id, None)
         error = GraderError(name="dataset", kind="invalid_input", message=record.message)
         results = dict.fromkeys(self.header.job.graders, error)
-        self._writer().write(SampleOutcome(record.id, record.line, results))
+        missing = dict.fromkeys(self.header.job.aggregators, None)  # failed, not "not applicable" (absent)
+        self._writer().write(SampleOutcome(record.id, record.line, results, missing))
 
     def complete(self) -> int:
         """Every sample of the dataset is in the file: finish a migration.

@@ -1,13 +1,15 @@
 """Summary statistics of a run, accumulated one results line at a time.
 
 Per grader: results seen, scores, ranks, system errors by kind (with the first message of
-each), response failures by cause (scores given because the response broke grading; they
+each), rows it does not apply to (routing: apart from the rest, in no count, mean or error
+rate), response failures by cause (scores given because the response broke grading; they
 count as scores, apart from errors),
 the mean, **population** standard deviation (divide by n: it describes the scores
 observed, and is 0 for one score; both computed without overflow for any finite scores, see
 :mod:`._moments`), min and max of the *raw* score, the mean normalised
 score, p50/p95 of the judge's latency and of the time queued for the provider's limits,
-tokens and cost. Per aggregate: the mean of its non-null values.
+tokens and cost. Per aggregate: the mean of its non-null values, and the rows it does not
+apply to (absent from their ``aggregates``).
 
 Memory: O(1) per grader except latencies and queue times, which are kept exactly (8 bytes
 each in an ``array('d')``: 16 MB per million results) so the percentiles are exact. Percentiles use
@@ -25,7 +27,14 @@ from typing import TypedDict
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from openjudge.jobs._moments import RunningMoments
-from openjudge.jobs._records import ErrorEntry, OutcomeLine, RankEntry, ResultEntry, ScoreEntry
+from openjudge.jobs._records import (
+    ErrorEntry,
+    NotApplicableEntry,
+    OutcomeLine,
+    RankEntry,
+    ResultEntry,
+    ScoreEntry,
+)
 from openjudge.jobs._results import SampleOutcome
 from openjudge.jobs._text_table import cut, text_table
 from openjudge.results import RESPONSE_BLAME
@@ -43,6 +52,7 @@ __all__ = [
     "format_number",
     "format_tokens",
     "grader_row",
+    "not_applicable_rows",
     "percentile",
     "render_table",
     "response_failure_rows",
@@ -66,7 +76,7 @@ class GraderSummary(_Model):
 
     Attributes:
         name: The grader.
-        count: Samples with a result from this grader.
+        count: Samples with a result from this grader (the rows it applies to).
         scored: Results that are scores.
         ranked: Results that are ranks.
         errors: Error count per kind.
@@ -85,6 +95,7 @@ class GraderSummary(_Model):
         prompt_tokens: Prompt tokens over all results; likewise the completion tokens and
             requests.
         cost: Token cost from the price table, or ``None`` if the grader has no price.
+        not_applicable: Samples the grader does not apply to (routing): in no other count.
     """
 
     name: str
@@ -108,6 +119,7 @@ class GraderSummary(_Model):
     completion_tokens: int = 0
     requests: int = 0
     cost: float | None = None
+    not_applicable: int = 0
 
     @property
     def error_count(self) -> int:
@@ -123,12 +135,14 @@ class GraderSummary(_Model):
 
 
 class AggregateSummary(_Model):
-    """One aggregate over a run: the mean of its ``count`` values; ``missing`` were null."""
+    """One aggregate over a run: the mean of its ``count`` values; ``missing`` were null;
+    ``not_applicable`` samples had none (it does not apply to them)."""
 
     name: str
     count: int
     missing: int
     mean: float | None
+    not_applicable: int = 0
 
 
 class RunSummary(_Model):
@@ -161,7 +175,7 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 class _GraderStats:
     def __init__(self) -> None:
-        self.count = self.scored = self.ranked = 0
+        self.count = self.scored = self.ranked = self.not_applicable = 0
         self.scores = RunningMoments()
         self.normalized = RunningMoments()
         self.low = math.inf
@@ -175,6 +189,9 @@ class _GraderStats:
         self.prompt_tokens = self.completion_tokens = self.requests = 0
 
     def add(self, entry: ResultEntry) -> None:
+        if isinstance(entry, NotApplicableEntry):
+            self.not_applicable += 1
+            return
         self.count += 1
         if isinstance(entry, ScoreEntry):
             self.scored += 1
@@ -234,6 +251,7 @@ class _GraderStats:
             completion_tokens=self.completion_tokens,
             requests=self.requests,
             cost=cost,
+            not_applicable=self.not_applicable,
         )
 
 
@@ -248,7 +266,8 @@ class SummaryBuilder:
         self._prices = dict(prices or {})
         self._samples = 0
         self._graders: dict[str, _GraderStats] = {}
-        self._aggregates: dict[str, tuple[RunningMoments, list[int]]] = {}  # name -> (values, [missing])
+        # name -> (values, [missing, not applicable])
+        self._aggregates: dict[str, tuple[RunningMoments, list[int]]] = {}
 
     def add(self, record: SampleOutcome | OutcomeLine | Mapping[str, JsonValue]) -> None:
         """Add one results line: a dict read from the file, its typed model, or an outcome.
@@ -263,13 +282,15 @@ class SummaryBuilder:
         else:
             line = OutcomeLine.model_validate(record)
         self._samples += 1
+        for name in self._aggregates.keys() - line.aggregates.keys():
+            self._aggregates[name][1][1] += 1  # absent: it does not apply to this sample
         for name, entry in line.results.items():
             stats = self._graders.get(name)
             if stats is None:
                 stats = self._graders[name] = _GraderStats()
             stats.add(entry)
         for name, value in line.aggregates.items():
-            values, missing = self._aggregates.setdefault(name, (RunningMoments(), [0]))
+            values, missing = self._aggregates.setdefault(name, (RunningMoments(), [0, self._samples - 1]))
             if value is None or not math.isfinite(value):
                 missing[0] += 1
             else:
@@ -281,8 +302,10 @@ class SummaryBuilder:
             samples=self._samples,
             graders=tuple(stats.build(name, self._prices.get(name)) for name, stats in self._graders.items()),
             aggregates=tuple(
-                AggregateSummary(name=name, count=values.count, missing=missing[0], mean=values.mean)
-                for name, (values, missing) in self._aggregates.items()
+                AggregateSummary(
+                    name=name, count=values.count, missing=missing, mean=values.mean, not_applicable=absent
+                )
+                for name, (values, (missing, absent)) in self._aggregates.items()
             ),
         )
 
@@ -390,6 +413,21 @@ def _judge_row(name: str, timing: Sequence[str], tokens: int) -> tuple[str, ...]
     return (name, *times, format_tokens(tokens), cost)
 
 
+def not_applicable_rows(summary: RunSummary) -> list[tuple[str, str, str]]:
+    """(grader or aggregate, rows it applies to, rows it does not) for each one routing left out somewhere."""
+    rows = [
+        (g.name, format_number(g.count), format_number(g.not_applicable))
+        for g in summary.graders
+        if g.not_applicable
+    ]
+    rows += [
+        (a.name, format_number(a.count + a.missing), format_number(a.not_applicable))
+        for a in summary.aggregates
+        if a.not_applicable
+    ]
+    return rows
+
+
 def render_table(summary: RunSummary) -> str:
     """A plain-text summary for a terminal, each table at most 80 columns wide.
 
@@ -397,8 +435,9 @@ def render_table(summary: RunSummary) -> str:
     the judge's latency and the time queued for the provider's limits (seconds), tokens and
     cost (:data:`GRADER_COLUMNS` has them all in one row, as the HTML report shows them);
     then system errors by kind with the first message of each, response failures (scored
-    at the bottom of the range) by cause with the first reason of each, and aggregates if
-    any. ``-`` where there is nothing to show; long names and messages are cut with ``…``.
+    at the bottom of the range) by cause with the first reason of each, aggregates if any,
+    and the rows each grader or aggregate does not apply to, if routing left any out.
+    ``-`` where there is nothing to show; long names and messages are cut with ``…``.
     """
     lines = [f"{format_number(summary.samples)} samples"]
     rows = [grader_row(g) for g in summary.graders]
@@ -429,4 +468,7 @@ def render_table(summary: RunSummary) -> str:
             for a in summary.aggregates
         ]
         lines += ["", *text_table(("aggregate", "n", "missing", "mean"), aggregates)]
+    routed = not_applicable_rows(summary)
+    if routed:
+        lines += ["", *text_table(("routed", "applies to", "not applicable"), routed)]
     return "\n".join(lines) + "\n"

@@ -76,6 +76,7 @@ class _GraderHead(_Model):
     usage: _Usage = Field(default_factory=_Usage)
     judge_s: float = 0.0
     wall_s: float = 0.0
+    not_applicable: int = 0
 
 
 class _Head(_Model):
@@ -163,6 +164,7 @@ def _head(run: MetaEvalRun) -> _Head:
                 ),
                 judge_s=g.judge_s,
                 wall_s=g.wall_s,
+                not_applicable=g.not_applicable,
             )
             for g in run.graders
         ],
@@ -215,6 +217,7 @@ def _new_run(head: _GraderHead, n: int, sides: int) -> GraderRun:
         usage=TokenUsage(head.usage.prompt_tokens, head.usage.completion_tokens, head.usage.requests),
         judge_s=head.judge_s,
         wall_s=head.wall_s,
+        not_applicable=head.not_applicable,
         provider=head.provider,
         price=Price(
             prompt_per_1k=head.price.get("prompt_per_1k", 0.0),

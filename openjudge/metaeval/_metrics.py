@@ -234,6 +234,7 @@ def _cost(grader: GraderRun) -> Cost:
         tokens_per_1k=_per_1k(usage.total_tokens, grader.judgements),
         cost_per_1k=None if cost is None else _per_1k(cost, grader.judgements),
         wall_s_per_1k=_per_1k(grader.wall_s, grader.judgements),
+        not_applicable=grader.not_applicable,
     )
 
 

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from openjudge.errors import ChatModelError
 
-__all__ = ["RETRYABLE_STATUS", "ChatModelError", "is_retryable_status"]
+__all__ = ["REFUSED_MARK", "RETRYABLE_STATUS", "ChatModelError", "is_retryable_status"]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+REFUSED_MARK = "[refused by the judge]"
+"""In a :class:`ChatModelError`'s message: the judge is up and refused this request (a
+structured-output mode it does not take, a request VERL's router hid behind a 500), so
+failure guards never count it as an outage."""
 
 
 def is_retryable_status(status: int) -> bool:

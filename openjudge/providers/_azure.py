@@ -150,7 +150,7 @@ class AzureChatModel(LiteLLMChatModel):
         api_version: str | None = None,
         sampling: Sampling | None = None,
         policy: ProviderPolicy | None = None,
-        structured_output: StructuredOutputMode = "json_schema",
+        structured_output: StructuredOutputMode | None = None,
         logprobs: bool = True,
         extra_headers: Mapping[str, str] | None = None,
         limits: ConnectionLimits | None = None,

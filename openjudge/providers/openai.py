@@ -110,6 +110,8 @@ class OpenAIChatModel(ChatClient):
         max_retries: Retries after the first attempt (or ``policy=``).
         max_concurrency, rpm, tpm: Provider limits (or ``policy=``).
         structured_output: How to ask for JSON (``json_schema``, ``json_object`` or ``prompt``).
+            Unset, the first call finds what the server takes (llama-cpp-python's server:
+            ``json_object``) and every call after uses it; see ``docs/guide.md``.
         logprobs: Whether the server returns token logprobs.
         organization: ``OpenAI-Organization`` header.
         sampling: Default sampling as one object.
@@ -141,7 +143,7 @@ class OpenAIChatModel(ChatClient):
         max_concurrency: int | None = None,
         rpm: float | None = None,
         tpm: float | None = None,
-        structured_output: StructuredOutputMode = "json_schema",
+        structured_output: StructuredOutputMode | None = None,
         logprobs: bool = True,
         extra_body: dict[str, Any] | None = None,
         organization: str | None = None,
@@ -186,7 +188,9 @@ class OpenAIChatModel(ChatClient):
             transport,
             policy=policy,
             sampling=sampling,
-            capabilities=ModelCapabilities(structured_output=structured_output, logprobs=logprobs),
+            capabilities=ModelCapabilities(
+                structured_output=structured_output or "json_schema", logprobs=logprobs
+            ),
             cache=cache,
             limits=limits,
         )

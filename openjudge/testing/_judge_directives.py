@@ -4,7 +4,8 @@ The directive language is documented in :mod:`openjudge.testing.judge_server`. A
 is read once: its JSON, its message texts (counted for ``usage``), the first user message
 (the key of ``times`` budgets, and where ``<step index="k">`` blocks are counted), and the
 directives in order of appearance. An invalid directive is a :class:`BadRequest`: the
-server answers it with a 400 naming the problem.
+server answers it with a 400 naming the problem. The caller's ``check`` sees the request
+before any ``times`` budget is spent, so a request it refuses uses none.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,7 +39,6 @@ class ChatPlan:
     """How to answer one chat request."""
 
     score: int | float
-    score_given: bool = False
     latency_s: float | None = None
     status: int = 200
     retry_after_s: str | None = None
@@ -50,11 +51,16 @@ class ChatPlan:
 
 
 def read_chat(
-    body: bytes, *, default_score: int | float, budgets: FaultBudgets
+    body: bytes,
+    *,
+    default_score: int | float,
+    budgets: FaultBudgets,
+    check: Callable[[Mapping[str, object]], None] | None = None,
 ) -> tuple[dict[str, object], int, ChatPlan]:
     """The request, the characters of its message texts, and the plan its directives make.
 
-    A ``times``-limited fault that fires consumes one use from ``budgets``.
+    A ``times``-limited fault that fires consumes one use from ``budgets``; ``check`` is
+    called with the request first, so what it raises leaves the budgets untouched.
 
     Raises:
         BadRequest: Not JSON, no messages, streaming asked for, or an invalid directive.
@@ -82,6 +88,8 @@ def read_chat(
             steps = len(_STEP_RE.findall(text)) or None
         if "#oj:" in text:
             directives.extend(d for d in _DIRECTIVE_RE.findall(text) if d not in directives)
+    if check is not None:
+        check(request)
     plan = _plan(directives, first_user or "", default_score, budgets)
     plan.steps = steps
     return request, chars, plan
@@ -121,7 +129,6 @@ def _plan(
         if "score" in items:
             score = number("score", items["score"])
             plan.score = int(score) if score.is_integer() and "." not in items["score"] else score
-            plan.score_given = True
         if "latency_s" in items:
             plan.latency_s = number("latency_s", items["latency_s"])
         if len(_FAULTS & items.keys()) > 1:

@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Final, Self
 
 from openjudge.testing._judge_state import DEFAULT_MODEL, JudgeServerStats
+from openjudge.testing._schema_checks import check_refuse
 
 __all__ = ["JudgeServerProcess"]
 
@@ -47,11 +48,16 @@ class JudgeServerProcess:
         default_score: float = 3,
         root: str | None = None,
         system_fingerprint: str | None = None,
+        refuse: Mapping[str, int] | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         options = f"--port={port} --latency-s={float(latency_s)!r} --jitter-s={float(jitter_s)!r}"
+        if context_tokens is not None:
+            options += f" --context-tokens={int(context_tokens)}"
         identity = [f"--root={root}"] if root is not None else []
         if system_fingerprint is not None:
             identity.append(f"--system-fingerprint={system_fingerprint}")
+        refusals = [f"--refuse={kind}={status}" for kind, status in check_refuse(refuse or {}).items()]
         self._argv = [
             python or sys.executable,
             "-m",
@@ -60,6 +66,7 @@ class JudgeServerProcess:
             f"--model={model}",
             f"--score={float(default_score)!r}",
             *identity,
+            *refusals,
         ]
         self._startup_timeout_s = startup_timeout_s
         self._proc: subprocess.Popen[bytes] | None = None

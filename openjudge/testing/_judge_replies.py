@@ -1,22 +1,22 @@
 """The bodies the test judge server answers with: completions an obedient judge writes, and errors.
 
-A completion's content is a JSON instance of the request's schema (or ``{"reason": "ok",
-"score": N}`` without one; just ``N`` for a one-token reply), malformed as a ``reply=``
-directive asks, with logprobs around the score value when asked for. The rules are
-documented in :mod:`openjudge.testing.judge_server`.
+A completion's content is a JSON instance of the request's schema, its score kept to what
+the schema allows as a grammar engine keeps it (or ``{"reason": "ok", "score": N}`` without
+a schema; just ``N`` for a one-token reply), malformed as a ``reply=`` directive asks, with
+logprobs around the score value when asked for. The rules are documented in
+:mod:`openjudge.testing.judge_server`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
 import time
-from collections.abc import Mapping
 from typing import Final
 
 from openjudge.testing._judge_directives import ChatPlan
+from openjudge.testing._schema_checks import schema_of
 from openjudge.testing._schema_instance import JsonValue, schema_instance
 
 __all__ = ["Replies", "dumps", "error_body"]
@@ -33,7 +33,7 @@ _COMPACT: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _SPACED: Final = json.JSONEncoder(ensure_ascii=False)
 _CACHE_SIZE: Final = 1024
 
-_ContentKey = tuple[str, float, bool, str | None, bool, int | None]
+_ContentKey = tuple[str, float, str | None, bool, int | None]
 
 
 def dumps(value: object) -> bytes:
@@ -87,9 +87,9 @@ class Replies:
 
     def _content(self, request: dict[str, object], plan: ChatPlan) -> tuple[str, tuple[int, int] | None]:
         """The reply text and the span of its score value."""
-        schema = _schema_of(request)
+        schema = schema_of(request)
         one_token = 1 in (request.get("max_tokens"), request.get("max_completion_tokens"))
-        key = (_COMPACT.encode(schema), plan.score, plan.score_given, plan.reply, one_token, plan.steps)
+        key = (_COMPACT.encode(schema), plan.score, plan.reply, one_token, plan.steps)
         cached = self._content_cache.get(key)
         if cached is None:
             if len(self._content_cache) >= _CACHE_SIZE:
@@ -126,7 +126,7 @@ def _render(
             return text, (0, len(text))
         value: JsonValue = {"reason": "ok", "score": score}
     else:
-        value = schema_instance(schema, score=score, clamp=not plan.score_given)
+        value = schema_instance(schema, score=score, clamp=True)
         if plan.steps is not None:
             value = _number_steps(value, plan.steps)
     reply = plan.reply
@@ -145,24 +145,6 @@ def _render(
             text = text[: len(text) // 2]
     match = _SCORE_VALUE_RE.search(text)
     return text, match.span(1) if match else None
-
-
-def _schema_of(request: Mapping[str, object]) -> dict[str, object] | None:
-    fmt = request.get("response_format")
-    schema: object = None
-    if isinstance(fmt, dict):
-        if fmt.get("type") == "json_schema" and isinstance(spec := fmt.get("json_schema"), dict):
-            schema = spec.get("schema")
-        elif fmt.get("type") == "json_object":
-            schema = fmt.get("schema")
-    if schema is None and isinstance(so := request.get("structured_outputs"), dict):
-        schema = so.get("json")
-    if schema is None:
-        schema = request.get("guided_json")
-    if isinstance(schema, str):
-        with contextlib.suppress(ValueError):
-            schema = json.loads(schema)
-    return schema if isinstance(schema, dict) else None
 
 
 def _logprobs(content: str, span: tuple[int, int] | None, score: object, k: int) -> list[dict[str, object]]:

@@ -14,7 +14,8 @@ TCP RST; ``hang`` never answers).
 
 One concept per module: HTTP/1.1 on ``asyncio.Protocol`` (``_judge_http``), ``#oj:``
 directives read into a plan (``_judge_directives``), the reply bodies (``_judge_replies``),
-settings, counters and routes (``_judge_state``) and the child-process controller
+settings, counters and routes (``_judge_state``), the structured-output modes and schemas
+a server refuses (``_schema_checks``) and the child-process controller
 (``_judge_process``); this module is the public face and the command line.
 
 Endpoints:
@@ -23,7 +24,15 @@ Endpoints:
   instance of the schema in ``response_format`` (``{"type": "json_schema",
   "json_schema": {"schema": S}}`` or ``{"type": "json_object", "schema": S}``;
   vLLM's top-level ``structured_outputs: {"json": S}``/``guided_json: S`` too),
-  built by :func:`openjudge.testing._schema_instance.schema_instance`; without a
+  built by :func:`openjudge.testing._schema_instance.schema_instance`. The server
+  enforces the schema as a grammar engine does: the score is the allowed value nearest
+  the one asked for (an ``enum``'s nearest value, or clamped into ``minimum``/``maximum``),
+  and a schema no engine could enforce (an empty ``enum``, ``minimum`` above ``maximum``;
+  in ``json_schema`` with ``"strict": true`` also OpenAI's rules: every object has
+  ``additionalProperties: false`` and requires every property) gets a 400 naming the
+  problem (:mod:`openjudge.testing._schema_checks`). A mode listed in ``refuse`` (e.g.
+  ``{"json_schema": 500}``, as llama-cpp-python's server answers) gets that status
+  instead, with a message naming the response format. Without a
   schema it is ``{"reason": "ok", "score": N}``; without a schema and with
   ``max_tokens``/``max_completion_tokens`` of 1 it is just ``N`` (for logprob
   scoring). A list of objects with a ``step_index`` gets one item per
@@ -31,9 +40,14 @@ Endpoints:
   trajectory judge's per-step evaluations). ``usage``: prompt tokens = characters of all message texts // 4,
   completion tokens = characters of the content // 4, each at least 1; one choice;
   ``system_fingerprint`` when the server has one (``--system-fingerprint``).
-- ``GET /v1/models``: the served model's card (``id``, ``owned_by``, ``max_model_len``, and
-  ``root`` when the server has one: ``--root``, the weights as vLLM names them). Two servers
-  that differ in score (``--score``), root or fingerprint are two judges behind one name.
+- With ``context_tokens`` set, a request whose prompt tokens (as counted for ``usage``)
+  plus ``max_tokens``/``max_completion_tokens`` exceed it gets vLLM's 400 ("This model's
+  maximum context length is N tokens. However, you requested ...",
+  ``code: context_length_exceeded``), as a judge with that context window answers.
+- ``GET /v1/models``: the served model's card (``id``, ``owned_by``, ``max_model_len``: the
+  context window, 4096 unless set, and ``root`` when the server has one: ``--root``, the
+  weights as vLLM names them). Two servers that differ in score (``--score``), root or
+  fingerprint are two judges behind one name.
 - ``GET /stats``, ``POST /stats/reset``
   (body ``{"faults": true}`` also forgets the ``times`` counters) and
   ``POST /config`` with ``{"latency_s": float, "jitter_s": float}``.
@@ -51,8 +65,8 @@ may contain ``#oj:`` followed by comma-separated items ``key`` or ``key=value``;
 a value uses letters, digits and ``._+-``, and the directive ends at any other
 character (whitespace, quote, ``<``). Example: ``#oj:status=429,retry_after_s=0.2,times=1``.
 
-- ``score=<number>``: the score placed in the reply (default 3; without a
-  directive, a ``score`` property with bounds gets 3 clamped into them).
+- ``score=<number>``: the score placed in the reply (default 3), kept to what the
+  request's schema allows (see above); without a schema it is written as given.
 - ``latency_s=<seconds>``: latency of this request whatever its outcome. Otherwise
   successful replies wait the server latency (plus uniform ``[0, jitter_s)``) and
   faults fire at once.
@@ -85,13 +99,14 @@ import ipaddress
 import logging
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Self
 
 from openjudge.testing._judge_http import HttpConnection
 from openjudge.testing._judge_process import JudgeServerProcess
 from openjudge.testing._judge_state import DEFAULT_MODEL, JudgeServerStats, JudgeState
+from openjudge.testing._schema_checks import check_refuse
 
 __all__ = ["DEFAULT_MODEL", "JudgeServer", "JudgeServerProcess", "JudgeServerStats", "main"]
 
@@ -132,12 +147,15 @@ class JudgeServer:
         backlog: int = 4096,
         root: str | None = None,
         system_fingerprint: str | None = None,
+        refuse: Mapping[str, int] | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         _check_loopback(host)
         self._host = "127.0.0.1" if host == "localhost" else host  # one socket, so one port
         self._port = port
         self._backlog = backlog
-        self._config = (model, latency_s, jitter_s, default_score, seed)
+        self._refuse = check_refuse(refuse or {})
+        self._config = (model, latency_s, jitter_s, default_score, seed, context_tokens)
         self._identity = (root, system_fingerprint)
         self._state: JudgeState | None = None
         self._server: asyncio.Server | None = None
@@ -146,7 +164,7 @@ class JudgeServer:
         """Bind and start serving; ``port`` is known afterwards."""
         if self._server is not None:
             raise RuntimeError("the judge server is already started")
-        model, latency_s, jitter_s, score, seed = self._config
+        model, latency_s, jitter_s, score, seed, context_tokens = self._config
         root, fingerprint = self._identity
         state = JudgeState(
             model=model,
@@ -156,6 +174,8 @@ class JudgeServer:
             seed=seed,
             root=root,
             system_fingerprint=fingerprint,
+            refuse=self._refuse,
+            context_tokens=context_tokens,
         )
         state.configure(latency_s, jitter_s)
         loop = asyncio.get_running_loop()
@@ -229,6 +249,8 @@ async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> N
         default_score=args.score,
         root=args.root,
         system_fingerprint=args.system_fingerprint,
+        refuse=args.refuse,
+        context_tokens=args.context_tokens,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -238,6 +260,13 @@ async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> N
     async with server:
         on_ready(server.port)
         await stop.wait()
+
+
+def _refusal_option(item: str) -> tuple[str, int]:
+    kind, _, status = item.partition("=")
+    if not status.isdigit():
+        raise ValueError(f"--refuse takes MODE=STATUS, e.g. json_schema=500; got {item!r}")
+    return kind, int(status)
 
 
 def _raise_fd_limit() -> None:
@@ -264,12 +293,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--root", help="the weights /v1/models says it serves (vLLM's 'root' field)")
     parser.add_argument("--system-fingerprint", help="sent as system_fingerprint with every completion")
+    parser.add_argument(
+        "--refuse",
+        action="append",
+        default=[],
+        metavar="MODE=STATUS",
+        help="answer STATUS to requests in MODE (json_schema, json_object, structured_outputs), "
+        "e.g. json_schema=500 as llama-cpp-python's server does; repeatable",
+    )
+    parser.add_argument(
+        "--context-tokens", type=int, default=None, help="context window: longer requests get vLLM's 400"
+    )
     args = parser.parse_args(argv)
     try:
         _check_loopback(args.host)
-        JudgeState(model="", latency_s=0, jitter_s=0, score=3, seed=0).configure(
-            args.latency_s, args.jitter_s
-        )
+        args.refuse = check_refuse(dict(_refusal_option(item) for item in args.refuse))
+        JudgeState(
+            model="", latency_s=0, jitter_s=0, score=3, seed=0, context_tokens=args.context_tokens
+        ).configure(args.latency_s, args.jitter_s)
     except ValueError as exc:
         parser.error(str(exc))
     _raise_fd_limit()

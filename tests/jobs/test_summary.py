@@ -47,7 +47,7 @@ def _outcomes() -> list[SampleOutcome]:
         ({"a": a(1, 1.0), "b": b(0)}, {"overall": 0.5}),
         ({"a": a(2, 2.0), "b": b(1)}, {"overall": None}),
         ({"a": a(3, 3.0), "b": b(1), "r": rank}, {"overall": 1.0}),
-        ({"a": a(4, 4.0), "b": b(1), "r": rank}, {}),
+        ({"a": a(4, 4.0), "b": b(1), "r": rank}, {}),  # "overall" absent: it does not apply
         ({"a": timeout, "b": b(1)}, {"overall": 0.0}),
         ({"a": parse, "b": b(0)}, {}),
     ]
@@ -88,6 +88,7 @@ def test_grader_statistics_are_exact(from_json: bool) -> None:
     assert data.pop("error_examples") == {"parse_error": "bad", "timeout": "slow"}
     assert (data.pop("response_failures"), data.pop("response_failure_examples")) == ({}, {})
     assert (data.pop("queue_p50_s"), data.pop("queue_p95_s")) == (0.0, 0.0)  # no result waited
+    assert data.pop("not_applicable") == 0
     assert data == pytest.approx(
         {
             "mean": 2.5,
@@ -112,6 +113,7 @@ def test_grader_statistics_are_exact(from_json: bool) -> None:
     assert summary.cost == pytest.approx(0.77)
     (overall,) = summary.aggregates
     assert (overall.name, overall.count, overall.missing, overall.mean) == ("overall", 3, 1, 0.5)
+    assert overall.not_applicable == 2  # the two samples without it
 
 
 def test_empty_summary() -> None:
@@ -157,6 +159,10 @@ def test_render_table() -> None:
         "aggregate  n  missing  mean\n"
         "---------  -  -------  ----\n"
         "overall    3        1   0.5\n"
+        "\n"
+        "routed   applies to  not applicable\n"
+        "-------  ----------  --------------\n"
+        "overall           4               2\n"
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.results import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore, RowResult
 from openjudge.runner.aggregators import GateAggregator, MinAggregator, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner, RunnerResult, SampleResult
 from openjudge.testing.function_model import FunctionChatModel
@@ -238,7 +238,7 @@ def test_runner_reused_across_event_loops_trio_and_sync_facade() -> None:
     runner = quiet({"judge": judge}, max_concurrency=4)
     data = [{"response": str(i)} for i in range(10)]
 
-    def scores(result: dict[str, list[GraderResult]]) -> list[float]:
+    def scores(result: Mapping[str, list[RowResult]]) -> list[float]:
         return [r.score for r in result["judge"] if isinstance(r, GraderScore)]
 
     assert scores(asyncio.run(runner.arun(data))) == [3.0] * 10

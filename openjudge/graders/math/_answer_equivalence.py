@@ -134,7 +134,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             numbers only, a weaker grader chosen by name, recorded in ``metadata["method"]``).
         sympy_timeout_s: Time budget of step 4 for one sample (> 0): its own compute, from
             the moment a worker starts it, enforced by killing the worker process.
-        sympy_workers: Worker processes for step 4 (per event loop); more samples wait
+        sympy_workers: Worker processes for step 4, shared by the event loops and threads of
+            the process (default: one per core it may run on, at most 8); more samples wait
             their turn, first come first served.
         extraction: ``"last"`` or ``"strict"``, see above.
         name: Result name (default ``"math_answer_equivalence"``).
@@ -154,7 +155,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         rel_tol: float = 1e-9,
         use_sympy: bool = True,
         sympy_timeout_s: float = 5.0,
-        sympy_workers: int = 2,
+        sympy_workers: int | None = None,
         extraction: Extraction = "last",
         name: str = "",
         description: str = "",

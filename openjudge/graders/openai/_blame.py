@@ -22,7 +22,10 @@ OpenAI error                     here
 ``python_grader_server_error``   ``GraderError`` (the sandbox could not run); the grader source
                                  failing before ``grade()`` is called: ``GraderError(internal)``
 ``model_grader_parse_error``     ``GraderError(parse_error)`` after one re-ask, as every LLM judge here
-``model_grader_refusal_error``   ``GraderError(refused)`` (content filter), as every LLM judge here
+``model_grader_refusal_error``   the judge refused the response (a content filter, a refusal): response,
+                                 bottom score, cause ``judge_refused``, as ``LLMGrader`` scores it; a
+                                 lone surrogate in the sample (no judge can be sent it): response,
+                                 cause ``lone_surrogate``; in the item: ``GraderError(invalid_input)``
 ``model_grader_server_error``    ``GraderError(provider_error | timeout)`` from the provider
 ``truncated_observation_error``, not produced: they concern OpenAI's hosted agent rollouts
 ``unresponsive_reward_error``

@@ -30,7 +30,11 @@ import anyio
 import anyio.to_thread
 from pydantic import JsonValue
 
+from openjudge.errors import ContextOverflow
+from openjudge.graders._degenerate import CAUSE as DEGENERATE
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders.base_grader import BaseGrader, InputSpec
+from openjudge.graders.blame import check_response_text, context_overflow_of, message_chars, overflow_failure
 from openjudge.graders.code._backends import sandbox_backend
 from openjudge.graders.code._sandbox import BackendName, SandboxBackend, SandboxError, SandboxLimits
 from openjudge.graders.openai import _blame as blame
@@ -57,7 +61,7 @@ from openjudge.graders.openai._spec import (
 from openjudge.graders.openai._templates import Template, VariableError
 from openjudge.models._loop_local import LoopLocal
 from openjudge.models.chat_model import ChatModel
-from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange, TokenUsage
 
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 
@@ -118,6 +122,9 @@ class OpenAIGrader(BaseGrader):
         max_reasks: Re-asks of a model grader after an unusable reply.
         name: Result name (default: the JSON's ``name``).
         description: One line on what is graded.
+        reject_degenerate: A ``score_model``/``label_model`` grader scores a degenerate
+            response (empty, punctuation only, a reasoning opener alone: a "master key" judges
+            accept) at the bottom without a judge call (cause ``degenerate_response``).
 
     Raises:
         ValueError: The JSON is not a grader OpenAI accepts, a template names something
@@ -147,8 +154,10 @@ class OpenAIGrader(BaseGrader):
         max_reasks: int = 1,
         name: str = "",
         description: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         self.spec: OpenAIGraderSpec = _load(grader)
+        self.reject_degenerate = reject_degenerate
         python_range = ScoreRange.coerce(python_score_range)
         assert python_range is not None  # coerce only returns None for None
         self.python_range = python_range
@@ -327,7 +336,19 @@ class OpenAIGrader(BaseGrader):
             if isinstance(leaf, PythonSpec):
                 return await self._python(leaf, name, rng, item, sample)
             judge = self._judges[key]
+            if self.reject_degenerate and not sample.get("output_tools"):
+                reason = degenerate_reason(str(sample.get("output_text") or ""))
+                if reason is not None:
+                    return blame.response_failure(name, rng, DEGENERATE, reason)
             messages = judge.render(item, sample)
+            unsendable = _unsendable(messages)
+            if unsendable is not None:  # text no judge can be sent: whose is it?
+                surrogate = _lone_surrogate(sample)
+                if surrogate is not None:
+                    return blame.response_failure(name, rng, "lone_surrogate", surrogate)
+                return GraderError(
+                    name=name, kind="invalid_input", message=f"the item {unsendable}", error_type="ValueError"
+                )
         except VariableError as exc:
             if exc.namespace == "item":
                 return GraderError(
@@ -337,7 +358,43 @@ class OpenAIGrader(BaseGrader):
                     error_type="VariableError",
                 )
             return blame.response_failure(name, rng, exc.cause, f"{exc.cause}: {exc}")
-        return await judge.judge(name, messages)
+        result = await judge.judge(name, messages)
+        overflow = context_overflow_of(result)
+        if overflow is None or not isinstance(result, GraderError):
+            return result
+        return self._overflow(result, overflow, judge, name, rng, messages, item, sample)
+
+    @staticmethod
+    def _overflow(
+        error: GraderError,
+        overflow: ContextOverflow,
+        judge: ModelJudge,
+        name: str,
+        rng: ScoreRange,
+        messages: Sequence[Mapping[str, str]],
+        item: Mapping[str, JsonValue],
+        sample: Mapping[str, JsonValue],
+    ) -> GraderScore | GraderError:
+        """A judge prompt past the context window: the response's failure if it fits without the response."""
+        prompt_chars = message_chars(messages)
+        try:
+            rest_chars = message_chars(judge.render(item, build_sample("")))
+        except VariableError:  # the template reads the response's JSON: leave its text out instead
+            shown = len(str(sample.get("output_text") or "")) + len(
+                json.dumps(sample.get("output_tools") or [])
+            )
+            rest_chars = max(0, prompt_chars - shown)
+        failure = overflow_failure(overflow, prompt_chars=prompt_chars, rest_chars=rest_chars)
+        if failure is None:
+            return error.model_copy(
+                update={
+                    "kind": "invalid_input",
+                    "message": f"{error.message} (the prompt is too long for the judge even without the "
+                    "response: shorten the grader's messages or the item, or use a judge with a longer context)",
+                }
+            )
+        scored = blame.response_failure(name, rng, failure.cause, failure.message)
+        return scored.model_copy(update={"usage": error.usage, "latency_s": error.latency_s})
 
     async def _similarity(self, leaf: TextSimilaritySpec, name: str, hyp: str, ref: str) -> GraderScore:
         metadata: dict[str, JsonValue] = {"evaluation_metric": leaf.evaluation_metric}
@@ -493,6 +550,32 @@ def _json(value: object) -> JsonValue:
     if isinstance(value, Sequence | set | frozenset) and not isinstance(value, bytes | bytearray):
         return [_json(v) for v in value]
     return str(value)
+
+
+def _lone_surrogate(sample: Mapping[str, JsonValue]) -> str | None:
+    """Why the sample's text cannot be sent to a judge (a lone surrogate), or ``None``."""
+    try:
+        check_response_text("the response", str(sample.get("output_text") or ""))
+        tools = sample.get("output_tools")
+        if tools:
+            check_response_text("the response's tool calls", json.dumps(tools, ensure_ascii=False))
+    except ResponseFailure as failure:
+        return failure.message
+    except (ValueError, RecursionError):
+        return None  # JSON cannot write the calls: the judge is not sent them as JSON either
+    return None
+
+
+def _unsendable(messages: Sequence[Mapping[str, str]]) -> str | None:
+    """Why the rendered messages cannot be sent (text with no UTF-8 form), or ``None``."""
+    for message in messages:
+        content = message["content"]
+        if not content.isascii():
+            try:
+                content.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"has text with no UTF-8 form (a lone surrogate U+{ord(content[exc.start]):04X})"
+    return None
 
 
 def _string_check(spec: StringCheckSpec, name: str, left: str, right: str) -> GraderScore:

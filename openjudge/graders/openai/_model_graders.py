@@ -15,8 +15,10 @@ so one system message stating it is put before the grader's messages. The respon
 text goes in verbatim, except that tags the prompt itself uses are escaped inside it
 (see :meth:`ModelJudge.render`). An unusable
 reply gets one re-ask, then ``GraderError(parse_error)`` (OpenAI's
-``model_grader_parse_error``), as for every LLM judge here; a content-filtered reply is
-``GraderError(refused)``; a provider failure keeps the provider's kind.
+``model_grader_parse_error``), as for every LLM judge here; a provider failure keeps the
+provider's kind. A judge that refuses (a content filter, a refusal) refuses what the
+response wrote: the response's failure at the bottom of the range (cause
+``judge_refused``), as :class:`~openjudge.graders.llm_grader.LLMGrader` scores it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from openjudge.graders._judge_output import evict_unusable, extract_json_object
+from openjudge.graders.blame import overflow_metadata
+from openjudge.graders.openai._blame import response_failure
 from openjudge.graders.openai._spec import LabelModelSpec, MessageSpec, SamplingParams, ScoreModelSpec
 from openjudge.graders.openai._templates import Template
 from openjudge.models._errors import ChatModelError
@@ -175,25 +179,24 @@ class ModelJudge:
                 )
             except ChatModelError as exc:
                 spent = TokenUsage(0, 0, exc.requests)
+                total = spent if usage is None else usage + spent
+                if exc.kind == "refused":
+                    return self._refused(name, exc.message, total, latency_s or None)
                 return GraderError(
                     name=name,
                     kind=exc.kind,
                     message=f"model_grader_server_error: {exc.message}",
                     error_type=exc.error_type,
-                    usage=spent if usage is None else usage + spent,
+                    metadata=overflow_metadata(exc.context_overflow) if exc.context_overflow else {},
+                    usage=total,
                     latency_s=latency_s or None,
                 )
             usage = response.usage if usage is None else usage + response.usage
             latency_s += response.latency_s
             if response.finish_reason == "content_filter":
                 await evict_unusable(self.model, response)
-                return GraderError(
-                    name=name,
-                    kind="refused",
-                    message="model_grader_refusal_error: the judge's reply was blocked by the content filter",
-                    usage=usage,
-                    latency_s=latency_s,
-                )
+                message = "the judge's reply was blocked by the content filter"
+                return self._refused(name, message, usage, latency_s)
             try:
                 score, label, steps = self._read(response.content)
             except ValueError as exc:
@@ -236,3 +239,12 @@ class ModelJudge:
                 latency_s=latency_s,
             )
         raise AssertionError("unreachable: the loop always returns")
+
+    def _refused(
+        self, name: str, message: str, usage: TokenUsage | None, latency_s: float | None
+    ) -> GraderScore:
+        """A refusal to grade the response: its failure, at the bottom (OpenAI's ``model_grader_refusal_error``)."""
+        failure = response_failure(
+            name, self.score_range, "judge_refused", f"model_grader_refusal_error: {message}"
+        )
+        return failure.model_copy(update={"usage": usage, "latency_s": latency_s})

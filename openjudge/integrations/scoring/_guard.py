@@ -26,15 +26,13 @@ from dataclasses import dataclass
 
 from openjudge.errors import FailureRateExceeded, SampleFailed
 from openjudge.integrations.scoring._settings import FailurePolicy
+from openjudge.models._errors import REFUSED_MARK
 from openjudge.results import GraderError
 
 __all__ = ["OUTAGE_KINDS", "REFUSED_MARK", "FailureGuard", "FailureRateExceeded", "SampleFailed", "is_outage"]
 
 OUTAGE_KINDS = frozenset({"provider_error", "timeout"})
 """Error kinds that may say the judge itself is unreachable or failing (they feed the breaker)."""
-
-REFUSED_MARK = "[refused by the judge]"
-"""In a message: the judge is up and refused this one request (see ``hosted_judge.RouterTransport``)."""
 
 _FINAL_STATUS = re.compile(r"\bHTTP (4\d\d)\b")
 _RETRYABLE_4XX = frozenset({"408", "409", "429"})

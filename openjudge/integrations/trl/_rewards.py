@@ -10,7 +10,9 @@ leaves NaN out of the reward sum (a completion for which every function returned
 :class:`OpenJudgeRewards` turns a graders config into such functions:
 
 - :meth:`~OpenJudgeRewards.per_grader`: one function per grader, named after it (TRL
-  weights and sums them: ``GRPOConfig(reward_weights=[...])``);
+  weights and sums them: ``GRPOConfig(reward_weights=[...])``); with routing (``when``,
+  ``data.graders_field``), a grader returns ``None`` for the completions it does not apply
+  to, which is TRL's own way to say "not this function's sample" (no failure);
 - :meth:`~OpenJudgeRewards.aggregate`: one function returning an aggregator's score
   (the config's first aggregator, or the equal-weight ``mean`` of every grader).
 
@@ -203,7 +205,7 @@ class OpenJudgeRewards:
         """The config's aggregators (``mean`` is always available when it declares none)."""
         return tuple(self._runner.aggregators) or (DEFAULT_AGGREGATE,)
 
-    def _scorer(self, runner: GradingRunner, target: str | None) -> RewardScorer:
+    def _scorer(self, runner: GradingRunner, target: str | None, *, per_grader: bool = False) -> RewardScorer:
         return RewardScorer(
             runner,
             self.options.model_copy(update={"aggregate": target, "timeout_s": self.timeout_s}),
@@ -213,6 +215,7 @@ class OpenJudgeRewards:
             limiter=self._limiter,
             where=_WHERE,
             reserve_keys=False,
+            skip_not_applicable=per_grader,  # TRL sums per-grader rewards without None
         )
 
     def grader(self, name: str) -> OpenJudgeReward:
@@ -224,8 +227,10 @@ class OpenJudgeRewards:
         configs = self._runner.grader_configs
         if name not in configs:
             raise KeyError(f"no grader named {name!r} (graders: {', '.join(configs)})")
-        runner = self._runner.replace(grader_configs={name: configs[name]}, aggregators=None)
-        return OpenJudgeReward(self, name, self._scorer(runner, name), aggregate=False)
+        runner = self._runner.replace(
+            grader_configs={name: configs[name]}, aggregators=None, unrouted="not_applicable"
+        )
+        return OpenJudgeReward(self, name, self._scorer(runner, name, per_grader=True), aggregate=False)
 
     def per_grader(self) -> list[OpenJudgeReward]:
         """One reward function per grader, in config order."""

@@ -18,7 +18,7 @@ import pytest
 
 from openjudge.graders._workers import WorkerPool
 from openjudge.graders.math import MathAnswerEquivalenceGrader
-from openjudge.results import GraderResult, GraderScore
+from openjudge.results import GraderScore, RowResult
 from openjudge.runner import GradingRunner
 
 pytestmark = pytest.mark.anyio
@@ -45,12 +45,12 @@ class StandIn(MathAnswerEquivalenceGrader):
         self.workers = WorkerPool(max_workers=WORKERS, preload=(SLOW,))  # quick to restart
 
 
-def verdict(result: GraderResult) -> tuple[object, ...]:
+def verdict(result: RowResult) -> tuple[object, ...]:
     assert isinstance(result, GraderScore), result
     return result.score, result.metadata.get("method"), result.metadata.get("cause")
 
 
-async def grade(grader: StandIn, samples: list[dict[str, str]]) -> list[GraderResult]:
+async def grade(grader: StandIn, samples: list[dict[str, str]]) -> list[RowResult]:
     runner = GradingRunner(
         {"math": grader}, max_concurrency=64, show_progress=False, timeout_s=RUNNER_TIMEOUT_S
     )
