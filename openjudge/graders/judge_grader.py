@@ -64,7 +64,15 @@ from openjudge.results import (
     TokenUsage,
 )
 
-__all__ = ["ContextT", "JudgeGrader", "PreparedCall", "ScoreMode", "VerdictT"]
+__all__ = [
+    "ContextT",
+    "JudgeGrader",
+    "PreparedCall",
+    "ScoreMode",
+    "VerdictT",
+    "pointwise_result",
+    "ranked_result",
+]
 
 VerdictT = TypeVar("VerdictT", bound=BaseModel, default=JudgeVerdict)
 """The pydantic model a judge's reply is validated into."""
@@ -392,14 +400,14 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
 
     def blame_overflow(
         self,
-        result: GraderResult,
+        result: GraderError,
         call: PreparedCall[ContextT],
         without_response: Mapping[str, object] | None,
-    ) -> GraderResult:
+    ) -> GraderScore | GraderError:
         """``result``, or the response's failure when it is a context overflow the response caused.
 
         Args:
-            result: What :meth:`judge` returned for ``call``.
+            result: The error :meth:`judge` returned for ``call``.
             call: The call.
             without_response: The same inputs with the response's text left empty (``None``
                 when the grader cannot tell which text is the response's): the prompt they
@@ -411,7 +419,6 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         overflow = context_overflow_of(result)
         if overflow is None or without_response is None:
             return result
-        assert isinstance(result, GraderError)  # context_overflow_of reads errors only
         rest = self.prepare_call(without_response)
         if isinstance(rest, GraderError):
             return result
@@ -500,6 +507,35 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             raise ValueError(
                 f"{self.name}: score_mode must be 'verdict', 'logprobs' or 'vote', got {self.score_mode!r}"
             )
+
+
+def pointwise_result(grader: BaseGrader, result: GraderResult) -> GraderScore | GraderError:
+    """A pointwise judge's result, typed as one: a score or an error.
+
+    A pointwise judge's ``to_result`` is typed to return a :class:`GraderScore`, so a rank
+    here is a subclass that went around the types: reported as the bug it is, never passed on.
+    """
+    if isinstance(result, GraderRank):
+        return GraderError(
+            name=grader.name,
+            kind="internal",
+            message=f"{type(grader).__name__}.to_result returned a GraderRank; a pointwise grader "
+            "returns a GraderScore (a ranking is a listwise grader's: subclass JudgeGrader)",
+            error_type="TypeError",
+        )
+    return result
+
+
+def ranked_result(grader: BaseGrader, result: GraderResult) -> GraderRank | GraderError:
+    """A listwise judge's result, typed as one: a rank or an error (a score here is a bug)."""
+    if isinstance(result, GraderScore):
+        return GraderError(
+            name=grader.name,
+            kind="internal",
+            message=f"{type(grader).__name__} produced a GraderScore; a listwise grader returns a GraderRank",
+            error_type="TypeError",
+        )
+    return result
 
 
 def fmt_number(value: float) -> str:

@@ -15,8 +15,12 @@ To read a custom verdict differently, subclass ``LLMGrader[YourVerdict]`` and ov
         passed: bool
 
     class PassFail(LLMGrader[Pass]):
-        def to_result(self, verdict: Pass, call: PreparedCall[None]) -> GraderScore | GraderRank:
+        def to_result(self, verdict: Pass, call: PreparedCall[None]) -> GraderScore:
             return GraderScore(name=self.name, score=float(verdict.passed), reason=verdict.reason)
+
+An LLM grader is pointwise: ``aevaluate`` returns ``GraderScore | GraderError``, so code that
+handles the error may read ``result.score`` as it is. Rankings are listwise graders'
+(:mod:`openjudge.graders.comparison`).
 
 Blame: a lone surrogate in one of :attr:`LLMGrader.response_inputs` is the response's failure
 (cause ``lone_surrogate``); in any other input it is a bad dataset field (``invalid_input``).
@@ -38,7 +42,14 @@ from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders._judge_output import JudgeVerdict
 from openjudge.graders.base_grader import InputSpec, error_from_exception, response_failure_result
 from openjudge.graders.blame import check_response_text
-from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, ScoreMode, VerdictT, fmt_number
+from openjudge.graders.judge_grader import (
+    JudgeGrader,
+    PreparedCall,
+    ScoreMode,
+    VerdictT,
+    fmt_number,
+    pointwise_result,
+)
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
@@ -46,7 +57,6 @@ from openjudge.results import (
     GraderError,
     GraderMode,
     GraderRank,
-    GraderResult,
     GraderScore,
     ResponseFailure,
     ScoreRange,
@@ -174,7 +184,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         except Exception as exc:
             return error_from_exception(self.name, exc, "invalid_input")
 
-    async def aevaluate(self, **inputs: object) -> GraderResult:
+    async def aevaluate(self, **inputs: object) -> GraderScore | GraderError:
         for field in self._response_fields:
             value = inputs.get(field)
             if isinstance(value, str) and not value.isascii():  # ASCII has no lone surrogate
@@ -191,13 +201,13 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        result = await self.judge(call)
+        result = pointwise_result(self, await self.judge(call))
         if isinstance(result, GraderError) and self._response_fields:
             blank = {**inputs, **dict.fromkeys(self._response_fields, "")}
             return self.blame_overflow(result, call, blank)
         return result
 
-    def to_result(self, verdict: VerdictT, call: PreparedCall[None]) -> GraderScore | GraderRank:
+    def to_result(self, verdict: VerdictT, call: PreparedCall[None]) -> GraderScore:
         """The verdict as a score: see :meth:`score_verdict`."""
         return self.score_verdict(verdict)
 

@@ -88,12 +88,18 @@ class JudgeState:
         jitter_s: float,
         score: int | float,
         seed: int,
+        root: str | None = None,
+        system_fingerprint: str | None = None,
         refuse: Mapping[str, int] | None = None,
         context_tokens: int | None = None,
     ) -> None:
         if context_tokens is not None and context_tokens < 1:
             raise ValueError(f"context_tokens must be >= 1, got {context_tokens}")
         self.model = model
+        self.root = root
+        """The weights ``/v1/models`` says it serves (vLLM's ``root``), if set."""
+        self.system_fingerprint = system_fingerprint
+        """Sent with every completion, if set."""
         self.formats = FormatChecks(refuse or {})
         self.context_tokens = context_tokens
         self.latency_s = latency_s
@@ -139,13 +145,14 @@ class JudgeState:
         if path in ("/v1/chat/completions", "/chat/completions") and method == "POST":
             self._chat(conn, body)
         elif path in ("/v1/models", "/models") and method == "GET":
-            window = self.context_tokens or 4096
-            card = {
+            card: dict[str, object] = {
                 "id": self.model,
                 "object": "model",
                 "owned_by": "openjudge-test",
-                "max_model_len": window,
+                "max_model_len": self.context_tokens or 4096,
             }
+            if self.root is not None:
+                card["root"] = self.root
             conn.send_json(200, {"object": "list", "data": [card]})
         elif path == "/stats" and method == "GET":
             conn.send_json(200, asdict(self.stats()))
@@ -178,11 +185,12 @@ class JudgeState:
             request, chars, plan = read_chat(
                 body, default_score=self.score, budgets=self.fault_uses, check=self.formats.check
             )
-            payload = (
-                dumps(self.replies.completion(request, chars, plan, model=self.model))
-                if plan.is_reply()
-                else b""
-            )
+            payload = b""
+            if plan.is_reply():
+                completion = self.replies.completion(request, chars, plan, model=self.model)
+                if self.system_fingerprint is not None:
+                    completion["system_fingerprint"] = self.system_fingerprint
+                payload = dumps(completion)
         except Refused as refused:
             self._count(str(refused.status))
             conn.send_error(refused.status, str(refused))

@@ -38,12 +38,17 @@ Endpoints:
   scoring). A list of objects with a ``step_index`` gets one item per
   ``<step index="k">`` block of the first user message, numbered ``0..n-1`` (a
   trajectory judge's per-step evaluations). ``usage``: prompt tokens = characters of all message texts // 4,
-  completion tokens = characters of the content // 4, each at least 1; one choice.
+  completion tokens = characters of the content // 4, each at least 1; one choice;
+  ``system_fingerprint`` when the server has one (``--system-fingerprint``).
 - With ``context_tokens`` set, a request whose prompt tokens (as counted for ``usage``)
   plus ``max_tokens``/``max_completion_tokens`` exceed it gets vLLM's 400 ("This model's
   maximum context length is N tokens. However, you requested ...",
   ``code: context_length_exceeded``), as a judge with that context window answers.
-- ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
+- ``GET /v1/models``: the served model's card (``id``, ``owned_by``, ``max_model_len``: the
+  context window, 4096 unless set, and ``root`` when the server has one: ``--root``, the
+  weights as vLLM names them). Two servers that differ in score (``--score``), root or
+  fingerprint are two judges behind one name.
+- ``GET /stats``, ``POST /stats/reset``
   (body ``{"faults": true}`` also forgets the ``times`` counters) and
   ``POST /config`` with ``{"latency_s": float, "jitter_s": float}``.
 
@@ -140,6 +145,8 @@ class JudgeServer:
         default_score: int | float = 3,
         seed: int = 0,
         backlog: int = 4096,
+        root: str | None = None,
+        system_fingerprint: str | None = None,
         refuse: Mapping[str, int] | None = None,
         context_tokens: int | None = None,
     ) -> None:
@@ -149,6 +156,7 @@ class JudgeServer:
         self._backlog = backlog
         self._refuse = check_refuse(refuse or {})
         self._config = (model, latency_s, jitter_s, default_score, seed, context_tokens)
+        self._identity = (root, system_fingerprint)
         self._state: JudgeState | None = None
         self._server: asyncio.Server | None = None
 
@@ -157,12 +165,15 @@ class JudgeServer:
         if self._server is not None:
             raise RuntimeError("the judge server is already started")
         model, latency_s, jitter_s, score, seed, context_tokens = self._config
+        root, fingerprint = self._identity
         state = JudgeState(
             model=model,
             latency_s=0.0,
             jitter_s=0.0,
             score=score,
             seed=seed,
+            root=root,
+            system_fingerprint=fingerprint,
             refuse=self._refuse,
             context_tokens=context_tokens,
         )
@@ -235,6 +246,9 @@ async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> N
         latency_s=args.latency_s,
         jitter_s=args.jitter_s,
         model=args.model,
+        default_score=args.score,
+        root=args.root,
+        system_fingerprint=args.system_fingerprint,
         refuse=args.refuse,
         context_tokens=args.context_tokens,
     )
@@ -274,6 +288,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-s", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--jitter-s", type=float, default=0.0, help="extra uniform [0, jitter-s) seconds")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="model name served by /v1/models")
+    parser.add_argument(
+        "--score", type=float, default=3, help="the score of a reply without a score directive (default 3)"
+    )
+    parser.add_argument("--root", help="the weights /v1/models says it serves (vLLM's 'root' field)")
+    parser.add_argument("--system-fingerprint", help="sent as system_fingerprint with every completion")
     parser.add_argument(
         "--refuse",
         action="append",

@@ -187,6 +187,32 @@ async def test_drop_under_verl_fails_the_session(graders: Path) -> None:
         await verl(graders, {"on_failure": "drop"})(f"x {DOWN}")
 
 
+def names_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+async def test_the_judge_cache_of_a_trainer_is_its_process_own_on_every_adapter(
+    adapter: str, tmp_path: Path, judge_server: JudgeServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No rank writes a SQLite file in a shared home directory: without cache.path the
+    cache is a temporary database of the process, in the node's $TMPDIR."""
+    home, scratch = tmp_path / "home", tmp_path / "node-tmp"
+    home.mkdir()
+    scratch.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "graders.yaml"
+    path.write_text(GRADERS.format(base_url=judge_server.base_url, cache="{enabled: true}"), encoding="utf-8")
+    score = ADAPTERS[adapter](path, {"judge_cache": True})
+    before = judge_server.stats().chat_requests
+    assert [await score("the same answer") for _ in range(3)] == [Outcome(0.5, False, "")] * 3
+    assert judge_server.stats().chat_requests - before == 1  # the repeats were served by the cache
+    assert names_in(tmp_path) == ["graders.yaml", "home", "node-tmp"] and names_in(home) == []
+
+
 @pytest.mark.parametrize("adapter", ADAPTERS)
 async def test_relative_paths_in_the_yaml_resolve_against_its_folder_on_every_adapter(
     adapter: str, tmp_path: Path, judge_server: JudgeServerProcess, monkeypatch: pytest.MonkeyPatch

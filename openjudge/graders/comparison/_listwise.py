@@ -49,11 +49,11 @@ from openjudge.graders.comparison.prompts import (
     check_placeholders,
     listwise_template,
 )
-from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
+from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, ranked_result
 from openjudge.models.chat_model import ChatModel, OutputSpec, Sampling
 from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore, TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderRank, TokenUsage
 
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 
@@ -170,7 +170,7 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         return ranking_output(ListwiseVerdict, call.context)
 
     @grader_boundary
-    async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderResult:
+    async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderRank | GraderError:
         call = self.prepare_call({"query": query, "responses": responses})
         if isinstance(call, GraderError):
             return call
@@ -179,11 +179,10 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
             if empty:
                 why = f"{', '.join(f'R{k + 1}' for k in empty)} have no content (degenerate responses): scored 0"
                 return await self._rank_without(empty, "degenerate", why, query, responses, None, None)
-        result = await self.judge(call)
+        result = ranked_result(self, await self.judge(call))
         overflow = context_overflow_of(result)
-        if overflow is None:
+        if overflow is None or not isinstance(result, GraderError):
             return result
-        assert isinstance(result, GraderError)  # context_overflow_of reads errors only
         return await self._without_too_long(result, overflow, message_chars(call.messages), query, responses)
 
     async def _without_too_long(
@@ -193,7 +192,7 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         prompt_chars: int,
         query: str,
         responses: Sequence[str],
-    ) -> GraderResult:
+    ) -> GraderRank | GraderError:
         """Rank a group too long for the judge without the responses that made it long (module docstring)."""
         texts = check_responses(responses)
         left_out: list[int] = []
@@ -234,7 +233,7 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         texts: Sequence[str],
         usage: TokenUsage | None,
         latency_s: float | None,
-    ) -> GraderResult:
+    ) -> GraderRank | GraderError:
         """The group's rank with the ``left_out`` responses scored 0.0 (the response's failure,
         listed in ``metadata[key]``) and the others ranked by a call of their own."""
         kept = [k for k in range(len(texts)) if k not in left_out]
@@ -269,16 +268,14 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
             latency_s=latency_s,
         )
 
-    async def judge_or_error(self, inputs: Mapping[str, object]) -> GraderResult:
+    async def judge_or_error(self, inputs: Mapping[str, object]) -> GraderRank | GraderError:
         """Prepare and judge ``inputs`` (the failure when they cannot be)."""
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        return await self.judge(call)
+        return ranked_result(self, await self.judge(call))
 
-    def to_result(
-        self, verdict: ListwiseVerdict, call: PreparedCall[tuple[str, ...]]
-    ) -> GraderScore | GraderRank:
+    def to_result(self, verdict: ListwiseVerdict, call: PreparedCall[tuple[str, ...]]) -> GraderRank:
         ids = call.context
         ranking = [cid.strip().upper() for cid in verdict.ranking]
         problem = ranking_problem(ranking, ids)

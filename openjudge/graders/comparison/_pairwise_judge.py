@@ -33,7 +33,7 @@ from openjudge.graders.comparison.prompts import (
 from openjudge.graders.llm_grader import LLMGrader, PreparedCall
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.results import GraderError, GraderMode, GraderRank, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["OrderVerdict", "PairwiseJudge", "PairwiseJudges"]
 
@@ -173,7 +173,7 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
             error.latency_s or 0.0,
         )
 
-    def to_result(self, verdict: PairwiseVerdict, call: PreparedCall[None]) -> GraderScore | GraderRank:
+    def to_result(self, verdict: PairwiseVerdict, call: PreparedCall[None]) -> GraderScore:
         return GraderScore(
             name=self.name,
             score=FIRST_WINS[verdict.winner],

@@ -61,7 +61,7 @@ from openjudge.graders.openai._spec import (
 from openjudge.graders.openai._templates import Template, VariableError
 from openjudge.models._loop_local import LoopLocal
 from openjudge.models.chat_model import ChatModel
-from openjudge.results import GraderError, GraderResult, GraderScore, ResponseFailure, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange, TokenUsage
 
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 
@@ -255,7 +255,7 @@ class OpenAIGrader(BaseGrader):
         """``response`` is required; ``tool_calls`` and ``item`` are optional; other fields form the item."""
         return self._input_spec
 
-    async def aevaluate(self, **inputs: object) -> GraderResult:
+    async def aevaluate(self, **inputs: object) -> GraderScore | GraderError:
         """Grade one response (see the module docstring for the inputs)."""
         try:
             item, sample = self._namespaces(inputs)
@@ -274,7 +274,7 @@ class OpenAIGrader(BaseGrader):
             )
         return self._finish(result)
 
-    def _finish(self, result: GraderScore | GraderError) -> GraderResult:
+    def _finish(self, result: GraderScore | GraderError) -> GraderScore | GraderError:
         if not isinstance(result, GraderScore):
             return result
         metadata: dict[str, JsonValue] = {"openai_type": self.spec.type, **result.metadata}
@@ -360,13 +360,13 @@ class OpenAIGrader(BaseGrader):
             return blame.response_failure(name, rng, exc.cause, f"{exc.cause}: {exc}")
         result = await judge.judge(name, messages)
         overflow = context_overflow_of(result)
-        if overflow is None:
+        if overflow is None or not isinstance(result, GraderError):
             return result
         return self._overflow(result, overflow, judge, name, rng, messages, item, sample)
 
     @staticmethod
     def _overflow(
-        error: GraderResult,
+        error: GraderError,
         overflow: ContextOverflow,
         judge: ModelJudge,
         name: str,
@@ -376,7 +376,6 @@ class OpenAIGrader(BaseGrader):
         sample: Mapping[str, JsonValue],
     ) -> GraderScore | GraderError:
         """A judge prompt past the context window: the response's failure if it fits without the response."""
-        assert isinstance(error, GraderError)  # context_overflow_of reads errors only
         prompt_chars = message_chars(messages)
         try:
             rest_chars = message_chars(judge.render(item, build_sample("")))

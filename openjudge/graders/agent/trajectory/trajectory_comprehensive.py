@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from openjudge.graders.base_grader import response_failure_result
 from openjudge.graders.blame import check_response_text
-from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
+from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, pointwise_result
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.oai.message import ChatMessage
@@ -36,8 +36,6 @@ from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.results import (
     GraderError,
     GraderMode,
-    GraderRank,
-    GraderResult,
     GraderScore,
     ResponseFailure,
     ScoreRange,
@@ -322,7 +320,7 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
         messages: Sequence[Mapping[str, Any] | ChatMessage],
         query: str | None = None,
         response: str | None = None,
-    ) -> GraderResult:
+    ) -> GraderScore | GraderError:
         inputs = {"messages": messages, "query": query, "response": response}
         try:
             _check_response_text(messages, response)
@@ -333,7 +331,7 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        result = await self.judge(call)
+        result = pointwise_result(self, await self.judge(call))
         if isinstance(result, GraderError):
             blank = {"messages": _without_agent_text(messages), "query": query, "response": ""}
             return self.blame_overflow(result, call, blank)
@@ -378,9 +376,7 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
                 name=self.name, kind="invalid_input", message=str(exc), error_type="ValueError"
             )
 
-    def to_result(
-        self, verdict: TrajectoryEvaluationOutput, call: PreparedCall[int]
-    ) -> GraderScore | GraderRank:
+    def to_result(self, verdict: TrajectoryEvaluationOutput, call: PreparedCall[int]) -> GraderScore:
         expected = call.context
         problem = step_problem([s.step_index for s in verdict.step_evaluations], expected)
         if problem is not None:
