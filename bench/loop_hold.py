@@ -44,8 +44,8 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 
 from openjudge.graders._registry import BUILTIN_GRADERS  # noqa: E402
 from openjudge.graders.base_grader import BaseGrader  # noqa: E402
-from openjudge.models.chat_model import ChatRequest  # noqa: E402
-from openjudge.models.reward_model import Reward  # noqa: E402
+from openjudge.models.chat_model import ChatModel, ChatRequest  # noqa: E402
+from openjudge.models.reward_model import Reward, RewardModel  # noqa: E402
 from openjudge.results import GraderError, GraderResult, TokenUsage  # noqa: E402
 from openjudge.testing._schema_instance import schema_instance  # noqa: E402
 from openjudge.testing.function_model import FunctionChatModel  # noqa: E402
@@ -147,7 +147,7 @@ def _judge() -> FunctionChatModel:
     return FunctionChatModel(_Judge(), model="function-judge")
 
 
-class _LengthRewardModel:
+class _DefaultRewardModel:
     """An in-process reward model: the reward is a function of the response (no forward pass)."""
 
     @property
@@ -200,7 +200,11 @@ class Case:
     extra: Mapping[str, Callable[[int], str]] | None = None
 
 
-def _cases() -> dict[str, Case]:
+def _cases(
+    judge: Callable[[], ChatModel] = lambda: _judge(), reward_model: Callable[[], RewardModel] | None = None
+) -> dict[str, Case]:
+    _judge = judge  # every judge below is built by the factory given
+    _LengthRewardModel = reward_model or _DefaultRewardModel
     from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader
     from openjudge.graders.agent.observation.observation_information_gain import (
         ObservationInformationGainGrader,
@@ -421,9 +425,17 @@ def _cases() -> dict[str, Case]:
     }
 
 
-def cases() -> dict[str, Case]:
-    """Every configuration measured, by name; every registered grader type has at least one."""
-    built = _cases()
+def cases(
+    judge: Callable[[], ChatModel] | None = None, reward_model: Callable[[], RewardModel] | None = None
+) -> dict[str, Case]:
+    """Every configuration measured, by name; every registered grader type has at least one.
+
+    Args:
+        judge: Builds the chat model of the LLM graders (default: an in-process judge that
+            replies with an instance of whatever schema it is asked for).
+        reward_model: Builds the reward model (default: one whose reward is a function of the length).
+    """
+    built = _cases(judge or _judge, reward_model)
     missing = set(BUILTIN_GRADERS) - {case.grader_type for case in built.values()}
     if missing:
         raise RuntimeError(f"loop_hold has no case for grader types {sorted(missing)}")

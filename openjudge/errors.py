@@ -45,12 +45,14 @@ symbolic form) stay where they are raised.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal, TypeAlias
 
 __all__ = [
     "ChatModelError",
     "ConfigError",
+    "ContextOverflow",
     "DatasetError",
     "ErrorKind",
     "FailureRateExceeded",
@@ -122,6 +124,34 @@ class ResponseFailure(OpenJudgeError):
         self.message = message
 
 
+@dataclass(frozen=True, slots=True)
+class ContextOverflow:
+    """A request longer than the model's context window, with what the model said of it.
+
+    Carried by a :class:`ChatModelError` (and an :class:`InferenceError`) whose request did
+    not fit, so a grader can tell whose text made it long: the response's (its failure,
+    cause ``response_too_long``) or the prompt's own (a config error). Each count is
+    ``None`` when the model did not say it.
+
+    Attributes:
+        limit_tokens: The model's context window.
+        prompt_tokens: Tokens of the request's messages.
+        completion_tokens: Tokens asked for the reply (``max_tokens``).
+    """
+
+    limit_tokens: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def describe(self) -> str:
+        """``"41020 prompt tokens + 512 for the reply > the context window of 8192"`` (what is known)."""
+        parts = [f"{self.prompt_tokens} prompt tokens" if self.prompt_tokens is not None else "the prompt"]
+        if self.completion_tokens:
+            parts.append(f"{self.completion_tokens} for the reply")
+        limit = f"the context window of {self.limit_tokens}" if self.limit_tokens else "the context window"
+        return f"{' + '.join(parts)} > {limit}"
+
+
 class ChatModelError(OpenJudgeError):
     """A chat call failed.
 
@@ -135,6 +165,9 @@ class ChatModelError(OpenJudgeError):
         status_code: HTTP status, when there was a response.
         retry_after_s: Seconds the server asked us to wait, when it said so.
         error_type: Name of the underlying exception class.
+        context_overflow: Set when the request was longer than the model's context window
+            (a 400 "context length", a local model's own count); the grader decides whose
+            text made it long.
     """
 
     def __init__(
@@ -146,6 +179,7 @@ class ChatModelError(OpenJudgeError):
         status_code: int | None = None,
         retry_after_s: float | None = None,
         error_type: str = "",
+        context_overflow: ContextOverflow | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -154,6 +188,7 @@ class ChatModelError(OpenJudgeError):
         self.status_code = status_code
         self.retry_after_s = retry_after_s
         self.error_type = error_type or type(self).__name__
+        self.context_overflow = context_overflow
         self.requests = 0
         """HTTP requests the failed call made (set by the chat model that gave up)."""
 
@@ -171,6 +206,8 @@ class InferenceError(OpenJudgeError):
             or ``provider_error`` (the model, the device or the loader failed).
         retryable: Whether another attempt may succeed (out of memory: a smaller batch may fit).
         error_type: Name of the underlying exception class.
+        context_overflow: Set when the input was longer than the model accepts (counted
+            with its tokenizer).
     """
 
     def __init__(
@@ -180,12 +217,14 @@ class InferenceError(OpenJudgeError):
         kind: Literal["provider_error", "invalid_input"] = "provider_error",
         retryable: bool = False,
         error_type: str = "",
+        context_overflow: ContextOverflow | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.kind: Literal["provider_error", "invalid_input"] = kind
         self.retryable = retryable
         self.error_type = error_type or type(self).__name__
+        self.context_overflow = context_overflow
 
     def __str__(self) -> str:
         return self.message

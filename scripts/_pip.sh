@@ -23,4 +23,4 @@ pip_install() {
 }
 
 # The project's extras the test suite uses (installed by scripts/test.sh, resolved by scripts/lock.sh).
-TEST_EXTRAS="dev,litellm,math,e2e,ray,metaeval,transformers"
+TEST_EXTRAS="dev,litellm,e2e,ray,metaeval,transformers"

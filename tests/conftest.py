@@ -35,7 +35,8 @@ def _cache_homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _private_cache_home(_cache_homes: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Judge caches default to $XDG_CACHE_HOME; keep each test's out of the user's home.
+    """Keep what defaults to $XDG_CACHE_HOME out of the user's home (libraries' caches; a judge
+    cache is a process's own or a results file's, never there).
 
     Numbered here rather than by ``mktemp``, which lists its folder on every call: over
     the whole suite that grew quadratic (about 5 s).

@@ -33,6 +33,11 @@ EXAMPLES: list[BaseException] = [
     errors.ChatModelError(
         "HTTP 429", kind="timeout", retryable=True, status_code=429, retry_after_s=1.5, error_type="RateLimit"
     ),
+    errors.ChatModelError(
+        "HTTP 400: This model's maximum context length is 8192 tokens",
+        status_code=400,
+        context_overflow=errors.ContextOverflow(8192, 9000, 512),
+    ),
     errors.InferenceError(
         "out of memory", kind="provider_error", retryable=True, error_type="OutOfMemoryError"
     ),
@@ -53,7 +58,7 @@ EXAMPLES: list[BaseException] = [
 
 
 def test_every_exception_is_built_in_the_examples() -> None:
-    assert sorted(type(e).__name__ for e in EXAMPLES) == sorted(c.__name__ for c in PUBLIC_EXCEPTIONS)
+    assert sorted({type(e).__name__ for e in EXAMPLES}) == sorted(c.__name__ for c in PUBLIC_EXCEPTIONS)
 
 
 @pytest.mark.parametrize("error", EXAMPLES, ids=lambda e: type(e).__name__)
@@ -142,8 +147,10 @@ def test_each_package_exports_the_exceptions_of_its_domain(package: str) -> None
         assert getattr(module, name) is getattr(errors, name, JobMismatchError), name
 
 
-def test_the_errors_module_exports_the_tree_and_the_error_kinds() -> None:
-    assert sorted(errors.__all__) == sorted([*(c.__name__ for c in EXCEPTIONS), "ErrorKind"])
+def test_the_errors_module_exports_the_tree_the_error_kinds_and_what_an_overflow_said() -> None:
+    assert sorted(errors.__all__) == sorted(
+        [*(c.__name__ for c in EXCEPTIONS), "ErrorKind", "ContextOverflow"]
+    )
 
 
 def test_the_builtin_bases_users_catch_still_catch() -> None:

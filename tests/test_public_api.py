@@ -74,6 +74,7 @@ PUBLIC = {
     "openjudge.errors": [
         "ChatModelError",
         "ConfigError",
+        "ContextOverflow",
         "DatasetError",
         "ErrorKind",
         "FailureRateExceeded",
@@ -147,6 +148,7 @@ PUBLIC = {
         "ChatRequest",
         "ChatResponse",
         "ChatTransport",
+        "ContextOverflow",
         "JudgeCache",
         "LanguageEnum",
         "ModelCapabilities",

@@ -7,7 +7,8 @@ EXIT_INVALID = 1
 EXIT_USAGE = 2
 """Bad command-line usage."""
 EXIT_FAILED = 3
-"""Grading failed: every grader call failed, or more than ``--max-error-rate`` of them."""
+"""Grading failed: a grader failed on every sample it graded, or more than ``--max-error-rate``
+of all grader results are errors (see :mod:`openjudge.cli._verdict`)."""
 EXIT_INTERRUPTED = 130
 """Interrupted by Ctrl-C or SIGTERM; rerun the same command to resume."""
 EXIT_SIGPIPE = 141

@@ -35,8 +35,9 @@ EPILOG = """exit codes:
   0    finished (grader errors are recorded as results)
   1    invalid config, dataset or results file (the message names file, line and field)
   2    bad command-line usage
-  3    grading failed: every grader result in the results file is an error, or more than
-       --max-error-rate of them (a rerun re-attempts system failures first)
+  3    grading failed: a grader failed on every sample it graded (named), or more than
+       --max-error-rate of all grader results in the results file are errors (a rerun
+       re-attempts system failures first)
   130  interrupted; rerun the same command to resume where it stopped
 """
 

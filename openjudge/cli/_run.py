@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import anyio
 
-from openjudge.cli._codes import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from openjudge.cli._check import check_before_run, dataset_path
+from openjudge.cli._codes import EXIT_INTERRUPTED, EXIT_USAGE
+from openjudge.cli._judge_cache import cache_note, start_with_results
+from openjudge.cli._verdict import exit_code
 from openjudge.config._build import BuiltJob, build_job
-from openjudge.config._loader import ConfigError, load_config
+from openjudge.config._loader import load_config
 from openjudge.config._spec import JobConfig
 from openjudge.jobs._engine import GradingBackend, LocalBackend, RunStats, run_job
-from openjudge.jobs._preflight import check_data
 from openjudge.jobs._report import SampleSource, write_report
 from openjudge.jobs._results import read_results
-from openjudge.jobs._summary import Price, RunSummary, SummaryBuilder, render_table
+from openjudge.jobs._summary import Price, SummaryBuilder, render_table
 from openjudge.providers._negotiation import structured_output_choice
 from openjudge.runner._grader_config import BoundGrader
 
-__all__ = ["add_run_arguments", "cmd_run", "data_path", "default_out", "plural", "prices"]
+__all__ = ["add_run_arguments", "cmd_run", "default_out", "plural", "prices"]
 
 _DEFAULT_WORKERS = 2
 
@@ -54,7 +55,7 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         type=float,
         metavar="R",
         help="exit with code 3 when more than this fraction (0-1) of the grader results in the "
-        "results file are errors (default: only when every one is)",
+        "results file are errors (without it: only when a grader failed on every sample it graded)",
     )
     run.add_argument(
         "--fail-on-bad-records",
@@ -76,17 +77,6 @@ def add_run_arguments(run: argparse.ArgumentParser) -> None:
         help=f"with --engine ray: grading actors; each provider's limits are split across them "
         f"(default {_DEFAULT_WORKERS})",
     )
-
-
-def data_path(config: JobConfig, config_path: Path, override: Path | None) -> Path:
-    """The dataset to grade: ``--data``, else ``data.path`` relative to the config file."""
-    if override is not None:
-        return override
-    if config.data.path is None:
-        where = config.located(str(config_path))
-        raise ConfigError([where.at(("data",), "no dataset: give --data FILE or set data.path")])
-    path = Path(config.data.path)
-    return path if path.is_absolute() else config_path.parent / path
 
 
 def prices(config: JobConfig, job: BuiltJob) -> dict[str, Price]:
@@ -179,74 +169,6 @@ def _report_structured_output(job: BuiltJob) -> None:
             print(f"provider {name!r} ({choice.where}): {choice.describe()}")
 
 
-@dataclass(frozen=True, slots=True)
-class FileErrors:
-    """Errors among the grader results of the whole results file."""
-
-    results: int
-    errors: int
-    first: str | None
-
-    @classmethod
-    def of(cls, summary: RunSummary) -> FileErrors:
-        first = next(
-            (
-                f"{g.name}: {kind}: {message}"
-                for g in summary.graders
-                for kind, message in g.error_examples.items()
-            ),
-            None,
-        )
-        return cls(sum(g.count for g in summary.graders), sum(g.error_count for g in summary.graders), first)
-
-
-def _verdict(file: FileErrors, stats: RunStats, out: Path, max_error_rate: float | None) -> int:
-    """Exit code 3 when every grader result in the file is an error, or more than ``max_error_rate``.
-
-    The whole file is judged, not only this run's calls: a rerun that re-used earlier
-    errors must not pass a gate the first run failed.
-    """
-    if not file.errors:
-        return EXIT_OK
-    rate = file.errors / file.results
-    first = stats.first_error or file.first
-    share = f"{file.errors:,} of {file.results:,} grader results in {out} are errors ({rate:.1%})"
-    if file.errors == file.results:
-        print(f"error: every grader result failed: {share}; the first: {first}", file=sys.stderr)
-        return EXIT_FAILED
-    if max_error_rate is not None and rate > max_error_rate:
-        print(
-            f"error: {share}, above --max-error-rate {max_error_rate:g}; the first: {first}", file=sys.stderr
-        )
-        return EXIT_FAILED
-    print(f"{share}; the first: {first}")
-    return EXIT_OK
-
-
-DATA_CHECK_RECORDS = 100
-"""Records ``run`` maps to every grader before it starts (as ``validate --data`` does)."""
-
-
-def _check_data_first(config: JobConfig, job: BuiltJob, data: Path, *, source: str) -> None:
-    """Refuse to start when a grader can read none of the first records: it would only
-    write ``invalid_input`` errors, and fixing the mapper afterwards would need ``--regrade``.
-
-    Raises:
-        ConfigError: One ``file:line: field:`` line per such grader.
-    """
-    check = check_data(config, job, data, source=source, records=DATA_CHECK_RECORDS)
-    for line in check.absent_fields:  # maybe a misspelt field; maybe a field later records have
-        print(f"warning: {line}", file=sys.stderr)
-    if check.unreadable:
-        raise ConfigError(
-            [
-                *check.unreadable,
-                "nothing was graded: fix the mapper (or the data), then rerun; "
-                f"'openjudge validate {source} --data {data}' checks it without grading",
-            ]
-        )
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.engine != "ray":
         return _usage_error("--workers applies to --engine ray only; add --engine ray, or drop --workers")
@@ -264,9 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.fail_on_bad_records:
         config = config.model_copy(update={"data": config.data.model_copy(update={"on_error": "fail"})})
-    data = data_path(config, args.config, args.data)
-    if not data.is_file():
-        raise ConfigError([f"{data}: dataset file not found"])
+    data = dataset_path(config, args.config, args.data, required=True)
     out: Path = args.out if args.out is not None else default_out(args.config)
     local = args.engine == "local"
     job = build_job(
@@ -274,9 +194,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         source=str(args.config),
         base_dir=args.config.parent,
         use_cache=local and not args.no_cache,
+        cache_path=start_with_results(out) if local and not args.no_cache else None,
         own_process=True,  # this command's process: the runner may tune its garbage collector
     )
-    _check_data_first(config, job, data, source=str(args.config))
+    for problem in check_before_run(config, job, data, source=str(args.config)):
+        print(f"warning: {problem}", file=sys.stderr)
     stats = anyio.run(
         partial(
             run_job,
@@ -295,15 +217,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     for record in read_results(out):
         builder.add(record)
     summary = builder.build()
+    note = None if job.cache is None else cache_note(job.cache, out)
+    if note is not None:  # first, before the scores it stands behind
+        print(note + "\n")
     print(render_table(summary))
     _report_counts(stats, out)
     if job.cache is not None:
-        if job.cache.hits:  # a line about a cache that saved nothing is noise
-            asked = job.cache.hits + job.cache.misses
-            print(
-                f"judge cache: {plural(job.cache.hits, 'judge call')} of {asked:,} answered "
-                f"from {job.cache.path}"
-            )
         job.cache.close()
     _report_structured_output(job)
     if args.report is not None:
@@ -320,4 +239,4 @@ def cmd_run(args: argparse.Namespace) -> int:
     if stats.interrupted:
         print(f"interrupted: rerun the same command to resume from {out}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return _verdict(FileErrors.of(summary), stats, out, args.max_error_rate)
+    return exit_code(summary, out, args.max_error_rate)

@@ -6,9 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from openjudge.cli._check import DATA_CHECK_RECORDS, dataset_path
 from openjudge.cli._codes import EXIT_INVALID, EXIT_OK
 from openjudge.cli._estimate import estimate_job, render_estimate
-from openjudge.cli._run import data_path, plural
+from openjudge.cli._run import plural
 from openjudge.config._build import build_job
 from openjudge.config._loader import load_config
 from openjudge.jobs._preflight import check_data
@@ -22,10 +23,14 @@ def add_validate_arguments(parser: argparse.ArgumentParser) -> None:
         "--data",
         type=Path,
         help="also map the first records of this dataset to every grader's inputs "
-        "(default: data.path, if the file exists)",
+        "(default: data.path; a dataset named but missing is an error, as for run)",
     )
     parser.add_argument(
-        "--records", type=int, default=100, metavar="N", help="records of the dataset to check (default 100)"
+        "--records",
+        type=int,
+        default=DATA_CHECK_RECORDS,
+        metavar="N",
+        help=f"records of the dataset to check (default {DATA_CHECK_RECORDS}, as many as run checks)",
     )
 
 
@@ -34,10 +39,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     source = str(args.config)
     job = build_job(config, source=source, base_dir=args.config.parent, use_cache=False)
     summary = f"{plural(len(config.graders), 'grader')}, {plural(len(config.providers), 'provider')}"
-    data: Path | None = args.data
-    if data is None and config.data.path is not None:
-        candidate = data_path(config, args.config, None)
-        data = candidate if candidate.is_file() else None
+    data = dataset_path(config, args.config, args.data, required=False)
     if data is None:
         print(f"{args.config}: ok ({summary}; no dataset checked: give --data FILE)")
         return EXIT_OK
@@ -66,5 +68,6 @@ def add_estimate_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_estimate(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     job = build_job(config, source=str(args.config), base_dir=args.config.parent, use_cache=False)
-    print(render_estimate(estimate_job(config, job, data_path(config, args.config, args.data))))
+    data = dataset_path(config, args.config, args.data, required=True)
+    print(render_estimate(estimate_job(config, job, data)))
     return EXIT_OK

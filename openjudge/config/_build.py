@@ -109,13 +109,15 @@ def _provider_problem(name: str, exc: Exception) -> str:
     return text
 
 
-def _cache(config: JobConfig, base_dir: Path | None) -> JudgeCache | None:
+def _cache(config: JobConfig, base_dir: Path | None, own: Path | None) -> JudgeCache | None:
+    """The job's judge cache: the file ``cache.path`` shares, else ``own`` (a file of the job's
+    own), else this process's temporary one; ``None`` when no provider is deterministic."""
     if not config.cache.enabled or not any(p.sampling.temperature == 0 for p in config.providers.values()):
         return None
     if config.cache.path is None:
-        return JudgeCache()
+        return JudgeCache(own)
     path = Path(config.cache.path)
-    return JudgeCache(path if path.is_absolute() or base_dir is None else base_dir / path)
+    return JudgeCache(path if path.is_absolute() or base_dir is None else base_dir / path, shared=True)
 
 
 def build_job(
@@ -125,10 +127,16 @@ def build_job(
     show_progress: bool = False,
     base_dir: Path | None = None,
     use_cache: bool = True,
+    cache_path: Path | None = None,
     members_scored: bool = False,
     own_process: bool = False,
 ) -> BuiltJob:
     """Build providers (one object per named provider, shared by its graders) and the runner.
+
+    The judge cache (``use_cache``, and the config's ``cache.enabled``) is the file the
+    config's ``cache.path`` shares between jobs when it names one; otherwise the job's own,
+    at ``cache_path`` (``openjudge run`` keeps one beside each results file), or, without
+    it, a temporary one of this process (trainers' workers, your program).
 
     ``members_scored`` is for group judging (``openjudge.integrations.verl.group``): each listwise
     grader's result is split into a 0-1 score per member, which aggregators may then mix.
@@ -143,7 +151,7 @@ def build_job(
     """
     where = config.located(source)
     imports_from = base_dir if base_dir is not None else config.base_dir
-    cache = _cache(config, base_dir) if use_cache else None
+    cache = _cache(config, base_dir, cache_path) if use_cache else None
     limits = ConnectionLimits()
     providers, problems = _providers(config, where, cache, limits)
     graders = BuiltGraders(

@@ -173,9 +173,12 @@ def _grader_checks(
         and grader.provider not in config.providers
         and grader.provider not in dropped.providers
     ):
-        problems.append(
-            where.at((*base, "provider"), did_you_mean(grader.provider, list(config.providers), "provider"))
-        )
+        # A provider set aside for its own errors is still a name the file defines.
+        message = did_you_mean(grader.provider, [*config.providers, *dropped.providers], "provider")
+        if dropped.providers:
+            invalid = ", ".join(repr(n) for n in sorted(dropped.providers))
+            message += f"; providers with errors of their own (above): {invalid}"
+        problems.append(where.at((*base, "provider"), message))
     _, found = grader_arguments(cls, grader.params, where, (*base, "params"))
     return problems + found
 

@@ -349,9 +349,12 @@ class CacheSpec(_Spec):
     """The judge-reply cache, used by providers whose temperature is 0.
 
     Attributes:
-        enabled: Serve repeated deterministic judge calls from disk.
-        path: The SQLite file (default ``$XDG_CACHE_HOME/openjudge/judge-cache.sqlite``),
-            relative to the config file when relative.
+        enabled: Serve repeated deterministic judge calls from the cache.
+        path: Share one cache file between every job and run that names it (relative to
+            the config file when relative): the explicit choice to reuse verdicts across
+            jobs. Without it, ``openjudge run`` keeps a cache per results file (a new
+            ``--out`` grades afresh) and other users of the config (trainers' workers,
+            Ray actors) one per process.
     """
 
     enabled: bool = True

@@ -49,7 +49,6 @@ from openjudge.distributed._worker import BatchGrader
 from openjudge.jobs._datasets import SampleRecord
 from openjudge.jobs._engine import Deliver, RunStats, run_job
 from openjudge.jobs._records import OutcomeLine
-from openjudge.models.cache import default_cache_path
 from openjudge.models.policy import ProviderLimits
 
 __all__ = ["RayBackend", "grade_on_ray", "import_ray"]
@@ -88,8 +87,8 @@ class RayBackend:
         calls_per_worker: Batches an actor grades at once (on one event loop, under the
             same limits); 2 hides the tail of each batch.
         num_cpus_per_worker: CPUs Ray reserves for each actor.
-        use_cache: Use the judge-reply cache of the config (a SQLite file shared by the
-            actors of one machine).
+        use_cache: Use the judge-reply cache of the config: the file its ``cache.path``
+            shares (put it on a disk the actors' machines share safely), else one per actor.
         address: Ray cluster to connect to when no session is running.
 
     Raises:
@@ -374,10 +373,11 @@ def _actor_pool(ray: ModuleType, workers: int, calls: int) -> Any:  # ray.data.A
 
 
 def _pin_cache_path(config: JobConfig, root: Path) -> JobConfig:
-    """Resolve the judge-cache path on the driver, so every actor opens the same file."""
-    if not config.cache.enabled:
+    """Resolve a shared judge-cache path on the driver, so every actor opens the same file
+    (without one, each actor has a cache of its own process)."""
+    if not config.cache.enabled or config.cache.path is None:
         return config
-    path = Path(config.cache.path) if config.cache.path is not None else default_cache_path()
+    path = Path(config.cache.path)
     path = path if path.is_absolute() else root / path
     return config.model_copy(update={"cache": config.cache.model_copy(update={"path": str(path)})})
 

@@ -210,6 +210,16 @@ class BaseGrader:
         if legacy is not None and "aevaluate" not in cls.__dict__:
             cls.aevaluate = legacy
 
+    def capability(self) -> Mapping[str, str]:
+        """What this grader's scores depend on besides its class, version and parameters:
+        the libraries it grades with, by name, and their versions (none by default).
+
+        Part of a results file's fingerprint, so a rerun after an install or an upgrade
+        finds the grader changed and re-grades it (``--regrade``) rather than mix scores
+        of two capabilities.
+        """
+        return {}
+
     def input_spec(self) -> InputSpec:
         """The keyword inputs ``aevaluate`` takes (read from its signature, cached per class)."""
         cls = type(self)

@@ -11,7 +11,16 @@ What a response can throw at a grader, and what these helpers make of it:
   front by :func:`check_depth` (cause ``too_deep``), never a ``RecursionError``;
 * numbers too large to print or compare (``OverflowError``, ``int`` digit limits): cause
   ``overflow``;
-* text that has no UTF-8 form (a lone surrogate): cause ``lone_surrogate``.
+* text that has no UTF-8 form (a lone surrogate): cause ``lone_surrogate``;
+* length past the judge's context window: a prompt the model refused as too long
+  (:class:`~openjudge.errors.ContextOverflow` on the call's error) is the response's when
+  the prompt without the response, plus a short response, would have fit
+  (:func:`overflow_failure`, cause ``response_too_long``); otherwise the template or the
+  dataset fields are too long for the judge, an error;
+* a value of the wrong type where the response wrote it (a tool call whose ``name`` is ``7``,
+  ``tool_calls`` that is not a list inside an assistant message): cause ``malformed_tool_call``
+  or ``malformed_message`` through :func:`shape_fault`, which makes the same fault in a
+  dataset field an ``invalid_input`` error.
 
 :func:`response_blame` is the safety net around work on the response's values alone: it
 turns ``RecursionError``, ``OverflowError`` and ``UnicodeError`` raised there into the
@@ -23,18 +32,27 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
-from openjudge.results import InvalidInputError, ResponseFailure, ScoreRange
+from pydantic import JsonValue
+
+from openjudge.errors import ContextOverflow
+from openjudge.results import GraderError, InvalidInputError, ResponseFailure, ScoreRange
 
 __all__ = [
     "MAX_RESPONSE_DEPTH",
+    "SHORT_RESPONSE_TOKENS",
     "check_depth",
     "check_response_text",
+    "context_overflow_of",
+    "message_chars",
     "nesting_depth",
+    "overflow_failure",
+    "overflow_metadata",
     "response_blame",
     "set_response_failure_score",
+    "shape_fault",
     "shown",
 ]
 
@@ -44,6 +62,10 @@ deeper values exhaust recursion in comparison, canonical forms and result valida
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+SHORT_RESPONSE_TOKENS = 256
+"""Room a short benign response takes in a judge's prompt: if the prompt without the response
+has this much room left in the context window, the response is what made the prompt too long."""
 
 
 def shown(text: str, limit: int = 500) -> str:
@@ -112,6 +134,20 @@ def check_depth(value: object, *, what: str, response: bool, limit: int = MAX_RE
         raise InvalidInputError(message)
 
 
+def shape_fault(message: str, *, response: bool, cause: str = "malformed_tool_call") -> Exception:
+    """The exception for a value of the wrong type or shape, by who wrote it.
+
+    Args:
+        message: What is wrong, naming the field.
+        response: The response wrote the value (an assistant turn, a predicted tool call):
+            its failure, ``cause``; else a dataset field's (``InvalidInputError``).
+        cause: The response failure's cause.
+    """
+    if response:
+        return ResponseFailure(cause, message)
+    return InvalidInputError(message)
+
+
 def check_response_text(field: str, text: str) -> None:
     """Raise ``ResponseFailure`` (cause ``lone_surrogate``) if the response's ``text`` has no UTF-8 form."""
     if text.isascii():
@@ -143,3 +179,77 @@ def response_blame(what: str) -> Iterator[None]:
         raise ResponseFailure(
             "bad_unicode", f"{what}: the response's text cannot be encoded ({exc})"
         ) from None
+
+
+def overflow_metadata(overflow: ContextOverflow) -> dict[str, JsonValue]:
+    """What an error's metadata keeps of a context overflow (read back by :func:`context_overflow_of`)."""
+    return {
+        "context_overflow": {
+            "limit_tokens": overflow.limit_tokens,
+            "prompt_tokens": overflow.prompt_tokens,
+            "completion_tokens": overflow.completion_tokens,
+        }
+    }
+
+
+def context_overflow_of(result: object) -> ContextOverflow | None:
+    """The context overflow a judge call's :class:`GraderError` records, or ``None``."""
+    if not isinstance(result, GraderError):
+        return None
+    raw = result.metadata.get("context_overflow")
+    if not isinstance(raw, dict):
+        return None
+    counts = {
+        key: value
+        for key in ("limit_tokens", "prompt_tokens", "completion_tokens")
+        if isinstance(value := raw.get(key), int) and not isinstance(value, bool)
+    }
+    return ContextOverflow(**counts)
+
+
+def message_chars(messages: Sequence[Mapping[str, object]]) -> int:
+    """Characters of text in chat messages (string contents and text parts)."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            total += len(content)
+        elif isinstance(content, list):
+            total += sum(
+                len(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+    return total
+
+
+def overflow_failure(
+    overflow: ContextOverflow, *, prompt_chars: int, rest_chars: int, what: str = "the response"
+) -> ResponseFailure | None:
+    """The response's failure if it is what made a judge's prompt too long, else ``None``.
+
+    It is when the prompt without it (``rest_chars`` of the prompt's ``prompt_chars``), plus
+    room for a short response (:data:`SHORT_RESPONSE_TOKENS`) and the reply, fits the context
+    window. Tokens are estimated from the prompt's own tokens per character when the model said
+    how many it counted; when it did not, the response must be at least half the prompt.
+
+    Args:
+        overflow: What the model said of the prompt it refused.
+        prompt_chars: Characters of text in the refused prompt.
+        rest_chars: Characters of text in the same prompt with the response left empty.
+        what: What the response is, for the message (``"response B"``).
+    """
+    response_chars = prompt_chars - rest_chars
+    if response_chars <= 0:
+        return None
+    limit, prompt_tokens = overflow.limit_tokens, overflow.prompt_tokens
+    if limit and prompt_tokens and prompt_chars > 0:
+        rest_tokens = rest_chars * prompt_tokens / prompt_chars
+        fits = rest_tokens + SHORT_RESPONSE_TOKENS + (overflow.completion_tokens or 0) <= limit
+    else:
+        fits = response_chars >= rest_chars
+    if not fits:
+        return None
+    return ResponseFailure(
+        "response_too_long",
+        f"{what} is too long for the judge ({response_chars} characters; {overflow.describe()}); "
+        "without it the prompt fits",
+    )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias, cast, overload
+
+from typing_extensions import TypeVar
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec, error_from_exception
 from openjudge.results import (
@@ -20,18 +22,52 @@ from openjudge.results import (
 __all__ = ["FunctionGrader"]
 
 FunctionOutput: TypeAlias = GraderResult | float | bool
+"""What a grading function may return: a result model or a number (bools count as 0/1)."""
+PointwiseOutput: TypeAlias = GraderScore | GraderError | float | bool
+"""What a pointwise grading function may return (no rankings)."""
 GradingFunction: TypeAlias = Callable[..., FunctionOutput | Awaitable[FunctionOutput]]
+PointwiseFunction: TypeAlias = Callable[..., PointwiseOutput | Awaitable[PointwiseOutput]]
+ResultT = TypeVar("ResultT", bound=GraderScore | GraderRank, default=GraderScore)
+"""What the grader returns besides errors: scores when pointwise (the default), scores or
+ranks when listwise."""
 
 
-class FunctionGrader(BaseGrader):
+class FunctionGrader(BaseGrader, Generic[ResultT]):
     """A grader backed by a sync or async function.
 
     The function takes its inputs as keyword parameters and returns a result model or a
     number (bools count as 0/1). Its parameters are the grader's inputs.
 
+    Pointwise (the default), it is a ``FunctionGrader[GraderScore]``: ``aevaluate`` returns
+    ``GraderScore | GraderError`` and a function that returns a :class:`GraderRank` is
+    refused by the type checker (and at run time, as an ``internal`` error). Listwise
+    (``mode=GraderMode.LISTWISE``) it may return ranks too.
+
     Example:
         >>> exact = FunctionGrader(lambda response, reference: response == reference, name="exact")
     """
+
+    @overload
+    def __init__(
+        self: FunctionGrader[GraderScore],
+        func: PointwiseFunction,
+        name: str = "",
+        mode: Literal[GraderMode.POINTWISE] = GraderMode.POINTWISE,
+        description: str = "",
+        *,
+        score_range: ScoreRange | tuple[float, float] | None = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: FunctionGrader[GraderScore | GraderRank],
+        func: GradingFunction,
+        name: str = "",
+        *,
+        mode: Literal[GraderMode.LISTWISE],
+        description: str = "",
+        score_range: ScoreRange | tuple[float, float] | None = None,
+    ) -> None: ...
 
     def __init__(
         self,
@@ -55,7 +91,7 @@ class FunctionGrader(BaseGrader):
     def input_spec(self) -> InputSpec:
         return self._spec
 
-    async def aevaluate(self, **inputs: Any) -> GraderResult:
+    async def aevaluate(self, **inputs: Any) -> ResultT | GraderError:
         missing = self._spec.missing(inputs)
         if missing:
             return GraderError(
@@ -72,11 +108,25 @@ class FunctionGrader(BaseGrader):
         except Exception as exc:
             return error_from_exception(self.name, exc)
 
-    def _to_result(self, out: object) -> GraderResult:
-        if isinstance(out, GraderScore | GraderRank | GraderError):
+    def _to_result(self, out: object) -> ResultT | GraderError:
+        if isinstance(out, GraderError):
             return out
+        if isinstance(out, GraderScore):
+            return cast("ResultT", out)  # both result types hold scores
+        if isinstance(out, GraderRank):
+            if self.mode is GraderMode.LISTWISE:
+                return cast("ResultT", out)  # a listwise grader is FunctionGrader[GraderScore | GraderRank]
+            return GraderError(
+                name=self.name,
+                kind="internal",
+                message="function returned a GraderRank from a pointwise grader; "
+                "pass mode=GraderMode.LISTWISE to return rankings",
+                error_type="TypeError",
+            )
         if isinstance(out, bool | int | float) and math.isfinite(float(out)):
-            return GraderScore(name=self.name, score=float(out), score_range=self.score_range)
+            return cast(
+                "ResultT", GraderScore(name=self.name, score=float(out), score_range=self.score_range)
+            )
         return GraderError(
             name=self.name,
             kind="internal",

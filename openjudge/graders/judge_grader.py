@@ -25,7 +25,10 @@ Blame (docs/graders.md, "Who is to blame"): a judge's unusable reply is the syst
 (``parse_error``): candidate text cannot steer the judge out of its data block, so the
 reply is the judge's own. A judge that *refuses* (a content filter, a model refusal) is
 the response's failure (cause ``judge_refused``, scored at the bottom of the range) unless
-the grader sets :attr:`JudgeGrader.blame_refusals` to False.
+the grader sets :attr:`JudgeGrader.blame_refusals` to False. A prompt longer than the
+judge's context window is the response's failure (cause ``response_too_long``) when the
+prompt without the response would have fit (:meth:`JudgeGrader.blame_overflow`); the error
+of such a call keeps what the model said in ``metadata["context_overflow"]``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from openjudge.graders._judge_output import JudgeVerdict, evict_unusable, extrac
 from openjudge.graders._scoring import expected_score, vote_decided, vote_winner
 from openjudge.graders._verdict_schema import range_rule, verdict_output
 from openjudge.graders.base_grader import BaseGrader, response_failure_result
+from openjudge.graders.blame import context_overflow_of, message_chars, overflow_failure, overflow_metadata
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import ChatModel, ChatResponse, OutputSpec, Sampling
@@ -60,7 +64,15 @@ from openjudge.results import (
     TokenUsage,
 )
 
-__all__ = ["ContextT", "JudgeGrader", "PreparedCall", "ScoreMode", "VerdictT"]
+__all__ = [
+    "ContextT",
+    "JudgeGrader",
+    "PreparedCall",
+    "ScoreMode",
+    "VerdictT",
+    "pointwise_result",
+    "ranked_result",
+]
 
 VerdictT = TypeVar("VerdictT", bound=BaseModel, default=JudgeVerdict)
 """The pydantic model a judge's reply is validated into."""
@@ -323,6 +335,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                     kind=exc.kind,
                     message=exc.message,
                     error_type=exc.error_type,
+                    metadata=overflow_metadata(exc.context_overflow) if exc.context_overflow else {},
                     usage=total,
                     latency_s=latency_s or None,
                     queue_s=queued_s or None,
@@ -384,6 +397,46 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         """
         result = self.to_result(verdict, call)
         return result.model_copy(update={"usage": usage, "latency_s": latency_s, "queue_s": queue_s})
+
+    def blame_overflow(
+        self,
+        result: GraderError,
+        call: PreparedCall[ContextT],
+        without_response: Mapping[str, object] | None,
+    ) -> GraderScore | GraderError:
+        """``result``, or the response's failure when it is a context overflow the response caused.
+
+        Args:
+            result: The error :meth:`judge` returned for ``call``.
+            call: The call.
+            without_response: The same inputs with the response's text left empty (``None``
+                when the grader cannot tell which text is the response's): the prompt they
+                make is what the judge would have been sent for a short response.
+
+        A prompt too long even without the response is an ``invalid_input`` error: the
+        template and the dataset fields do not fit this judge.
+        """
+        overflow = context_overflow_of(result)
+        if overflow is None or without_response is None:
+            return result
+        rest = self.prepare_call(without_response)
+        if isinstance(rest, GraderError):
+            return result
+        prompt_chars, rest_chars = message_chars(call.messages), message_chars(rest.messages)
+        failure = overflow_failure(overflow, prompt_chars=prompt_chars, rest_chars=rest_chars)
+        if failure is None:
+            return result.model_copy(
+                update={
+                    "kind": "invalid_input",
+                    "message": f"{result.message} (the prompt is too long for the judge even without the "
+                    f"response: its template and dataset fields are {rest_chars} characters; shorten them "
+                    "or use a judge with a longer context)",
+                }
+            )
+        scored = response_failure_result(self, failure)
+        return scored.model_copy(
+            update={"usage": result.usage, "latency_s": result.latency_s, "queue_s": result.queue_s}
+        )
 
     def _refused(
         self, message: str, usage: TokenUsage | None, latency_s: float | None, queued_s: float
@@ -454,6 +507,35 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             raise ValueError(
                 f"{self.name}: score_mode must be 'verdict', 'logprobs' or 'vote', got {self.score_mode!r}"
             )
+
+
+def pointwise_result(grader: BaseGrader, result: GraderResult) -> GraderScore | GraderError:
+    """A pointwise judge's result, typed as one: a score or an error.
+
+    A pointwise judge's ``to_result`` is typed to return a :class:`GraderScore`, so a rank
+    here is a subclass that went around the types: reported as the bug it is, never passed on.
+    """
+    if isinstance(result, GraderRank):
+        return GraderError(
+            name=grader.name,
+            kind="internal",
+            message=f"{type(grader).__name__}.to_result returned a GraderRank; a pointwise grader "
+            "returns a GraderScore (a ranking is a listwise grader's: subclass JudgeGrader)",
+            error_type="TypeError",
+        )
+    return result
+
+
+def ranked_result(grader: BaseGrader, result: GraderResult) -> GraderRank | GraderError:
+    """A listwise judge's result, typed as one: a rank or an error (a score here is a bug)."""
+    if isinstance(result, GraderScore):
+        return GraderError(
+            name=grader.name,
+            kind="internal",
+            message=f"{type(grader).__name__} produced a GraderScore; a listwise grader returns a GraderRank",
+            error_type="TypeError",
+        )
+    return result
 
 
 def fmt_number(value: float) -> str:

@@ -15,11 +15,20 @@ To read a custom verdict differently, subclass ``LLMGrader[YourVerdict]`` and ov
         passed: bool
 
     class PassFail(LLMGrader[Pass]):
-        def to_result(self, verdict: Pass, call: PreparedCall[None]) -> GraderScore | GraderRank:
+        def to_result(self, verdict: Pass, call: PreparedCall[None]) -> GraderScore:
             return GraderScore(name=self.name, score=float(verdict.passed), reason=verdict.reason)
+
+An LLM grader is pointwise: ``aevaluate`` returns ``GraderScore | GraderError``, so code that
+handles the error may read ``result.score`` as it is. Rankings are listwise graders'
+(:mod:`openjudge.graders.comparison`).
 
 Blame: a lone surrogate in one of :attr:`LLMGrader.response_inputs` is the response's failure
 (cause ``lone_surrogate``); in any other input it is a bad dataset field (``invalid_input``).
+So is a prompt past the judge's context window that fits without those inputs (cause
+``response_too_long``); one that does not is ``invalid_input``. A degenerate value of one of
+them (empty, punctuation only, a reasoning opener alone: a "master key" judges accept) is
+scored at the bottom without a call (cause ``degenerate_response``) unless
+``reject_degenerate=False``.
 """
 
 from __future__ import annotations
@@ -28,10 +37,19 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
+from openjudge.graders._degenerate import CAUSE as DEGENERATE
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders._judge_output import JudgeVerdict
 from openjudge.graders.base_grader import InputSpec, error_from_exception, response_failure_result
 from openjudge.graders.blame import check_response_text
-from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, ScoreMode, VerdictT, fmt_number
+from openjudge.graders.judge_grader import (
+    JudgeGrader,
+    PreparedCall,
+    ScoreMode,
+    VerdictT,
+    fmt_number,
+    pointwise_result,
+)
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
@@ -39,7 +57,6 @@ from openjudge.results import (
     GraderError,
     GraderMode,
     GraderRank,
-    GraderResult,
     GraderScore,
     ResponseFailure,
     ScoreRange,
@@ -73,6 +90,10 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
             :class:`~openjudge.graders.judge_grader.JudgeGrader`.
         top_logprobs: Alternatives requested per token in ``"logprobs"`` mode.
         votes: Verdicts sampled at most in ``"vote"`` mode.
+        reject_degenerate: Score a degenerate response (empty, punctuation only, or only a
+            reasoning opener such as "Let's think step by step.") at the bottom of the range
+            without a judge call (cause ``degenerate_response``; see
+            :mod:`openjudge.graders._degenerate`). Judges accept such "master keys" as correct.
     """
 
     response_inputs: ClassVar[frozenset[str]] = frozenset(
@@ -108,6 +129,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         score_mode: ScoreMode = "verdict",
         top_logprobs: int = 5,
         votes: int = 5,
+        reject_degenerate: bool = True,
     ) -> None:
         # Without a structured_model, VerdictT is its default, JudgeVerdict (``LLMGrader(...)``
         # is ``LLMGrader[JudgeVerdict]``): the one place the checker is told so.
@@ -139,6 +161,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         self._spec = InputSpec(required=self._prompt.placeholders, optional=frozenset(), accepts_any=False)
         # Only inputs the prompt uses reach the judge, so only those are checked as the response's.
         self._response_fields = tuple(sorted(self.response_inputs & self._prompt.placeholders))
+        self.reject_degenerate = reject_degenerate
 
     def input_spec(self) -> InputSpec:
         """The template's placeholders, unless a subclass defines its own ``aevaluate``."""
@@ -161,7 +184,7 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         except Exception as exc:
             return error_from_exception(self.name, exc, "invalid_input")
 
-    async def aevaluate(self, **inputs: object) -> GraderResult:
+    async def aevaluate(self, **inputs: object) -> GraderScore | GraderError:
         for field in self._response_fields:
             value = inputs.get(field)
             if isinstance(value, str) and not value.isascii():  # ASCII has no lone surrogate
@@ -169,12 +192,22 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
                     check_response_text(f"input {field!r}", value)
                 except ResponseFailure as failure:
                     return response_failure_result(self, failure)
+            if self.reject_degenerate and isinstance(value, str):
+                reason = degenerate_reason(value)
+                if reason is not None:
+                    return response_failure_result(
+                        self, ResponseFailure(DEGENERATE, f"input {field!r}: {reason}")
+                    )
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        return await self.judge(call)
+        result = pointwise_result(self, await self.judge(call))
+        if isinstance(result, GraderError) and self._response_fields:
+            blank = {**inputs, **dict.fromkeys(self._response_fields, "")}
+            return self.blame_overflow(result, call, blank)
+        return result
 
-    def to_result(self, verdict: VerdictT, call: PreparedCall[None]) -> GraderScore | GraderRank:
+    def to_result(self, verdict: VerdictT, call: PreparedCall[None]) -> GraderScore:
         """The verdict as a score: see :meth:`score_verdict`."""
         return self.score_verdict(verdict)
 

@@ -1,4 +1,9 @@
-"""A grader whose score is a reward model's output (any :class:`RewardModel`)."""
+"""A grader whose score is a reward model's output (any :class:`RewardModel`).
+
+Blame: an input longer than the reward model's window is the response's failure (cause
+``response_too_long``, the bottom of the range) when the prompt and the conversation alone
+would have fit; otherwise an ``invalid_input`` error (see :func:`~openjudge.graders.blame.overflow_failure`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
+from openjudge.graders.blame import message_chars, overflow_failure
 from openjudge.models._errors import ChatModelError
 from openjudge.models.reward_model import Reward, RewardModel
 from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
@@ -63,9 +69,17 @@ class RewardModelGrader(BaseGrader):
         try:
             reward = await self.reward_model.ascore(response, prompt=prompt, messages=messages)
         except ChatModelError as exc:
+            if exc.context_overflow is not None:
+                rest = len(prompt or "") + (message_chars(messages) if messages else 0)
+                failure = overflow_failure(
+                    exc.context_overflow, prompt_chars=rest + len(response), rest_chars=rest
+                )
+                if failure is not None:
+                    raise failure from None
+            kind = "invalid_input" if exc.context_overflow is not None else exc.kind
             return GraderError(
                 name=self.name,
-                kind=exc.kind,
+                kind=kind,
                 message=exc.message,
                 error_type=exc.error_type,
                 usage=TokenUsage(0, 0, exc.requests),

@@ -47,25 +47,60 @@ class FailureLog:
 
 def plain(value: object) -> JsonValue:
     """What a trainer hands over, as plain JSON data: numpy arrays and scalars, torch tensors,
-    OmegaConf nodes, tuples, sets and nested mappings included (anything else as its ``str``)."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [plain(v) for v in value]
+    OmegaConf nodes, tuples, sets and nested mappings included (anything else as its ``str``).
+
+    Iterative: a completion's tool call nested thousands of levels deep is converted like any
+    other value (the grader that reads it decides whose failure that is), never a
+    ``RecursionError`` out of the adapter.
+    """
+    root: list[JsonValue] = [None]
+    # (the value to convert, the container it goes into, its key or index there)
+    stack: list[tuple[object, dict[str, JsonValue] | list[JsonValue], str | int]] = [(value, root, 0)]
+    while stack:
+        item, parent, key = stack.pop()
+        if item is None or isinstance(item, bool | int | float | str):
+            parent[key] = item  # type: ignore[index]  # a str key for a dict, an int index for a list
+            continue
+        children: list[tuple[object, str | int]]
+        out: dict[str, JsonValue] | list[JsonValue]
+        if isinstance(item, Mapping):
+            out = {}
+            children = [(v, str(k)) for k, v in item.items()]
+        elif isinstance(item, list | tuple | set | frozenset):
+            out = [None] * len(item)
+            children = [(v, i) for i, v in enumerate(item)]
+        else:
+            converted = _converted(item)
+            if converted is not item:
+                stack.append((converted, parent, key))
+                continue
+            if isinstance(item, Sequence) and not isinstance(item, bytes):
+                out = [None] * len(item)
+                children = [(v, i) for i, v in enumerate(item)]
+            else:
+                parent[key] = str(item)  # type: ignore[index]
+                continue
+        parent[key] = out  # type: ignore[index]
+        if isinstance(out, dict):
+            for _, k in children:
+                out[str(k)] = None  # the keys in the mapping's order
+        # Reversed: children are converted in order, so of two keys that collide as
+        # strings ({1: ..., "1": ...}) the later one wins, as in a dict comprehension.
+        stack.extend((child, out, k) for child, k in reversed(children))
+    return root[0]
+
+
+def _converted(value: object) -> object:
+    """An OmegaConf node as containers, a numpy or torch value as its ``tolist()``; else ``value``."""
     if "omegaconf" in sys.modules:  # a node can only come from a process that imported it
         converted = plain_options(value)
         if converted is not value:
-            return plain(converted)
+            return converted
     tolist = getattr(value, "tolist", None)  # numpy arrays and scalars, torch tensors (duck-typed)
     if callable(tolist):
         listed: object = tolist()
-        if listed is not value:
-            return plain(listed)
-    if isinstance(value, Sequence) and not isinstance(value, bytes):
-        return [plain(v) for v in value]
-    return str(value)
+        return listed
+    return value
 
 
 def plain_options(value: object) -> object:

@@ -209,9 +209,11 @@ class _Counter:
             stats.regraded += again.changed
             stats.retried += again.retried
         failed = False
+        not_applicable = 0
         results: Mapping[str, RowResult | ResultEntry] = outcome.results
         for name, result in results.items():
             if isinstance(result, NotApplicable | NotApplicableEntry):
+                not_applicable += 1
                 continue  # routed away: neither computed nor failed
             error = isinstance(result, GraderError | ErrorEntry)
             failed = failed or error
@@ -225,7 +227,7 @@ class _Counter:
                     stats.first_error = f"{name}: {result.kind}: {result.message}"
         stats.with_errors += failed
         if self.progress is not None:
-            self.progress.advance(error=failed)
+            self.progress.advance(error=failed, not_applicable=not_applicable)
 
     def bad_record(self) -> None:
         self.stats.bad_records += 1

@@ -2,10 +2,12 @@
 
 A results file's header (see :mod:`openjudge.jobs._results`) records a
 :class:`JobFingerprint`: per grader its type, class, version, constructor parameters,
-mapper, routing (``when``), a digest of its prompt template and its provider's kind,
-model, endpoint, API version, structured-output mode and sampling; per aggregator its
-settings; the field that holds sample ids and the one that names each row's graders. Settings that change how fast or how safely a job runs (limits,
-timeouts, retries, prices, the cache) are left out: they do not change a score.
+mapper, routing (``when``), a digest of its prompt template, its provider's kind, model,
+endpoint, API version, structured-output mode and sampling, and its capability (the
+versions of the libraries it grades with, such as math-verify and sympy); per aggregator
+its settings; the field that holds sample ids and the one that names each row's graders.
+Settings that change how fast or how safely a job runs (limits, timeouts, retries, prices,
+the cache) are left out: they do not change a score.
 
 Resuming compares the file's fingerprint with the current job's (:func:`compare`):
 
@@ -56,6 +58,9 @@ class GraderFingerprint(_Model):
         mapper: The mapper from the config.
         prompt: A digest of the prompt template(s) the grader sends, for LLM graders.
         provider: The judge's kind, model, endpoint, API version, structured output and sampling.
+        capability: The libraries the grader grades with and their versions
+            (:meth:`~openjudge.graders.base_grader.BaseGrader.capability`): installing or
+            upgrading one changes the grader.
         when: The rows it applies to (its routing condition), if it has one.
     """
 
@@ -66,6 +71,7 @@ class GraderFingerprint(_Model):
     mapper: dict[str, str] | None = None
     prompt: str | None = None
     provider: dict[str, JsonValue] | None = None
+    capability: dict[str, str] = Field(default_factory=dict)
     when: dict[str, JsonValue] | None = None
 
 
@@ -243,6 +249,7 @@ def job_fingerprint(config: JobConfig, job: BuiltJob) -> JobFingerprint:
             mapper=dict(spec.mapper) if spec.mapper is not None else None,
             prompt=_prompt_digest(grader),
             provider=provider,
+            capability=dict(grader.capability()),
             when=dict(spec.when) if spec.when is not None else None,
         )
     aggregators: dict[str, dict[str, JsonValue]] = {}

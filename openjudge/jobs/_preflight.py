@@ -67,6 +67,8 @@ class DataCheck:
     routed: bool = False
     absent_fields: tuple[str, ...] = ()
     """Of ``problems``, the ``when`` fields no record has (a run warns, and grades)."""
+    malformed: str | None = None
+    """Of ``problems``, the one on malformed records (a run records and counts those itself)."""
 
 
 def _problem(
@@ -170,6 +172,17 @@ def check_data(
         for name, miss in misses.items()
         if applies[name] and miss.count == applies[name]
     ]
+    malformed = None
+    absent = [
+        where.at(
+            at,
+            f"none of the first {good} records of {data_path} has the field {path!r}, so this condition "
+            "holds for none of them: check the field's name",
+        )
+        for path, at in conditions.items()
+        if good and path not in fields_seen
+    ]
+    problems += absent  # before the rows they leave unrouted: the likelier cause
     if unrouted.count:
         problems.append(
             f"{data_path}:{unrouted.first_line}: {unrouted.count} of the first {seen} records cannot be "
@@ -180,19 +193,12 @@ def check_data(
                 f"{data_path}:{unrouted.first_line}: none of the first {good} records can be graded "
                 f"(first: {unrouted.message})"
             )
-    absent = [
-        where.at(
-            at,
-            f"none of the first {good} records of {data_path} has the field {path!r}, so this condition "
-            "holds for none of them: check the field's name",
-        )
-        for path, at in conditions.items()
-        if good and path not in fields_seen
-    ]
-    problems += absent
     if bad:
-        problems.append(
+        malformed = (
             f"{data_path}:{bad[0].line}: {len(bad)} of the first {seen} records are malformed "
             f"(first: {bad[0].message}); they are recorded as invalid_input results"
         )
-    return DataCheck(seen, tuple(problems), tuple(unreadable), dict(applies), runner.routed, tuple(absent))
+        problems.append(malformed)
+    return DataCheck(
+        seen, tuple(problems), tuple(unreadable), dict(applies), runner.routed, tuple(absent), malformed
+    )

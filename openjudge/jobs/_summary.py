@@ -36,10 +36,13 @@ from openjudge.jobs._records import (
     ScoreEntry,
 )
 from openjudge.jobs._results import SampleOutcome
+from openjudge.jobs._text_table import cut, text_table
 from openjudge.results import RESPONSE_BLAME
 
 __all__ = [
     "GRADER_COLUMNS",
+    "JUDGE_COLUMNS",
+    "SCORE_COLUMNS",
     "AggregateSummary",
     "GraderSummary",
     "Price",
@@ -47,6 +50,7 @@ __all__ = [
     "SummaryBuilder",
     "format_cost",
     "format_number",
+    "format_tokens",
     "grader_row",
     "not_applicable_rows",
     "percentile",
@@ -376,36 +380,37 @@ def total_row(summary: RunSummary) -> tuple[str, ...]:
     return ("total", *blanks, format_number(summary.total_tokens), format_cost(summary.cost))
 
 
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 1, text_last: bool = False
-) -> list[str]:
-    """Aligned text lines: the first ``left`` columns (and the last, if ``text_last``)
-    left-aligned, the rest right-aligned."""
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-    last = len(widths) - 1 if text_last else -1
-
-    def fmt(cells: Sequence[str]) -> str:
-        aligned = (
-            cell.ljust(width) if i < left or i == last else cell.rjust(width)
-            for i, (cell, width) in enumerate(zip(cells, widths, strict=True))
-        )
-        return "  ".join(aligned).rstrip()
-
-    return [fmt(header), "  ".join("-" * w for w in widths), *(fmt(row) for row in rows)]
-
-
 def response_failure_rows(summary: RunSummary) -> list[tuple[str, str, str, str]]:
     """(grader, cause, count, first reason) per cause of a response failure, graders in order."""
     return [
-        (g.name, cause, format_number(n), _cut(g.response_failure_examples.get(cause, ""), 100))
+        (g.name, cause, format_number(n), cut(g.response_failure_examples.get(cause, ""), 100))
         for g in summary.graders
         for cause, n in g.response_failures.items()
     ]
+
+
+SCORE_COLUMNS = ("grader", "n", "scored", "errors", "mean", "std", "min", "max")
+"""The terminal summary's score table (raw scores)."""
+JUDGE_COLUMNS = ("grader", "judge p50", "judge p95", "queue p50", "queue p95", "tokens", "cost")
+"""The terminal summary's judge table (times in seconds), for graders that called one."""
+
+
+def _called_a_judge(g: GraderSummary) -> bool:
+    return g.latency_p50_s is not None or g.requests > 0 or g.cost is not None
+
+
+def format_tokens(n: int) -> str:
+    """A token count for a terminal: exact below a million, then ``262.7M``, ``1.3G``."""
+    for scale, unit in ((1e9, "G"), (1e6, "M")):
+        if n >= scale:
+            return f"{n / scale:.1f}{unit}"
+    return format_number(n)
+
+
+def _judge_row(name: str, timing: Sequence[str], tokens: int) -> tuple[str, ...]:
+    """A judge-table row from :func:`grader_row`'s cells past the score columns."""
+    *times, _, cost = timing
+    return (name, *times, format_tokens(tokens), cost)
 
 
 def not_applicable_rows(summary: RunSummary) -> list[tuple[str, str, str]]:
@@ -424,37 +429,46 @@ def not_applicable_rows(summary: RunSummary) -> list[tuple[str, str, str]]:
 
 
 def render_table(summary: RunSummary) -> str:
-    """A plain-text table of the summary for a terminal, columns aligned.
+    """A plain-text summary for a terminal, each table at most 80 columns wide.
 
-    One row per grader (score statistics over raw scores; the judge's latency and the time
-    queued for the provider's limits in seconds; ``-`` where there is nothing to show), then
-    system errors by kind with the first message of each, response failures (scored at the
-    bottom of the range) by cause with the first reason of each, aggregates if any, and
-    the rows each grader or aggregate does not apply to, if routing left any out.
+    Per grader its counts and raw-score statistics; then, for graders that called a judge,
+    the judge's latency and the time queued for the provider's limits (seconds), tokens and
+    cost (:data:`GRADER_COLUMNS` has them all in one row, as the HTML report shows them);
+    then system errors by kind with the first message of each, response failures (scored
+    at the bottom of the range) by cause with the first reason of each, aggregates if any,
+    and the rows each grader or aggregate does not apply to, if routing left any out.
+    ``-`` where there is nothing to show; long names and messages are cut with ``…``.
     """
     lines = [f"{format_number(summary.samples)} samples"]
     rows = [grader_row(g) for g in summary.graders]
     if summary.graders:
-        lines += ["", *_table(GRADER_COLUMNS, [*rows, total_row(summary)] if len(rows) > 1 else rows)]
+        lines += ["", *text_table(SCORE_COLUMNS, [row[: len(SCORE_COLUMNS)] for row in rows])]
+    judged = [(g, row) for g, row in zip(summary.graders, rows, strict=True) if _called_a_judge(g)]
+    if judged:
+        cols = len(SCORE_COLUMNS)
+        timing = [_judge_row(g.name, row[cols:], g.total_tokens) for g, row in judged]
+        if len(timing) > 1:
+            timing.append(_judge_row("total", total_row(summary)[cols:], summary.total_tokens))
+        lines += ["", "judge and queue times in seconds", *text_table(JUDGE_COLUMNS, timing)]
     errors = [
-        (g.name, kind, format_number(n), _cut(g.error_examples.get(kind, ""), 100))
+        (g.name, kind, format_number(n), cut(g.error_examples.get(kind, ""), 100))
         for g in summary.graders
         for kind, n in g.errors.items()
     ]
     if errors:
         header = ("grader", "error kind", "count", "first message")
-        lines += ["", *_table(header, errors, left=2, text_last=True)]
+        lines += ["", *text_table(header, errors, left=2, text_last=True)]
     failures = response_failure_rows(summary)
     if failures:
         header = ("grader", "response failure", "count", "first reason")
-        lines += ["", *_table(header, failures, left=2, text_last=True)]
+        lines += ["", *text_table(header, failures, left=2, text_last=True)]
     if summary.aggregates:
         aggregates = [
             (a.name, format_number(a.count), format_number(a.missing), format_number(a.mean))
             for a in summary.aggregates
         ]
-        lines += ["", *_table(("aggregate", "n", "missing", "mean"), aggregates)]
+        lines += ["", *text_table(("aggregate", "n", "missing", "mean"), aggregates)]
     routed = not_applicable_rows(summary)
     if routed:
-        lines += ["", *_table(("routed", "applies to", "not applicable"), routed)]
+        lines += ["", *text_table(("routed", "applies to", "not applicable"), routed)]
     return "\n".join(lines) + "\n"

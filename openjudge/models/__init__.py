@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from openjudge._lazy import lazy_exports
 from openjudge.errors import ChatModelError as ChatModelError
+from openjudge.errors import ContextOverflow as ContextOverflow
 
 if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.models.cache import JudgeCache as JudgeCache
@@ -38,6 +39,7 @@ __all__ = [
     "ChatRequest",
     "ChatResponse",
     "ChatTransport",
+    "ContextOverflow",
     "JudgeCache",
     "LanguageEnum",
     "ModelCapabilities",

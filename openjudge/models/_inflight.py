@@ -53,6 +53,7 @@ class Flight:
                 status_code=err.status_code,
                 retry_after_s=err.retry_after_s,
                 error_type=err.error_type,
+                context_overflow=err.context_overflow,
             )
             raise copy
         if self._response is None:

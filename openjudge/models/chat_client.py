@@ -8,7 +8,8 @@ composes around it
   connection key, timeouts, usage),
 * in-flight deduplication of identical deterministic calls, and
 * the judge cache (:class:`~openjudge.models.cache.JudgeCache`), keyed on the body the
-  transport would send.
+  transport would send and the identity of the weights behind the endpoint
+  (:mod:`openjudge.models._served_identity`).
 
 Only deterministic calls (temperature 0) are deduplicated or cached.
 """
@@ -16,12 +17,13 @@ Only deterministic calls (temperature 0) are deduplicated or cached.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 from openjudge.models._errors import ChatModelError
 from openjudge.models._inflight import Flight
 from openjudge.models._limits import ConnectionLimits, ProviderGate
 from openjudge.models._loop_local import LoopLocal
+from openjudge.models._served_identity import Lookup, ServedIdentity
 from openjudge.models.cache import JudgeCache, cache_key
 from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabilities, OutputSpec, Sampling
 from openjudge.models.engine import CallEngine, Outcome
@@ -30,6 +32,20 @@ from openjudge.models.transport import ChatTransport
 from openjudge.results import TokenUsage
 
 __all__ = ["ChatClient"]
+
+
+class _Store(NamedTuple):
+    """What a cacheable call's reply is stored under: its body, its caller's tag, and the
+    identity of the weights behind the endpoint."""
+
+    body: bytes
+    tag: str
+    served: ServedIdentity
+
+
+_PROBE_TIMEOUT_S = 10.0
+"""The longest a server is asked which weights it serves (once per process; see
+:mod:`openjudge.models._served_identity`)."""
 
 
 class ChatClient:
@@ -69,6 +85,7 @@ class ChatClient:
         self.cache = cache
         self.dedupe = dedupe
         self._flights: LoopLocal[dict[str, Flight]] = LoopLocal(dict)
+        self._probe_timeout_s = min(self.policy.timeout_s, _PROBE_TIMEOUT_S)
 
     @property
     def model_name(self) -> str:
@@ -128,12 +145,36 @@ class ChatClient:
         if body is None:
             return self._response(await self._engine.call(request), None)
         key = cache_key(endpoint=self.transport.endpoint, body=body, tag=cache_tag)
-        if self.cache is not None:
-            hit = await self.cache.aget(key)
+        if self.cache is None:
+            return await self._deduped(request, key, None)
+        served = self.cache.served(self.transport)
+        known = served.known()
+        lookup = Lookup(known) if known is not None else await served.lookup(self._probe_timeout_s)
+        if lookup.identity is not None:
+            hit = await self.cache.aget(
+                cache_key(
+                    endpoint=self.transport.endpoint, body=body, tag=cache_tag, identity=lookup.identity
+                )
+            )
             if hit is not None:
                 return hit
+        else:
+            self.cache.count_miss()
+        try:
+            response = await self._deduped(request, key, _Store(body, cache_tag, served))
+        except BaseException:
+            if lookup.witness:
+                served.released()
+            raise
+        if lookup.witness:
+            served.observed(response.system_fingerprint, witness=True)
+        return response
+
+    async def _deduped(self, request: ChatRequest, key: str, store: _Store | None) -> ChatResponse:
+        """The call, made once for identical calls in flight at once (``key``); ``store``:
+        what to store its reply under, if it is cacheable."""
         if not self.dedupe:
-            return await self._call(request, key)
+            return await self._call(request, store)
         flights = self._flights.get()
         while (flight := flights.get(key)) is not None:
             outcome = await flight.wait()
@@ -142,7 +183,7 @@ class ChatClient:
             # The leader was cancelled: take over (or follow whoever did).
         flight = flights[key] = Flight()
         try:
-            response = await self._call(request, key)
+            response = await self._call(request, store)
         except ChatModelError as exc:
             flight.fail(exc)
             raise
@@ -163,20 +204,30 @@ class ChatClient:
         if self.cache is not None and key is not None and not usable:
             await self.cache.adelete(key)
 
-    async def _call(self, request: ChatRequest, key: str | None) -> ChatResponse:
-        response = self._response(await self._engine.call(request), key)
-        if response.cache_key is not None and self.cache is not None:
-            # Stored before the identical calls that follow this one are released, so none of
-            # them asks again; evicted if the caller finds it unusable.
-            await self.cache.aput(response.cache_key, response)
+    async def _call(self, request: ChatRequest, store: _Store | None) -> ChatResponse:
+        response = self._response(await self._engine.call(request), store)
+        if store is not None:
+            store.served.observed(response.system_fingerprint, witness=False)
+            if response.cache_key is not None and self.cache is not None:
+                # Stored before the identical calls that follow this one are released, so none of
+                # them asks again; evicted if the caller finds it unusable.
+                await self.cache.aput(response.cache_key, response)
         return response
 
-    def _response(self, outcome: Outcome[ChatResponse], key: str | None) -> ChatResponse:
-        """The call's response: the last attempt's, with the whole call's usage and timing."""
+    def _response(self, outcome: Outcome[ChatResponse], store: _Store | None) -> ChatResponse:
+        """The call's response: the last attempt's, with the whole call's usage and timing, and
+        the key it is stored under (by the identity of the weights that gave it)."""
         r = outcome.response
         usage = r.usage
         if usage.requests != outcome.requests:
             usage = TokenUsage(usage.prompt_tokens, usage.completion_tokens, outcome.requests)
+        key = None
+        if store is not None:
+            identity = store.served.identity_of(r.system_fingerprint)
+            if identity is not None:
+                key = cache_key(
+                    endpoint=self.transport.endpoint, body=store.body, tag=store.tag, identity=identity
+                )
         return ChatResponse(
             r.content,
             usage,
@@ -185,8 +236,9 @@ class ChatClient:
             outcome.latency_s,
             r.model or self.transport.model_name,
             False,
-            key if self.cache is not None else None,
+            key,
             outcome.queue_s,
+            r.system_fingerprint,
         )
 
     async def aclose(self) -> None:

@@ -173,6 +173,8 @@ class ChatResponse(NamedTuple):
         cache_key: The cache entry this reply is stored under, when the model that
             returned it caches; see :class:`CachingChatModel`.
         queue_s: Time the call waited for the provider's concurrency and rate limits.
+        system_fingerprint: The server's name for the configuration that answered
+            (OpenAI's ``system_fingerprint``; llama.cpp sends its build), if it sent one.
     """
 
     content: str
@@ -184,6 +186,7 @@ class ChatResponse(NamedTuple):
     cached: bool = False
     cache_key: str | None = None
     queue_s: float = 0.0
+    system_fingerprint: str | None = None
 
 
 @runtime_checkable

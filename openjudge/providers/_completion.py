@@ -108,6 +108,7 @@ def parse_completion(data: Any, *, where: str, model: str) -> ChatResponse:
     finish = choice.get("finish_reason")
     reported_model = data.get("model")
     raw_logprobs = choice.get("logprobs")
+    fingerprint = data.get("system_fingerprint")
     return ChatResponse(
         content if type(content) is str else "",
         TokenUsage(prompt_tokens, completion_tokens, 1),
@@ -115,6 +116,7 @@ def parse_completion(data: Any, *, where: str, model: str) -> ChatResponse:
         _logprobs(raw_logprobs) if raw_logprobs else (),
         0.0,
         reported_model if type(reported_model) is str else model,
+        system_fingerprint=fingerprint if type(fingerprint) is str else None,
     )
 
 

@@ -3,7 +3,9 @@
 One table for every HTTP transport (aiohttp, httpx) and endpoint (chat, pooling,
 model discovery): connection failures, timeouts, 408, 409, 429 and 5xx retry;
 Retry-After (or ``retry-after-ms``) is read on 429 and 5xx; other statuses are
-final. Every message is redacted (:func:`openjudge.models._secrets.redact`), so a
+final. A 400 that says the request did not fit the context window (or a 413) carries a
+:class:`~openjudge.errors.ContextOverflow` (:mod:`openjudge.providers._context_overflow`),
+so the grader can tell whose text made it long. Every message is redacted (:func:`openjudge.models._secrets.redact`), so a
 server that echoes the key in its error body does not put it in a result.
 """
 
@@ -16,6 +18,7 @@ from collections.abc import Iterable, Mapping
 
 from openjudge.models._errors import ChatModelError, is_retryable_status
 from openjudge.models._secrets import redact
+from openjudge.providers._context_overflow import read_context_overflow
 
 __all__ = ["connection_error", "error_detail", "parse_retry_after", "status_error", "timeout_error"]
 
@@ -80,6 +83,7 @@ def status_error(
         status_code=status,
         retry_after_s=parse_retry_after(headers) if status == 429 or status >= 500 else None,
         error_type=error_type,
+        context_overflow=read_context_overflow(status, body),
     )
 
 

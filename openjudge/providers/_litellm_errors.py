@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 import httpx
 
 from openjudge.models._errors import ChatModelError, is_retryable_status
+from openjudge.providers._context_overflow import read_context_overflow
 from openjudge.providers._errors import parse_retry_after
 
 __all__ = ["classify_exception", "classify_litellm_exception", "with_message"]
@@ -58,6 +59,9 @@ def classify_exception(exc: Exception, *, where: str) -> ChatModelError:
         return ChatModelError(f"{where}: request timed out", kind="timeout", retryable=True, error_type=name)
     if isinstance(status, int) and not isinstance(exc, openai.APIConnectionError):
         detail = getattr(exc, "message", None) or str(exc)
+        overflow = read_context_overflow(status, str(detail), code=getattr(exc, "code", None))
+        if overflow is None and name == "ContextWindowExceededError":  # litellm read the server's wording
+            overflow = read_context_overflow(status, "", code="context_length_exceeded")
         return ChatModelError(
             f"{where}: HTTP {status}: {detail}",
             kind="provider_error",
@@ -65,6 +69,7 @@ def classify_exception(exc: Exception, *, where: str) -> ChatModelError:
             status_code=status,
             retry_after_s=parse_retry_after(_headers_of(exc)) if status == 429 or status >= 500 else None,
             error_type=name,
+            context_overflow=overflow,
         )
     if isinstance(exc, openai.APIConnectionError):
         return ChatModelError(f"{where}: connection failed: {exc}", retryable=True, error_type=name)
@@ -127,4 +132,5 @@ def with_message(error: ChatModelError, message: str) -> ChatModelError:
         status_code=error.status_code,
         retry_after_s=error.retry_after_s,
         error_type=error.error_type,
+        context_overflow=error.context_overflow,
     )

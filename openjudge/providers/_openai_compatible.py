@@ -30,6 +30,7 @@ from openjudge.providers._negotiation import (
     StructuredOutputChoice,
     StructuredOutputNegotiation,
 )
+from openjudge.providers._served_model import ServedModelProbe
 from openjudge.providers._structured import response_format_for
 
 __all__ = ["OpenAICompatibleTransport"]
@@ -97,6 +98,8 @@ class OpenAICompatibleTransport:
         )
         self._connection_key = f"{self._endpoint}|{model}|{fingerprint(key or password)}"
         self._clients = LoopClients(max_connections, http_client_factory)
+        self.served = ServedModelProbe(f"{url}/models", headers, f"{safe_url(url)} GET /models")
+        """What the server says about the model it serves, once asked (the judge cache asks)."""
         self._structured = StructuredOutputNegotiation(
             structured_output, key=lambda: f"{self._endpoint}|{self._model_name}", where=lambda: self._where
         )
@@ -177,6 +180,11 @@ class OpenAICompatibleTransport:
         # A 2xx that is not JSON (a proxy's error page) may well be fine on the next attempt.
         data = json_reply(reply, where=where, secrets=self._secrets, malformed_retryable=True)
         return parse_completion(data, where=where, model=self._model_name)
+
+    async def served_identity(self, timeout_s: float) -> str | None:
+        """Which weights answer to this model name (``GET /models``, asked once; see
+        :mod:`openjudge.providers._served_model`)."""
+        return await self.served.identity(self._clients.get(), self._model_name, timeout_s)
 
     async def aclose(self) -> None:
         await self._clients.aclose()

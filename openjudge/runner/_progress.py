@@ -1,4 +1,9 @@
-"""A small progress line on stderr: done/total, errors, throughput, ETA."""
+"""A small progress line on stderr: done/total, errors, not-applicable results, throughput, ETA.
+
+``errors`` counts items (samples, or pairs) with a grader error. A grader that does not
+apply to a row gives neither a score nor an error: its results are counted apart
+(``n/a``, shown once there is one), never as errors.
+"""
 
 from __future__ import annotations
 
@@ -30,11 +35,16 @@ class ProgressBar:
         self._last = 0.0
         self.done = 0
         self.errors = 0
+        self.not_applicable = 0
+        """Results of graders that did not apply to their row (not errors)."""
 
-    def advance(self, *, error: bool = False) -> None:
+    def advance(self, *, error: bool = False, not_applicable: int = 0) -> None:
+        """One item done; ``error``: it has a grader error; ``not_applicable``: results in it
+        of graders that did not apply (neither scores nor errors)."""
         self.done += 1
         if error:
             self.errors += 1
+        self.not_applicable += not_applicable
         now = time.monotonic()
         if now - self._last >= self._interval_s:
             self._last = now
@@ -46,15 +56,13 @@ class ProgressBar:
     def line(self, now: float) -> str:
         elapsed_s = max(now - self._start, 1e-9)
         rate = self.done / elapsed_s
+        counts = f"errors={self.errors}" + (f" n/a={self.not_applicable}" if self.not_applicable else "")
         if self.total:
             pct = 100.0 * self.done / self.total
             eta = (self.total - self.done) / rate if rate > 0 else float("inf")
             eta_text = f"{eta:.0f}s" if eta != float("inf") else "?"
-            return (
-                f"{self.label}: {self.done}/{self.total} ({pct:.0f}%) errors={self.errors} "
-                f"{rate:.1f}/s eta {eta_text}"
-            )
-        return f"{self.label}: {self.done} errors={self.errors} {rate:.1f}/s"
+            return f"{self.label}: {self.done}/{self.total} ({pct:.0f}%) {counts} {rate:.1f}/s eta {eta_text}"
+        return f"{self.label}: {self.done} {counts} {rate:.1f}/s"
 
     def _draw(self, now: float, *, final: bool) -> None:
         text = self.line(now)

@@ -44,6 +44,7 @@ from openjudge.results import (
     GraderRank,
     GraderResult,
     GraderScore,
+    NotApplicable,
     RowResult,
     TokenUsage,
 )
@@ -376,7 +377,10 @@ class GradingRunner:
                     if pending is not None:
                         await pending
                     if progress is not None:
-                        progress.advance(error=isinstance(result, GraderError))
+                        progress.advance(
+                            error=isinstance(result, GraderError),
+                            not_applicable=int(isinstance(result, NotApplicable)),
+                        )
             finally:
                 timer.close()
 

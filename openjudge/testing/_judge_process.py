@@ -45,9 +45,18 @@ class JudgeServerProcess:
         port: int = 0,
         startup_timeout_s: float = 20.0,
         python: str | None = None,
+        default_score: float = 3,
+        root: str | None = None,
+        system_fingerprint: str | None = None,
         refuse: Mapping[str, int] | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         options = f"--port={port} --latency-s={float(latency_s)!r} --jitter-s={float(jitter_s)!r}"
+        if context_tokens is not None:
+            options += f" --context-tokens={int(context_tokens)}"
+        identity = [f"--root={root}"] if root is not None else []
+        if system_fingerprint is not None:
+            identity.append(f"--system-fingerprint={system_fingerprint}")
         refusals = [f"--refuse={kind}={status}" for kind, status in check_refuse(refuse or {}).items()]
         self._argv = [
             python or sys.executable,
@@ -55,6 +64,8 @@ class JudgeServerProcess:
             _MODULE,
             *options.split(),
             f"--model={model}",
+            f"--score={float(default_score)!r}",
+            *identity,
             *refusals,
         ]
         self._startup_timeout_s = startup_timeout_s

@@ -88,10 +88,20 @@ class JudgeState:
         jitter_s: float,
         score: int | float,
         seed: int,
+        root: str | None = None,
+        system_fingerprint: str | None = None,
         refuse: Mapping[str, int] | None = None,
+        context_tokens: int | None = None,
     ) -> None:
+        if context_tokens is not None and context_tokens < 1:
+            raise ValueError(f"context_tokens must be >= 1, got {context_tokens}")
         self.model = model
+        self.root = root
+        """The weights ``/v1/models`` says it serves (vLLM's ``root``), if set."""
+        self.system_fingerprint = system_fingerprint
+        """Sent with every completion, if set."""
         self.formats = FormatChecks(refuse or {})
+        self.context_tokens = context_tokens
         self.latency_s = latency_s
         self.jitter_s = jitter_s
         self.score = score
@@ -135,7 +145,14 @@ class JudgeState:
         if path in ("/v1/chat/completions", "/chat/completions") and method == "POST":
             self._chat(conn, body)
         elif path in ("/v1/models", "/models") and method == "GET":
-            card = {"id": self.model, "object": "model", "owned_by": "openjudge-test", "max_model_len": 4096}
+            card: dict[str, object] = {
+                "id": self.model,
+                "object": "model",
+                "owned_by": "openjudge-test",
+                "max_model_len": self.context_tokens or 4096,
+            }
+            if self.root is not None:
+                card["root"] = self.root
             conn.send_json(200, {"object": "list", "data": [card]})
         elif path == "/stats" and method == "GET":
             conn.send_json(200, asdict(self.stats()))
@@ -168,11 +185,12 @@ class JudgeState:
             request, chars, plan = read_chat(
                 body, default_score=self.score, budgets=self.fault_uses, check=self.formats.check
             )
-            payload = (
-                dumps(self.replies.completion(request, chars, plan, model=self.model))
-                if plan.is_reply()
-                else b""
-            )
+            payload = b""
+            if plan.is_reply():
+                completion = self.replies.completion(request, chars, plan, model=self.model)
+                if self.system_fingerprint is not None:
+                    completion["system_fingerprint"] = self.system_fingerprint
+                payload = dumps(completion)
         except Refused as refused:
             self._count(str(refused.status))
             conn.send_error(refused.status, str(refused))
@@ -180,6 +198,11 @@ class JudgeState:
         except (BadRequest, ValueError) as exc:
             self._count("400")
             conn.send_error(400, str(exc))
+            return
+        too_long = self._context_error(request, chars)
+        if too_long is not None:
+            self._count("400")
+            conn.send(400, too_long, b"")
             return
         if plan.action == "hang":
             self._count("hang")
@@ -198,6 +221,23 @@ class JudgeState:
             if delay_s is None:
                 delay_s = self.latency_s + (self.rng.random() * self.jitter_s if self.jitter_s else 0.0)
             conn.later(delay_s, functools.partial(conn.send, 200, payload, b""))
+
+    def _context_error(self, request: Mapping[str, object], chars: int) -> bytes | None:
+        """vLLM's 400 for a request past ``context_tokens`` (prompt tokens counted as for usage), else None."""
+        if self.context_tokens is None:
+            return None
+        prompt = max(1, chars // 4)
+        asked = request.get("max_completion_tokens") or request.get("max_tokens") or 0
+        completion = asked if isinstance(asked, int) and not isinstance(asked, bool) else 0
+        if prompt + completion <= self.context_tokens:
+            return None
+        message = (
+            f"This model's maximum context length is {self.context_tokens} tokens. However, you requested "
+            f"{prompt + completion} tokens ({prompt} in the messages, {completion} in the completion). "
+            "Please reduce the length of the messages or completion."
+        )
+        error = {"message": message, "type": "invalid_request_error", "param": "messages"}
+        return dumps({"error": {**error, "code": "context_length_exceeded"}})
 
     def _count(self, outcome: str) -> None:
         self.by_outcome[outcome] = self.by_outcome.get(outcome, 0) + 1

@@ -38,8 +38,17 @@ Endpoints:
   scoring). A list of objects with a ``step_index`` gets one item per
   ``<step index="k">`` block of the first user message, numbered ``0..n-1`` (a
   trajectory judge's per-step evaluations). ``usage``: prompt tokens = characters of all message texts // 4,
-  completion tokens = characters of the content // 4, each at least 1; one choice.
-- ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``
+  completion tokens = characters of the content // 4, each at least 1; one choice;
+  ``system_fingerprint`` when the server has one (``--system-fingerprint``).
+- With ``context_tokens`` set, a request whose prompt tokens (as counted for ``usage``)
+  plus ``max_tokens``/``max_completion_tokens`` exceed it gets vLLM's 400 ("This model's
+  maximum context length is N tokens. However, you requested ...",
+  ``code: context_length_exceeded``), as a judge with that context window answers.
+- ``GET /v1/models``: the served model's card (``id``, ``owned_by``, ``max_model_len``: the
+  context window, 4096 unless set, and ``root`` when the server has one: ``--root``, the
+  weights as vLLM names them). Two servers that differ in score (``--score``), root or
+  fingerprint are two judges behind one name.
+- ``GET /stats``, ``POST /stats/reset``
   (body ``{"faults": true}`` also forgets the ``times`` counters) and
   ``POST /config`` with ``{"latency_s": float, "jitter_s": float}``.
 
@@ -136,14 +145,18 @@ class JudgeServer:
         default_score: int | float = 3,
         seed: int = 0,
         backlog: int = 4096,
+        root: str | None = None,
+        system_fingerprint: str | None = None,
         refuse: Mapping[str, int] | None = None,
+        context_tokens: int | None = None,
     ) -> None:
         _check_loopback(host)
         self._host = "127.0.0.1" if host == "localhost" else host  # one socket, so one port
         self._port = port
         self._backlog = backlog
         self._refuse = check_refuse(refuse or {})
-        self._config = (model, latency_s, jitter_s, default_score, seed)
+        self._config = (model, latency_s, jitter_s, default_score, seed, context_tokens)
+        self._identity = (root, system_fingerprint)
         self._state: JudgeState | None = None
         self._server: asyncio.Server | None = None
 
@@ -151,9 +164,18 @@ class JudgeServer:
         """Bind and start serving; ``port`` is known afterwards."""
         if self._server is not None:
             raise RuntimeError("the judge server is already started")
-        model, latency_s, jitter_s, score, seed = self._config
+        model, latency_s, jitter_s, score, seed, context_tokens = self._config
+        root, fingerprint = self._identity
         state = JudgeState(
-            model=model, latency_s=0.0, jitter_s=0.0, score=score, seed=seed, refuse=self._refuse
+            model=model,
+            latency_s=0.0,
+            jitter_s=0.0,
+            score=score,
+            seed=seed,
+            root=root,
+            system_fingerprint=fingerprint,
+            refuse=self._refuse,
+            context_tokens=context_tokens,
         )
         state.configure(latency_s, jitter_s)
         loop = asyncio.get_running_loop()
@@ -224,7 +246,11 @@ async def _serve(args: argparse.Namespace, on_ready: Callable[[int], None]) -> N
         latency_s=args.latency_s,
         jitter_s=args.jitter_s,
         model=args.model,
+        default_score=args.score,
+        root=args.root,
+        system_fingerprint=args.system_fingerprint,
         refuse=args.refuse,
+        context_tokens=args.context_tokens,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -263,6 +289,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jitter-s", type=float, default=0.0, help="extra uniform [0, jitter-s) seconds")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="model name served by /v1/models")
     parser.add_argument(
+        "--score", type=float, default=3, help="the score of a reply without a score directive (default 3)"
+    )
+    parser.add_argument("--root", help="the weights /v1/models says it serves (vLLM's 'root' field)")
+    parser.add_argument("--system-fingerprint", help="sent as system_fingerprint with every completion")
+    parser.add_argument(
         "--refuse",
         action="append",
         default=[],
@@ -270,13 +301,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="answer STATUS to requests in MODE (json_schema, json_object, structured_outputs), "
         "e.g. json_schema=500 as llama-cpp-python's server does; repeatable",
     )
+    parser.add_argument(
+        "--context-tokens", type=int, default=None, help="context window: longer requests get vLLM's 400"
+    )
     args = parser.parse_args(argv)
     try:
         _check_loopback(args.host)
         args.refuse = check_refuse(dict(_refusal_option(item) for item in args.refuse))
-        JudgeState(model="", latency_s=0, jitter_s=0, score=3, seed=0).configure(
-            args.latency_s, args.jitter_s
-        )
+        JudgeState(
+            model="", latency_s=0, jitter_s=0, score=3, seed=0, context_tokens=args.context_tokens
+        ).configure(args.latency_s, args.jitter_s)
     except ValueError as exc:
         parser.error(str(exc))
     _raise_fd_limit()

@@ -91,7 +91,10 @@ def _openjudge(tmp_path: Path, data: str) -> subprocess.CompletedProcess[str]:
 def _check_run(tmp_path: Path, data: str, records: list[Record], *, counted: bool) -> bytes:
     done = _openjudge(tmp_path, data)
     assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == 0, done.stderr
+    if data.endswith(".csv"):  # CSV holds text: a provided score needs a number, so 'given' never scores
+        assert done.returncode == 3 and "grader 'given' failed on every sample it graded" in done.stderr
+    else:
+        assert done.returncode == 0, done.stderr
     written = (tmp_path / "out.jsonl").read_bytes()
     written.decode("utf-8")
     (tmp_path / "report.html").read_bytes().decode("utf-8")
@@ -123,7 +126,7 @@ def test_hostile_datasets_cost_their_own_records_only(
     (tmp_path / name).write_bytes(data)
     first = _check_run(tmp_path, name, records, counted=kind != "csv")  # csv: a row may span lines
     again = _openjudge(tmp_path, name)
-    assert "Traceback" not in again.stderr and again.returncode == 0, again.stderr
+    assert "Traceback" not in again.stderr and again.returncode == (3 if kind == "csv" else 0), again.stderr
     assert "0 samples graded" in again.stdout
     assert (tmp_path / "out.jsonl").read_bytes() == first
 

@@ -241,7 +241,8 @@ def test_queue_time_is_not_judge_latency(tmp_path: Path, judge_server: JudgeServ
     )
     done = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "judge p50 s  judge p95 s  queue p50 s  queue p95 s" in done.stdout
+    assert "judge and queue times in seconds" in done.stdout
+    assert "judge p50  judge p95  queue p50  queue p95" in done.stdout
     rows = [r["quality"] for r in results(tmp_path / "results.jsonl").values()]
     latencies = [float(r["latency_s"]) for r in rows]  # type: ignore[arg-type]
     queued = [float(r.get("queue_s") or 0.0) for r in rows]  # type: ignore[arg-type]

@@ -109,11 +109,11 @@ async def test_score_range_lists_work_in_python_too() -> None:
     assert llm.score_range == ScoreRange(low=1, high=5)
     result = await llm.aevaluate(x="four")
     assert isinstance(result, GraderScore) and result.normalized_score == 0.75
-    function = FunctionGrader(lambda response: 1.0, score_range=[0, 1])  # type: ignore[arg-type]  # likewise
+    function = FunctionGrader(lambda response: 1.0, score_range=[0, 1])  # type: ignore[call-overload]  # likewise
     scored = await function.aevaluate(response="x")
     assert isinstance(scored, GraderScore) and scored.score_range == ScoreRange(low=0, high=1)
     with pytest.raises(ValueError, match=r"score_range must be two numbers \(low, high\)"):
-        FunctionGrader(lambda response: 1.0, score_range="0-1")  # type: ignore[arg-type]  # wrong on purpose
+        FunctionGrader(lambda response: 1.0, score_range="0-1")  # type: ignore[call-overload]  # wrong on purpose
 
 
 def test_an_unranged_llm_grader_cannot_be_mixed_by_an_aggregator() -> None:
@@ -208,3 +208,19 @@ def test_a_missing_api_key_is_worded_for_the_config(monkeypatch: pytest.MonkeyPa
         "job.yaml:2: providers.judge: no API key: set providers.judge.api_key (e.g. api_key: "
         "${OPENAI_API_KEY}); for a local server also set base_url"
     ]
+
+
+def test_a_misspelt_provider_is_matched_against_one_set_aside_for_its_own_errors() -> None:
+    text = (
+        "providers:\n"
+        "  judge: {kind: openia, model: m, base_url: 'http://127.0.0.1:9/v1'}\n"
+        "graders:\n  q: {type: llm, provider: judg, params: {template: '{x}'}}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="job.yaml")
+    found = {p.split(": ")[1]: p for p in caught.value.problems}
+    assert "unknown provider kind 'openia'; did you mean 'openai'?" in found["providers.judge.kind"]
+    assert found["graders.q.provider"] == (
+        "job.yaml:4: graders.q.provider: unknown provider 'judg'; did you mean 'judge'? (valid: judge); "
+        "providers with errors of their own (above): 'judge'"
+    )

@@ -105,3 +105,14 @@ def test_every_install_line_installs_this_project(where: str, arguments: str) ->
 )
 def test_the_check_itself(requirement: str, wrong: bool) -> None:
     assert (problem(requirement) is not None) is wrong
+
+
+_EXTRAS_LINE = re.compile(r"^Optional extras \(.*?\): (?P<names>.*)$", re.MULTILINE)
+
+
+def test_the_readme_lists_every_extra() -> None:
+    """The README's extras line names each extra of pyproject.toml once, and no other."""
+    line = _EXTRAS_LINE.search((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert line is not None, "README.md: the 'Optional extras (...): ...' line is gone"
+    named = re.findall(r"`([\w-]+)`", re.sub(r"\([^)]*\)", "", line.group("names")))
+    assert sorted(named) == sorted(EXTRAS)

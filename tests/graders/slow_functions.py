@@ -52,3 +52,14 @@ def slow_or_equal(reference: str, candidates: list[dict[str, object]]) -> dict[s
     spin(0.05)
     same = sorted(text.replace(" ", "")) == sorted(reference.replace(" ", ""))
     return {"equal": same, "cause": "test"}
+
+
+def stamped(seconds: float) -> list[float]:
+    """Busy for ``seconds``; when it started and ended (``time.monotonic``, one clock for every process)."""
+    start = time.monotonic()
+    spin(seconds)
+    return [start, time.monotonic()]
+
+
+def length(text: str) -> int:
+    return len(text)

@@ -182,10 +182,11 @@ async def test_a_lone_surrogate_in_an_assistant_message_is_the_responses_failure
 async def test_comparison_graders_judge_a_damaged_response_as_shown() -> None:
     seen: list[ChatRequest] = []
     judge = _judge(lambda r: '{"reason": "the other is intact", "winner": "tie"}', seen)
-    result = await PairwisePreferenceGrader(judge).aevaluate(query="q", response_a=SURROGATE, response_b="4")
+    damaged = "Paris \ud800 here"
+    result = await PairwisePreferenceGrader(judge).aevaluate(query="q", response_a=damaged, response_b="4")
     assert isinstance(result, GraderScore)
     user = str(seen[0].messages[-1]["content"])
-    assert "answer \ufffd here" in user
+    assert "Paris \ufffd here" in user
 
 
 def _filtered(request: ChatRequest) -> ChatResponse:

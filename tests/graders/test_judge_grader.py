@@ -29,7 +29,7 @@ class Pass(BaseModel):
 class PassFail(LLMGrader[Pass]):
     """A user's grader: its own verdict, read typed, with no usage bookkeeping."""
 
-    def to_result(self, verdict: Pass, call: PreparedCall[None]) -> GraderScore | GraderRank:
+    def to_result(self, verdict: Pass, call: PreparedCall[None]) -> GraderScore:
         if not verdict.reason:
             raise ValueError("reason must not be empty")
         return GraderScore(name=self.name, score=float(verdict.passed), reason=verdict.reason)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import pickle
+import threading
 import time
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from openjudge.graders._workers import WorkerPool, WorkFailed, WorkTimeout
@@ -135,4 +137,116 @@ async def test_a_runner_does_not_time_out_a_pair_that_only_waits_for_a_worker() 
     late = await deadline.arun([{"duration_s": 0.3} for _ in range(5)])  # the run's deadline still holds
     kinds = [r.score if isinstance(r, GraderScore) else getattr(r, "kind", r) for r in late["spin"]]
     assert kinds[:2] == [1.0, 1.0] and kinds[-1] == "timeout"
+    pool.close()
+
+
+# -- lanes: the next call is already in the worker's pipe -------------------------------------
+
+
+def test_the_pool_is_sized_to_the_cores_by_default() -> None:
+    assert WorkerPool().max_workers == min(len(os.sched_getaffinity(0)), 8)
+
+
+async def test_a_worker_runs_queued_calls_while_the_event_loop_is_busy() -> None:
+    """Calls go from the queue to the worker without a round trip through the event loop."""
+    pool = WorkerPool(max_workers=1, preload=(SLOW,))
+    await pool.call(f"{SLOW}:pid", [], timeout_s=30)  # started
+    results: list[object] = []
+
+    async def one() -> None:
+        results.append(await pool.call(f"{SLOW}:stamped", [0.02], timeout_s=5))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(10):
+            group.start_soon(one)
+        await anyio.lowlevel.checkpoint()  # every call is in the queue
+        blocked_from = time.monotonic()
+        time.sleep(0.5)  # noqa: ASYNC251  # the loop busy elsewhere, on purpose, longer than the ten calls take
+        blocked_until = time.monotonic()
+    spans = sorted((float(s), float(e)) for s, e in (r for r in results if isinstance(r, list)))
+    assert len(spans) == 10
+    assert all(blocked_from <= start and end <= blocked_until for start, end in spans)
+    pool.close()
+
+
+async def test_a_call_behind_a_killed_one_is_not_charged_and_runs_on_a_fresh_worker() -> None:
+    pool = WorkerPool(max_workers=1, preload=(SLOW,))
+    first = await pool.call(f"{SLOW}:pid", [], timeout_s=30)
+    outcome: dict[str, object] = {}
+
+    async def overrun() -> None:
+        with pytest.raises(WorkTimeout):
+            await pool.call(f"{SLOW}:spin", [60], timeout_s=0.5)
+        outcome["overrun"] = "timeout"
+
+    async def behind() -> (
+        None
+    ):  # in the worker's pipe while the overrun runs; a budget shorter than that wait
+        outcome["behind"] = await pool.call(f"{SLOW}:pid", [], timeout_s=0.3)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(overrun)
+        await anyio.lowlevel.checkpoint()
+        group.start_soon(behind)
+    assert outcome["overrun"] == "timeout"
+    assert isinstance(outcome["behind"], int) and outcome["behind"] != first
+    pool.close()
+
+
+async def test_a_cancelled_call_waiting_in_a_pipe_never_runs() -> None:
+    # Both calls are queued while the worker starts (0.6 s): the second goes into the pipe.
+    pool = WorkerPool(max_workers=1, preload=(SLOW, "tests.graders.slow_start"))
+    finished: list[object] = []
+
+    async def running() -> None:
+        finished.append(await pool.call(f"{SLOW}:spin", [0.4], timeout_s=5))
+
+    async def cancelled() -> None:
+        with anyio.move_on_after(0.8):  # while the first call runs
+            await pool.call(f"{SLOW}:spin", [60], timeout_s=120)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(running)
+        await anyio.lowlevel.checkpoint()
+        group.start_soon(cancelled)
+    start = time.monotonic()
+    assert isinstance(await pool.call(f"{SLOW}:pid", [], timeout_s=30), int)
+    assert time.monotonic() - start < 10  # not behind 60 s of a call nobody waits for
+    assert len(finished) == 1
+    pool.close()
+
+
+async def test_calls_larger_than_a_pipe_holds_wait_for_an_idle_worker() -> None:
+    pool = WorkerPool(max_workers=1, preload=(SLOW,))
+    sizes: list[object] = []
+
+    async def busy() -> None:  # the worker computes while the others queue
+        await pool.call(f"{SLOW}:spin", [0.2], timeout_s=30)
+
+    async def one(size: int) -> None:
+        sizes.append(await pool.call(f"{SLOW}:length", ["x" * size], timeout_s=30))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(busy)
+        for size in (10, 300_000, 20, 1_000_000):
+            await anyio.lowlevel.checkpoint()
+            group.start_soon(one, size)
+    assert sizes == [10, 300_000, 20, 1_000_000]  # first come, first served
+    pool.close()
+
+
+def test_event_loops_in_two_threads_share_the_workers() -> None:
+    pool = WorkerPool(max_workers=1, preload=(SLOW,))
+    pids: list[object] = []
+
+    async def calls() -> None:
+        for _ in range(3):
+            pids.append(await pool.call(f"{SLOW}:pid", [], timeout_s=30))
+
+    threads = [threading.Thread(target=anyio.run, args=(calls,)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(pids) == 6 and len(set(pids)) == 1
     pool.close()

@@ -100,7 +100,7 @@ async def test_trl_per_grader_functions_return_none_where_their_grader_does_not_
 
 
 def test_skyrl_routes_by_the_rows_extras(graders: Path) -> None:
-    register_env("openjudge-routing-test", config=str(graders))
+    register_env("openjudge-routing-test", config=str(graders), fallback_score=0.0)
 
     def step(source: str, action: str, truth: str) -> dict[str, object]:
         extras = {"data_source": source, "reward_spec": {"ground_truth": truth}}

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import skyrl_gym  # type: ignore[import-untyped]  # skyrl-gym ships no types
 
+from openjudge.errors import SettingsError
 from openjudge.integrations.scoring import FailureRateExceeded, SampleFailed
 from openjudge.integrations.skyrl import register_env
 from openjudge.integrations.trl import OpenJudgeRewards, OpenJudgeTRLSettings
@@ -85,7 +86,7 @@ def trl(graders: Path, options: dict[str, object]) -> Callable[[str], Awaitable[
 def skyrl(graders: Path, options: dict[str, object]) -> Callable[[str], Awaitable[Outcome]]:
     """SkyRL's generator stepping a fresh environment for one trajectory (options from SkyRL's config)."""
     env_id = f"openjudge-scorer-test-{next(_env_ids)}"
-    register_env(env_id, config=str(graders))
+    register_env(env_id, config=str(graders), fallback_score=0.0)  # SkyRL needs one chosen (docs/skyrl.md)
 
     async def score(response: str) -> Outcome:
         env = skyrl_gym.make(env_id, env_config=options, extras={})
@@ -155,32 +156,61 @@ async def test_a_failure_rate_above_the_ceiling_stops_every_adapter(adapter: str
         await score(f"x {DOWN}")
 
 
-@pytest.mark.parametrize(
-    ("adapter", "expected"),
-    [("trl", Outcome(None, True, "provider_error")), ("skyrl", Outcome(0.0, True, "provider_error"))],
-)
-async def test_drop_in_each_trainers_way(adapter: str, expected: Outcome, graders: Path) -> None:
-    """``drop`` is said in each trainer's way: TRL gets ``None`` (left out of the reward
-    sum); SkyRL must have a number and a step knows no group, so it is neutral: 0.0, flagged."""
-    score = ADAPTERS[adapter](graders, {"on_failure": "drop"})
-    assert await score(f"x {DOWN}") == expected
+async def test_drop_in_each_trainers_way(graders: Path) -> None:
+    """``drop`` is said in each trainer's way: TRL gets ``None`` (left out of training); SkyRL
+    trains every step and a step knows no group, so drop there would be a made-up 0.0: refused."""
+    assert await trl(graders, {"on_failure": "drop"})(f"x {DOWN}") == Outcome(None, True, "provider_error")
+    with pytest.raises(SettingsError, match="on_failure='drop' cannot be honoured under SkyRL"):
+        await skyrl(graders, {"on_failure": "drop"})(f"x {DOWN}")
 
 
 async def test_neutral_under_trl_drops_a_failure_whose_group_has_none_scored_in_the_batch(
-    graders: Path,
+    graders: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """TRL shards a prompt's generations over processes: with no sibling scored in this batch,
-    0.0 could be an invented reward (the others may be scored elsewhere), so it is left out."""
+    """With several training processes, TRL hands each a slice of the batch, whose first and
+    last groups may continue on another process: with no member scored here, 0.0 could be an
+    invented reward (the others may be scored elsewhere), so it is left out. With one process
+    every group is whole: a group whose every member failed gets 0.0 (zero advantage)."""
     settings = OpenJudgeTRLSettings.model_validate({"config": str(graders), "on_failure": "neutral"})
     reward = OpenJudgeRewards.from_settings(settings).aggregate()
     values = await reward(prompts=["a", "a", "b"], completions=["x", f"x {DOWN}", f"y {DOWN}"])
     assert values[0] is not None and values[1] == values[0]  # its group's mean: zero advantage
+    assert values[2] == 0.0
+    monkeypatch.setattr("openjudge.integrations.trl._rewards.process_count", lambda: 2)
+    values = await reward(prompts=["a", "a", "b"], completions=["x", f"x {DOWN}", f"y {DOWN}"])
+    assert values[0] is not None and values[1] == values[0]
     assert values[2] is None
 
 
 async def test_drop_under_verl_fails_the_session(graders: Path) -> None:
     with pytest.raises(SampleFailed, match="on_failure=drop"):
         await verl(graders, {"on_failure": "drop"})(f"x {DOWN}")
+
+
+def names_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+async def test_the_judge_cache_of_a_trainer_is_its_process_own_on_every_adapter(
+    adapter: str, tmp_path: Path, judge_server: JudgeServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No rank writes a SQLite file in a shared home directory: without cache.path the
+    cache is a temporary database of the process, in the node's $TMPDIR."""
+    home, scratch = tmp_path / "home", tmp_path / "node-tmp"
+    home.mkdir()
+    scratch.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "graders.yaml"
+    path.write_text(GRADERS.format(base_url=judge_server.base_url, cache="{enabled: true}"), encoding="utf-8")
+    score = ADAPTERS[adapter](path, {"judge_cache": True})
+    before = judge_server.stats().chat_requests
+    assert [await score("the same answer") for _ in range(3)] == [Outcome(0.5, False, "")] * 3
+    assert judge_server.stats().chat_requests - before == 1  # the repeats were served by the cache
+    assert names_in(tmp_path) == ["graders.yaml", "home", "node-tmp"] and names_in(home) == []
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,10 @@ async def test_a_routed_run_counts_what_applies_and_resumes(tmp_path: Path) -> N
     data = write(tmp_path / "data.jsonl", ROWS, broken=True)
     out = tmp_path / "out.jsonl"
     config, built = job(MATH + FACTS)
-    stats = await run_job(config, built, data_path=data, out_path=out)
+    progress = io.StringIO()
+    stats = await run_job(config, built, data_path=data, out_path=out, progress_stream=progress)
+    # each row has one grader that does not apply: counted apart, never as an error (the bad record is)
+    assert " errors=1 n/a=4 " in progress.getvalue().splitlines()[-1]
     assert (stats.graded, stats.pairs, stats.failed_pairs, stats.with_errors, stats.bad_records) == (
         4,
         4,

@@ -7,6 +7,7 @@ from pydantic import JsonValue
 
 from openjudge.jobs._results import SampleOutcome
 from openjudge.jobs._summary import (
+    Price,
     RunSummary,
     SummaryBuilder,
     format_cost,
@@ -139,12 +140,16 @@ def test_render_table() -> None:
     assert render_table(_summary(from_json=True)) == (
         "6 samples\n"
         "\n"
-        "grader  n  scored  errors    mean     std  min  max  judge p50 s  judge p95 s  queue p50 s  queue p95 s  tokens   cost\n"
-        "------  -  ------  ------  ------  ------  ---  ---  -----------  -----------  -----------  -----------  ------  -----\n"
-        "a       6       4       2     2.5   1.118    1    4            3          8.8            0            0     710  $0.77\n"
-        "b       6       6       0  0.6667  0.4714    0    1            -            -            -            -       0      -\n"
-        "r       2       0       0       -       -    -    -            -            -            -            -       0      -\n"
-        "total                                                                                                       710  $0.77\n"
+        "grader  n  scored  errors    mean     std  min  max\n"
+        "------  -  ------  ------  ------  ------  ---  ---\n"
+        "a       6       4       2     2.5   1.118    1    4\n"
+        "b       6       6       0  0.6667  0.4714    0    1\n"
+        "r       2       0       0       -       -    -    -\n"
+        "\n"
+        "judge and queue times in seconds\n"
+        "grader  judge p50  judge p95  queue p50  queue p95  tokens   cost\n"
+        "------  ---------  ---------  ---------  ---------  ------  -----\n"
+        "a               3        8.8          0          0     710  $0.77\n"
         "\n"
         "grader  error kind   count  first message\n"
         "------  -----------  -----  -------------\n"
@@ -159,6 +164,32 @@ def test_render_table() -> None:
         "-------  ----------  --------------\n"
         "overall           4               2\n"
     )
+
+
+def test_the_table_fits_80_columns_with_long_names_and_messages() -> None:
+    long_a, long_b = "answer_correctness_judge_with_a_reference", "a_rather_long_custom_grader_name"
+    builder = SummaryBuilder(prices={long_a: Price(prompt_per_1k=0.15, completion_per_1k=0.6)})
+    for i in range(1, 2001):
+        usage = TokenUsage(prompt_tokens=123_456, completion_tokens=7_890, requests=1)
+        builder.add(
+            SampleOutcome(
+                id=f"s{i}",
+                line=i,
+                results={
+                    long_a: GraderScore(
+                        name=long_a, score=i / 7, latency_s=i / 3, queue_s=i / 9, usage=usage
+                    ),
+                    long_b: GraderError(
+                        name=long_b, kind="provider_error", message="x " * 200, latency_s=1.5
+                    ),
+                },
+                aggregates={"reward": i / 11},
+            )
+        )
+    text = render_table(builder.build())
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    assert "answer_correctness_judge_wi…" in text  # cut where it must be, visibly
+    assert "judge and queue times in seconds" in text and "262.7M  $46,504.80" in text
 
 
 def test_judge_latency_and_queue_time_are_separate_columns() -> None:

@@ -41,7 +41,7 @@ def judge(model: object, **kwargs: object) -> LLMGrader:
 
 @pytest.fixture
 def cache(tmp_path: Path) -> JudgeCache:
-    return JudgeCache(tmp_path / "cache.sqlite")
+    return JudgeCache(tmp_path / "cache.sqlite", shared=True)  # shared: the tests read the file too
 
 
 def keys(cache: JudgeCache) -> list[str]:
@@ -219,8 +219,8 @@ def test_the_cache_keeps_logprobs_and_usage_on_disk(tmp_path: Path) -> None:
         (TokenLogprob("4", -0.51, (("4", -0.51), ("5", -1.9))), TokenLogprob("}", float("-inf"))),
         model="judge-1",
     )
-    JudgeCache(path).put("k", reply)
-    hit = JudgeCache(path).get("k")  # another process would read the same
+    JudgeCache(path, shared=True).put("k", reply)
+    hit = JudgeCache(path, shared=True).get("k")  # another process would read the same
     assert hit is not None and hit.cached and hit.cache_key == "k"
     assert (hit.content, hit.finish_reason, hit.model, hit.logprobs) == (
         reply.content,

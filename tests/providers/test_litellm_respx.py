@@ -18,6 +18,7 @@ import httpx
 import pytest
 import respx
 
+from openjudge.errors import ContextOverflow
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import OutputSpec, Sampling
 from openjudge.providers._litellm import LiteLLMChatModel
@@ -139,6 +140,21 @@ async def test_final_statuses_are_not_retried(route: str, status: int) -> None:
     assert info.value.status_code == status and not info.value.retryable
     assert f"HTTP {status}" in info.value.message
     assert KEY not in info.value.message and "***" in info.value.message  # a key echoed back is redacted
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@respx.mock
+async def test_a_context_window_400_carries_the_overflow(route: str) -> None:
+    message = (
+        "This model's maximum context length is 4096 tokens. However, you requested 9000 tokens "
+        "(8000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion."
+    )
+    body = {"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}}
+    api = respx.post(URL).mock(return_value=httpx.Response(400, json=body))
+    with pytest.raises(ChatModelError) as info:
+        await model(route).achat(MESSAGES)
+    assert api.call_count == 1 and not info.value.retryable
+    assert info.value.context_overflow == ContextOverflow(4096, 8000, 1000)
 
 
 @pytest.mark.parametrize("route", ROUTES)

@@ -109,7 +109,7 @@ async def test_grader_sends_strict_json_schema_and_reads_verdict() -> None:
         return_value=httpx.Response(200, json=completion('{"reason": "good", "score": 5}'))
     )
     grader = LLMGrader(model(), name="q", template="Rate: {response}", score_range=(1, 5))
-    result = await grader.aevaluate(response="an answer")
+    result = await grader.aevaluate(response="Paris is the capital of France.")
     assert isinstance(result, GraderScore) and result.score == 5.0
     assert result.usage is not None and result.usage.prompt_tokens == 11
     fmt = json.loads(route.calls.last.request.content)["response_format"]

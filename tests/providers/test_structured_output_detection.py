@@ -8,7 +8,7 @@ kept to the schema's enum), so these tests see what a real server does without l
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -55,7 +55,7 @@ def judge(model: OpenAIChatModel | VLLMChatModel) -> LLMGrader:
     return LLMGrader(model, name="quality", template="Rate: {response}", score_range=(1, 5))
 
 
-def scores(results: list[GraderResult]) -> list[float]:
+def scores(results: Sequence[GraderResult]) -> list[float]:
     assert all(isinstance(r, GraderScore) for r in results), results
     return [r.score for r in results if isinstance(r, GraderScore)]
 

@@ -207,6 +207,23 @@ async def test_a_grader_is_called_only_on_the_rows_it_applies_to() -> None:
     assert runner.route({"task": "math", "response": ""}) == {"facts": out["facts"][0]}
 
 
+async def test_the_progress_line_counts_not_applicable_results_apart_from_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    runner = GradingRunner(
+        {
+            "math": GraderConfig(Fixed("math", 1.0), when={"task": "math"}),
+            "facts": GraderConfig(Fixed("facts", 0.5), when={"task": "facts"}),
+        },
+        show_progress=True,
+    )
+    await runner.arun(ROWS)
+    # 8 pairs: math applies to 2 rows, facts to 1; the code row is no grader's (an error for each
+    # grader); the other 3 pairs are not applicable
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("grading: 8/8 (100%) errors=2 n/a=3 ")
+
+
 async def test_the_weighted_mean_min_and_gate_are_over_the_graders_that_apply() -> None:
     configs = {
         "math": GraderConfig(Fixed("math", 1.0), when={"task": "math"}),

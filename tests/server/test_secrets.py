@@ -139,7 +139,8 @@ def test_no_output_of_a_run_carries_a_planted_secret(
     data.write_text("".join(json.dumps({"id": f"s{i}", "answer": f"answer {i}"}) + "\n" for i in range(3)))
     out, report = tmp_path / "results.jsonl", tmp_path / "report.html"
 
-    assert main(["run", str(config), "--data", str(data), "--out", str(out), "--report", str(report)]) == 0
+    # Exit 3: two of the graders fail on every sample, as planted (their errors are checked below).
+    assert main(["run", str(config), "--data", str(data), "--out", str(out), "--report", str(report)]) == 3
     captured = capsys.readouterr()
 
     # The run did reach the server through every provider, and each failed as planted.

@@ -470,6 +470,38 @@ def test_process_variant_serves_and_stops() -> None:
         os.kill(pid, 0)
 
 
+def test_process_variant_takes_every_option_at_once() -> None:
+    """The command line's options together: a judge's score and identity (the cache's tests),
+    its context window (blame's) and the modes it refuses (structured output's)."""
+    with JudgeServerProcess(
+        model="every-option",
+        default_score=5,
+        root="/models/judge-v2",
+        system_fingerprint="fp_v2",
+        context_tokens=512,
+        refuse={"json_schema": 500},
+    ) as proc:
+        with openai.OpenAI(base_url=proc.base_url, api_key="x", max_retries=0) as oai:
+            (card,) = oai.models.list().data
+            assert card.model_dump(include={"id", "max_model_len", "root"}) == {
+                "id": "every-option",
+                "max_model_len": 512,
+                "root": "/models/judge-v2",
+            }
+            reply = oai.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+            assert json.loads(reply.choices[0].message.content or "") == {"reason": "ok", "score": 5}
+            assert reply.system_fingerprint == "fp_v2"
+            with pytest.raises(openai.InternalServerError):
+                oai.chat.completions.create(
+                    model="m",
+                    messages=[{"role": "user", "content": "hi"}],
+                    response_format={"type": "json_schema", "json_schema": {"name": "v", "schema": {}}},
+                )
+            with pytest.raises(openai.BadRequestError, match="maximum context length is 512 tokens"):
+                oai.chat.completions.create(model="m", messages=[{"role": "user", "content": "x" * 4000}])
+        assert proc.stats().by_outcome == {"200": 1, "reset": 0, "hang": 0, "500": 1, "400": 1}
+
+
 def test_cli_refuses_non_loopback_hosts(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["--host", "0.0.0.0"])

@@ -23,9 +23,14 @@ Where OpenJudge raises or crashes, the result here is defined:
   ``model_dump(exclude_none=True)``.
 
 Anything the OpenAI format does not allow where the structure depends on it (a message that
-is not a mapping, ``tool_calls`` that is not a list of mappings, a non-string id, non-text
-content) raises :class:`~openjudge.graders.base_grader.InvalidInputError` naming the field,
-which the grader boundary reports as ``GraderError(kind="invalid_input")``.
+is not a mapping, ``tool_calls`` that is not a list of mappings, a non-string id or name,
+non-text content) raises an exception naming the field. Who pays depends on who wrote it
+(docs/graders.md, "Who is to blame"): inside an assistant turn (its ``tool_calls``, each call's
+``id``, ``function``, ``name`` and ``arguments``) the policy wrote it, so it is the response's
+failure (:class:`~openjudge.results.ResponseFailure`, cause ``malformed_tool_call``, scored at
+the bottom); anywhere else (the list itself, a message that is not a mapping, a tool result's
+``tool_call_id`` or content) it is the dataset's or the environment's
+(:class:`~openjudge.results.InvalidInputError`, ``GraderError(kind="invalid_input")``).
 
 Similarity is OpenJudge's whitespace-token Jaccard: lower-case, split on whitespace,
 punctuation kept (``"paris,"`` and ``"paris"`` differ), 0.0 when either side has no tokens.
@@ -41,6 +46,7 @@ from json.decoder import JSONDecoder
 from json.scanner import make_scanner
 from typing import TypeAlias, cast
 
+from openjudge.graders.blame import shape_fault
 from openjudge.models.schema.oai.message import ChatMessage
 from openjudge.results import InvalidInputError
 
@@ -110,31 +116,33 @@ def _as_list(messages: object, field: str = "messages") -> Sequence[object]:
 
 
 def _tool_calls_of(message: Mapping[str, object], where: str) -> Sequence[object]:
+    """An assistant message's tool calls (the response wrote them: a bad shape is its failure)."""
     tool_calls = message.get("tool_calls")
     if not tool_calls:
         return ()
     if isinstance(tool_calls, list | tuple):
         return tool_calls
-    raise InvalidInputError(
-        f"{where}.tool_calls: expected a list of tool calls, got {type(tool_calls).__name__}"
+    raise shape_fault(
+        f"{where}.tool_calls: expected a list of tool calls, got {type(tool_calls).__name__}", response=True
     )
 
 
 def _tool_call_at(call: object, where: str) -> Mapping[str, object]:
+    """One tool call of an assistant message (the response's)."""
     if isinstance(call, Mapping) and "tool_call" in call:
         call = call["tool_call"]  # OpenJudge unwraps one level: ``tc.get("tool_call", tc)``
     if isinstance(call, Mapping):
         return call
-    raise InvalidInputError(f"{where}: expected a tool call mapping, got {type(call).__name__}")
+    raise shape_fault(f"{where}: expected a tool call mapping, got {type(call).__name__}", response=True)
 
 
-def _id_of(value: object, where: str) -> str | None:
+def _id_of(value: object, where: str, *, response: bool) -> str | None:
     # OpenJudge tests ids for truthiness, so "" and None both mean "no id".
     if not value:
         return None
     if isinstance(value, str):
         return value
-    raise InvalidInputError(f"{where}: expected a string id, got {type(value).__name__}")
+    raise shape_fault(f"{where}: expected a string id, got {type(value).__name__}", response=response)
 
 
 def _content_text(content: object, where: str) -> str:
@@ -169,6 +177,7 @@ def extract_action_observation_pairs(messages: object) -> ActionObservations:
 
     Raises:
         InvalidInputError: ``messages`` or a message in it is not shaped as the format requires.
+        ResponseFailure: An assistant turn's tool calls are (cause ``malformed_tool_call``).
     """
     items = messages if type(messages) is list else _as_list(messages)
     actions: list[Mapping[str, object]] = []
@@ -198,7 +207,7 @@ def extract_action_observation_pairs(messages: object) -> ActionObservations:
                     call = _tool_call_at(raw_call, f"messages[{index}].tool_calls[{k}]")
                 call_id = call.get("id")
                 if not (call_id and type(call_id) is str):
-                    call_id = _id_of(call_id, f"messages[{index}].tool_calls[{k}].id")
+                    call_id = _id_of(call_id, f"messages[{index}].tool_calls[{k}].id", response=True)
                 if call_id is None:
                     if pending_no_id is None:
                         pending_no_id = deque()
@@ -210,7 +219,7 @@ def extract_action_observation_pairs(messages: object) -> ActionObservations:
         elif role == "tool" or role == "function":  # not ``in {...}``: role may be unhashable
             call_id = message.get("tool_call_id")
             if not (call_id and type(call_id) is str):
-                call_id = _id_of(call_id, f"messages[{index}].tool_call_id")
+                call_id = _id_of(call_id, f"messages[{index}].tool_call_id", response=False)
             if call_id is not None:
                 action = pending.pop(call_id, None)
             else:
@@ -232,6 +241,7 @@ def extract_tool_calls(messages: object) -> list[Mapping[str, object]]:
 
     Raises:
         InvalidInputError: ``messages`` or a message in it is not shaped as the format requires.
+        ResponseFailure: An assistant turn's tool calls are (cause ``malformed_tool_call``).
     """
     calls: list[Mapping[str, object]] = []
     for index, raw in enumerate(_as_list(messages)):
@@ -267,7 +277,9 @@ def _function_of(call: Mapping[str, object]) -> Mapping[str, object]:
         return {}
     if isinstance(function, Mapping):
         return function
-    raise InvalidInputError(f"tool call 'function': expected a mapping, got {type(function).__name__}")
+    raise shape_fault(
+        f"tool call 'function': expected a mapping, got {type(function).__name__}", response=True
+    )
 
 
 def _name_of(function: Mapping[str, object]) -> str:
@@ -276,17 +288,24 @@ def _name_of(function: Mapping[str, object]) -> str:
         return ""
     if isinstance(name, str):
         return name
-    raise InvalidInputError(f"tool call 'function.name': expected a string, got {type(name).__name__}")
+    raise shape_fault(
+        f"tool call 'function.name': expected a string, got {type(name).__name__}", response=True
+    )
 
 
-def arguments_text(raw: object) -> str:
+def arguments_text(raw: object, *, response: bool = False) -> str:
     """The arguments as JSON text: strings as given; parsed values serialised back to JSON.
 
     Reading a dict (or any parsed JSON value) as the text it would serialise to means
     ``{"q": "x"}`` and ``'{"q": "x"}'`` give the same signature.
 
+    Args:
+        raw: The arguments.
+        response: The response wrote them (a value JSON cannot write is its failure).
+
     Raises:
-        InvalidInputError: ``raw`` cannot be serialised to JSON.
+        InvalidInputError: ``raw`` cannot be serialised to JSON (``ResponseFailure`` when
+            ``response``).
     """
     if isinstance(raw, str):
         return raw
@@ -295,7 +314,9 @@ def arguments_text(raw: object) -> str:
     try:
         return json.dumps(raw)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise InvalidInputError(f"tool call 'function.arguments': not JSON-serialisable ({exc})") from None
+        raise shape_fault(
+            f"tool call 'function.arguments': not JSON-serialisable ({exc})", response=response
+        ) from None
 
 
 def action_signature(call: Mapping[str, object]) -> str:
@@ -306,8 +327,9 @@ def action_signature(call: Mapping[str, object]) -> str:
     or just ``name`` when ``raw`` is empty.
 
     Raises:
-        InvalidInputError: ``function``, its ``name`` or its ``arguments`` have a type the
-            format does not allow.
+        ResponseFailure: ``function``, its ``name`` or its ``arguments`` have a type the
+            format does not allow (cause ``malformed_tool_call``: an action is a call the
+            assistant made).
     """
     function = call.get("function")
     if type(function) is not dict:
@@ -316,7 +338,7 @@ def action_signature(call: Mapping[str, object]) -> str:
     if type(name) is not str:
         name = _name_of(function)
     raw = function.get("arguments")
-    text = raw if type(raw) is str else arguments_text(raw)
+    text = raw if type(raw) is str else arguments_text(raw, response=True)
     try:  # inlined _json_object: this runs once per action on every call
         args, end = _scan_once(text, 0)
         if end != len(text):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 
 from openjudge.graders.code._local import LocalBackend, ProcessBackend
@@ -37,13 +36,17 @@ async def works(backend: SandboxBackend) -> str | None:
 
 
 class AutoBackend:
-    """The first of ``bwrap``, ``unshare`` and ``process`` whose probe run succeeds here.
+    """The first of ``unshare``, ``bwrap`` and ``process`` whose probe run succeeds here.
 
-    When the grader runs as root, ``unshare`` is tried before ``bwrap``: bubblewrap keeps
-    the sandbox user mapped to root outside, where ``RLIMIT_NPROC`` does not bind and
-    root's own files stay readable to it, while ``unshare`` makes it the host's
-    ``nobody``. The choice is made on first use and kept; falling back to ``process`` is
-    logged as a warning, because that backend does not hide the machine from the code.
+    ``unshare`` comes first: its runs are forked by a warm fork server (no interpreter
+    start per run), and its isolation is bubblewrap's (the same namespaces and file-system
+    view; seccomp refuses new namespaces as ``--disable-userns`` does), or stronger when
+    the grader runs as root, where bubblewrap keeps the sandbox user mapped to root outside
+    (``RLIMIT_NPROC`` does not bind, root's own files stay readable to it) and ``unshare``
+    makes it the host's ``nobody``. ``bwrap`` serves where user namespaces are open only to
+    programs allowed them (bubblewrap's AppArmor profile on Ubuntu 24.04). The choice is
+    made on first use and kept; falling back to ``process`` is logged as a warning, because
+    that backend does not hide the machine from the code.
     """
 
     name = "auto"
@@ -58,8 +61,7 @@ class AutoBackend:
             return self._chosen
         candidates: list[LocalBackend] = [UnshareBackend(work_root=self.work_root)]
         if shutil.which("bwrap"):
-            bwrap = BwrapBackend(work_root=self.work_root)
-            candidates.insert(1 if os.geteuid() == 0 else 0, bwrap)
+            candidates.append(BwrapBackend(work_root=self.work_root))
         for candidate in candidates:
             problem = await works(candidate)
             if problem is None:

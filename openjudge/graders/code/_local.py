@@ -5,7 +5,10 @@ child on one pipe and its reports come back on another (both passed as inherited
 descriptors), standard output and error are captured up to a cap, the wall-clock limit
 is enforced from here, and when the run ends, times out or is cancelled the child's
 whole process group is killed with SIGKILL (the namespace backends then lose their
-whole PID namespace). Subclasses only say how to start the child.
+whole PID namespace). Subclasses only say how to start the child: ``process`` and
+``unshare`` children are forked by a warm fork server (:mod:`._zygote`), which saves the
+interpreter's start and the harness's import on every run; ``bwrap`` children are
+started by executing bubblewrap, whose sandbox can only begin with a new process.
 """
 
 from __future__ import annotations
@@ -16,20 +19,24 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
+from openjudge.graders.code._pipes import Capture, Fds, nonblocking_pipe, prefill, read_fd, write_fd
 from openjudge.graders.code._reports import RunFacts, finish_run, parse_report, parse_verdict
 from openjudge.graders.code._sandbox import SandboxError, SandboxJob, SandboxLimits, SandboxRun
+from openjudge.graders.code._zygote import ForkedChild, ForkServer
 from openjudge.graders.code.harness import values
+from openjudge.graders.code.harness.zygote import FIRST_RUN_FD
+from openjudge.models._loop_local import LoopLocal
 
 __all__ = ["HARNESS_DIR", "Launch", "LocalBackend", "ProcessBackend", "boot_command", "child_env"]
 
@@ -93,117 +100,120 @@ def harness_limits(limits: SandboxLimits) -> dict[str, object]:
 
 @dataclass
 class Launch:
-    """How to start one child: its command, directory, environment and leftovers to remove."""
+    """How to start one child: its command (None: forked by the fork server), directory,
+    environment and leftovers to remove."""
 
-    argv: list[str]
+    argv: list[str] | None
     cwd: str
     env: dict[str, str]
     cleanup: list[Path] = field(default_factory=list)
 
 
-class _Capture:
-    """Reads one output stream up to a byte cap."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.data = bytearray()
-        self.overflow = False
-        self.done = anyio.Event()
-
-    async def drain(
-        self, stream: anyio.abc.ByteReceiveStream, on_overflow: Callable[[], None] | None
-    ) -> None:
-        try:
-            async for chunk in stream:
-                room = self.cap - len(self.data)
-                self.data += chunk[: max(0, room)]
-                if len(chunk) > room:
-                    self.overflow = True
-                    if on_overflow is not None:
-                        on_overflow()
-                        return
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
-        finally:
-            self.done.set()
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", errors="replace")
-
-
-async def _feed(stream: anyio.abc.ByteSendStream, data: bytes) -> None:
-    try:
-        if data:
-            await stream.send(data)
-    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-        pass
-    finally:
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            await stream.aclose()
-
-
 class _VerdictPipes:
     """The verifier's two pipes: the test (and a fresh token) in, the verdict out."""
 
-    def __init__(self, fds: _Fds, test: str) -> None:
-        self.test_r, self.test_w = os.pipe()
-        self.verdict_r, self.verdict_w = os.pipe()
-        fds.open.update((self.test_r, self.test_w, self.verdict_r, self.verdict_w))
-        for fd in (self.test_w, self.verdict_r):
-            os.set_blocking(fd, False)
+    def __init__(self, fds: Fds, test: str) -> None:
+        self.test_r, self.test_w = nonblocking_pipe(fds, ours="write")
+        self.verdict_r, self.verdict_w = nonblocking_pipe(fds, ours="read")
         self.token = secrets.token_hex(16)
         self.payload = test_bytes(test, self.token)
         self.data = bytearray()
 
 
-class _Fds:
-    """Pipe ends this run still holds; each is closed exactly once (a number may be reused after)."""
+@dataclass
+class _Pipes:
+    """A run's pipes; the child's ends, in the order the fork server numbers them 0, 1, 2, 3, ..."""
 
-    def __init__(self, *fds: int) -> None:
-        self.open = set(fds)
+    fds: Fds
+    stdin_r: int
+    stdin_w: int
+    stdout_r: int
+    stdout_w: int
+    stderr_r: int
+    stderr_w: int
+    job_r: int
+    job_w: int
+    result_r: int
+    result_w: int
+    verdict: _VerdictPipes | None
 
-    def close(self, *fds: int) -> None:
-        for fd in fds:
-            if fd in self.open:
-                self.open.discard(fd)
-                os.close(fd)
+    @classmethod
+    def open(cls, test: str | None) -> _Pipes:
+        fds = Fds()
+        try:
+            stdin = nonblocking_pipe(fds, ours="write")
+            stdout = nonblocking_pipe(fds, ours="read")
+            stderr = nonblocking_pipe(fds, ours="read")
+            job = nonblocking_pipe(fds, ours="write")
+            result = nonblocking_pipe(fds, ours="read")
+            verdict = None if test is None else _VerdictPipes(fds, test)
+        except OSError as exc:
+            fds.close_all()
+            raise SandboxError(f"could not create the sandbox's pipes: {exc}") from exc
+        return cls(fds, *stdin, *stdout, *stderr, *job, *result, verdict)
 
-    def close_all(self) -> None:
-        self.close(*list(self.open))
-
-
-async def _write_fd(fds: _Fds, fd: int, data: bytes) -> None:
-    """Write ``data`` to a non-blocking pipe, then close it (a child that stops reading just loses it)."""
-    view = memoryview(data)
-    try:
-        while view:
-            await anyio.wait_writable(fd)
-            try:
-                view = view[os.write(fd, view) :]
-            except BlockingIOError:
-                continue
-    except OSError:  # BrokenPipeError: the child is gone
-        pass
-    finally:
-        fds.close(fd)
+    def child_ends(self) -> list[int]:
+        ends = [self.stdin_r, self.stdout_w, self.stderr_w, self.job_r, self.result_w]
+        if self.verdict is not None:
+            ends += [self.verdict.test_r, self.verdict.verdict_w]
+        return ends
 
 
-async def _read_fd(fd: int, sink: bytearray, done: anyio.Event, cap: int = _MAX_REPORT_BYTES) -> None:
-    """Read a non-blocking pipe to its end (or the cap) into ``sink``."""
-    try:
-        while len(sink) < cap:
-            await anyio.wait_readable(fd)
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                break
-            sink += chunk
-    except OSError:
-        pass
-    finally:
-        done.set()
+class _Child(Protocol):
+    """A started child, however it was started."""
+
+    lost: str  # why the sandbox machinery lost the run, if it did
+
+    def kill(self) -> None:
+        """SIGKILL the child's whole process group (harmless once it has ended)."""
+
+    async def wait(self) -> int:
+        """Its exit status (minus the signal that killed it)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release it (after :meth:`wait`)."""
+
+
+class _ExecChild:
+    """A child started by ``exec`` (the ``bwrap`` command)."""
+
+    lost = ""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self.process = process
+
+    def kill(self) -> None:
+        _kill_group(self.process.pid)
+
+    async def wait(self) -> int:
+        returncode = await self.process.wait()
+        _kill_group(self.process.pid)  # grandchildren must not outlive the run
+        return returncode
+
+    async def aclose(self) -> None:
+        await self.process.aclose()
+
+
+class _Forked:
+    """A child forked by the fork server, which kills its group before it reaps it."""
+
+    def __init__(self, child: ForkedChild) -> None:
+        self.child = child
+        self.lost = ""
+
+    def kill(self) -> None:
+        self.child.kill()
+
+    async def wait(self) -> int:
+        try:
+            return await self.child.wait()
+        except SandboxError as exc:
+            self.lost = str(exc)
+            return -signal.SIGKILL
+
+    async def aclose(self) -> None:
+        self.child.close()
 
 
 def _kill_group(pid: int) -> None:
@@ -226,65 +236,95 @@ def _make_writable(func: Callable[..., object], path: str, _exc: object) -> None
 
 
 class LocalBackend:
-    """The shared machinery of the local backends (see the module docstring)."""
+    """The shared machinery of the local backends (see the module docstring).
+
+    Backends whose :meth:`launch` returns no command are forked, already warm, by a fork
+    server (:class:`~openjudge.graders.code._zygote.ForkServer`) kept per event loop and run
+    with :attr:`python`.
+    """
 
     name = "local"
     signal_in_status = False
 
     def __init__(self, *, work_root: str | None = None) -> None:
         self.work_root = work_root
+        self._servers = LoopLocal(
+            lambda: ForkServer(self.python, HARNESS_DIR.parent, child_env("/"), self.name)
+        )
+
+    @property
+    def python(self) -> str:
+        """The interpreter of the fork server (and so of every forked child)."""
+        return os.path.realpath(sys.executable)
 
     def launch(self, config: dict[str, object], limits: SandboxLimits) -> Launch:
         """How to start the child; ``config`` already holds the pipes and limits."""
         raise NotImplementedError
+
+    def fork_server(self) -> ForkServer:
+        """The running event loop's fork server (started by its first run)."""
+        return self._servers.get()
 
     async def run(self, job: SandboxJob, limits: SandboxLimits) -> SandboxRun:
         try:
             data = job_bytes(job)
         except ValueError as exc:  # ValueTooLarge, or a value json cannot write
             raise SandboxError(f"the test's arguments cannot be sent to the sandbox: {exc}") from exc
-        job_r, job_w = os.pipe()
-        result_r, result_w = os.pipe()
-        fds = _Fds(job_r, job_w, result_r, result_w)
-        verdict: _VerdictPipes | None = None
-        if job.test_code is not None:
-            verdict = _VerdictPipes(fds, job.test_code)
-        for fd in (job_w, result_r):
-            os.set_blocking(fd, False)
+        pipes = _Pipes.open(job.test_code)
         config: dict[str, object] = {
-            "job_fd": job_r,
-            "result_fd": result_w,
+            "job_fd": pipes.job_r,
+            "result_fd": pipes.result_w,
             "limits": harness_limits(limits),
             "allow_processes": limits.allow_subprocess,
             "sys_path": [p for p in sys.path if p] if limits.site_packages else None,
         }
-        child_fds: tuple[int, ...] = (job_r, result_w)
-        if verdict is not None:
-            config["verifier"] = {"test_fd": verdict.test_r, "verdict_fd": verdict.verdict_w}
-            child_fds += (verdict.test_r, verdict.verdict_w)
+        if pipes.verdict is not None:
+            config["verifier"] = {"test_fd": pipes.verdict.test_r, "verdict_fd": pipes.verdict.verdict_w}
         launch: Launch | None = None
         try:
             launch = await anyio.to_thread.run_sync(self.launch, config, limits)
-            return await self._run(launch, job, data, limits, fds, job_w, result_r, child_fds, verdict)
+            return await self._run(launch, config, job, data, limits, pipes)
         finally:
-            fds.close_all()
+            pipes.fds.close_all()
             if launch is not None and launch.cleanup:
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(_remove, launch.cleanup)
 
+    async def _start(self, launch: Launch, config: dict[str, object], pipes: _Pipes) -> _Child:
+        ends = pipes.child_ends()
+        if launch.argv is None:
+            # The fork server puts the child's ends at 0, 1, 2, then 3, 4, ... in this order.
+            first = FIRST_RUN_FD
+            config.update(job_fd=first, result_fd=first + 1, env=launch.env, cwd=launch.cwd)
+            if pipes.verdict is not None:
+                config["verifier"] = {"test_fd": first + 2, "verdict_fd": first + 3}
+            return _Forked(await self.fork_server().start(config, ends))
+        try:
+            process = await anyio.open_process(
+                launch.argv,
+                stdin=pipes.stdin_r,
+                stdout=pipes.stdout_w,
+                stderr=pipes.stderr_w,
+                cwd=launch.cwd,
+                env=launch.env,
+                start_new_session=True,
+                pass_fds=tuple(ends[3:]),
+            )
+        except OSError as exc:
+            raise SandboxError(f"could not start the {self.name} sandbox: {exc}") from exc
+        return _ExecChild(process)
+
     async def _run(
         self,
         launch: Launch,
+        config: dict[str, object],
         job: SandboxJob,
         data: bytes,
         limits: SandboxLimits,
-        fds: _Fds,
-        job_w: int,
-        result_r: int,
-        child_fds: tuple[int, ...],
-        verdict: _VerdictPipes | None,
+        pipes: _Pipes,
     ) -> SandboxRun:
-        stdout, stderr = _Capture(limits.max_output_bytes), _Capture(limits.max_output_bytes)
+        fds, verdict = pipes.fds, pipes.verdict
+        stdout, stderr = Capture(limits.max_output_bytes), Capture(limits.max_output_bytes)
         results = bytearray()
         results_done = anyio.Event()
         verdict_done = anyio.Event()
@@ -292,41 +332,37 @@ class LocalBackend:
             verdict_done.set()
         returncode: int | None = None
         exited = timed_out = False
+        # The job, standard input and test wait in their pipes (closed when complete) before the
+        # child starts: it reads them without a round trip through this event loop.
+        inputs = [(pipes.job_w, data), (pipes.stdin_w, job.stdin.encode("utf-8", errors="surrogatepass"))]
+        if verdict is not None:
+            inputs.append((verdict.test_w, verdict.payload))
+        pending: list[tuple[int, bytes]] = []
+        for fd, payload in inputs:
+            rest = prefill(fd, payload)
+            if rest:
+                pending.append((fd, rest))
+            else:
+                fds.close(fd)
         start = anyio.current_time()
         elapsed_s = 0.0
-        try:
-            process = await anyio.open_process(
-                launch.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=launch.cwd,
-                env=launch.env,
-                start_new_session=True,
-                pass_fds=child_fds,
-            )
-        except OSError as exc:
-            raise SandboxError(f"could not start the {self.name} sandbox: {exc}") from exc
-        fds.close(*child_fds)  # the child has its copies; ours would keep the pipes open
+        child = await self._start(launch, config, pipes)
+        fds.close(*pipes.child_ends())  # the child has its copies; ours would keep the pipes open
         try:
             with anyio.move_on_after(limits.timeout_s) as deadline:
                 async with anyio.create_task_group() as tg:
-                    if process.stdin is None or process.stdout is None or process.stderr is None:
-                        raise RuntimeError("the sandbox child was started without pipes")
-                    tg.start_soon(_write_fd, fds, job_w, data)
-                    tg.start_soon(_feed, process.stdin, job.stdin.encode("utf-8", errors="surrogatepass"))
-                    tg.start_soon(_read_fd, result_r, results, results_done)
+                    for fd, rest in pending:
+                        tg.start_soon(write_fd, fds, fd, rest)
+                    tg.start_soon(read_fd, pipes.result_r, results, results_done, _MAX_REPORT_BYTES)
                     if verdict is not None:
-                        tg.start_soon(_write_fd, fds, verdict.test_w, verdict.payload)
                         tg.start_soon(
-                            _read_fd, verdict.verdict_r, verdict.data, verdict_done, _MAX_VERDICT_BYTES
+                            read_fd, verdict.verdict_r, verdict.data, verdict_done, _MAX_VERDICT_BYTES
                         )
-                    tg.start_soon(stdout.drain, process.stdout, lambda: _kill_group(process.pid))
-                    tg.start_soon(stderr.drain, process.stderr, None)
-                    returncode = await process.wait()
+                    tg.start_soon(stdout.drain, pipes.stdout_r, child.kill)
+                    tg.start_soon(stderr.drain, pipes.stderr_r, None)
+                    returncode = await child.wait()
                     exited = True
                     elapsed_s = anyio.current_time() - start
-                    _kill_group(process.pid)  # grandchildren must not outlive the run
                     with anyio.move_on_after(_DRAIN_GRACE_S):
                         await stdout.done.wait()
                         await stderr.done.wait()
@@ -337,10 +373,12 @@ class LocalBackend:
                 timed_out = True
                 elapsed_s = anyio.current_time() - start
         finally:
-            _kill_group(process.pid)
+            child.kill()
             with anyio.CancelScope(shield=True):
-                returncode = await process.wait()
-                await process.aclose()
+                returncode = await child.wait()
+                await child.aclose()
+        if child.lost:
+            raise SandboxError(child.lost)
         facts = RunFacts(
             backend=self.name,
             returncode=returncode,
@@ -372,5 +410,8 @@ class ProcessBackend(LocalBackend):
         work = root / "work"
         work.mkdir()
         config.update(isolation="process", workdir=str(work), parent_pid=os.getpid())
-        argv = boot_command(sys.executable, str(HARNESS_DIR.parent), config)
-        return Launch(argv=argv, cwd=str(work), env=child_env(str(work)), cleanup=[root])
+        return Launch(argv=None, cwd=str(work), env=child_env(str(work)), cleanup=[root])
+
+    @property
+    def python(self) -> str:
+        return sys.executable

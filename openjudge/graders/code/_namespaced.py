@@ -194,5 +194,4 @@ class UnshareBackend(LocalBackend):
                 "hostname": "sandbox",
             },
         )
-        argv = boot_command(view.python, str(HARNESS_DIR.parent), config)
-        return Launch(argv=argv, cwd="/", env=child_env(WORK), cleanup=[run_dir])
+        return Launch(argv=None, cwd="/", env=child_env(WORK), cleanup=[run_dir])

@@ -12,19 +12,22 @@ Backends (:func:`~openjudge.graders.code._backends.sandbox_backend` builds them 
   and cgroup namespaces; a fresh ``/proc``; a read-only view of the interpreter and the
   system libraries only; a size-limited tmpfs as the one writable directory; no
   network; an empty environment; the whole PID namespace killed at the end.
-* ``unshare``: the same isolation built by the harness itself with system calls, for
-  machines without bubblewrap. When the grader runs as root, the sandbox user is the
-  host's ``nobody`` (bubblewrap keeps root's uid outside), so ``RLIMIT_NPROC`` binds.
+* ``unshare``: the same isolation built by the harness itself with system calls. When
+  the grader runs as root, the sandbox user is the host's ``nobody`` (bubblewrap keeps
+  root's uid outside), so ``RLIMIT_NPROC`` binds. Its runs (and ``process``'s) are forked
+  by a warm fork server, with no interpreter start per run
+  (:mod:`openjudge.graders.code._zygote`); each still builds its own namespaces.
 * ``process``: a child process with a clean environment and a temporary directory, for
   machines with neither (no user namespaces). The kernel limits below still apply, but
   the child can read what its user can read, including other processes' ``/proc``.
 * ``sandbox_fusion``: a remote SandboxFusion service
   (:mod:`openjudge.graders.code._sandbox_fusion`).
-* ``auto``: the first of ``bwrap``, ``unshare``, ``process`` that works here.
+* ``auto``: the first of ``unshare``, ``bwrap``, ``process`` that works here.
 
 In every local backend the child also sets resource limits (memory, CPU time, file
 size, processes) and installs a seccomp filter: no new processes (unless allowed), no
-signals to other processes, no ``ptrace``, no namespaces or mounts, no sockets but
+signals to other processes, no ``ptrace``, no new namespaces (even where processes are
+allowed) or mounts, no sockets but
 ``AF_UNIX``. See :mod:`openjudge.graders.code.harness.confine` and the threat model in
 ``docs/graders.md``.
 """

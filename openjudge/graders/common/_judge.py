@@ -34,6 +34,9 @@ class CommonJudge(LLMGrader[JudgeVerdict]):
         template: Prompt override (same placeholders as the default).
         sampling: Sampling overrides for the judge calls.
         threshold: A score at or above this counts as a pass (``metadata["passed"]``).
+        name: Result name.
+        reject_degenerate: Score a degenerate response (empty, punctuation only, a reasoning
+            opener alone) at the bottom without a call (see :class:`LLMGrader`).
     """
 
     default_score_range = ScoreRange(low=1.0, high=5.0)
@@ -49,6 +52,7 @@ class CommonJudge(LLMGrader[JudgeVerdict]):
         sampling: Sampling | None = None,
         threshold: float = 3.0,
         name: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -58,6 +62,7 @@ class CommonJudge(LLMGrader[JudgeVerdict]):
             description=self.summary,
             template=template or self.TEMPLATE,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
         )
         self.threshold = threshold
 

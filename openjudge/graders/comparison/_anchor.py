@@ -52,6 +52,8 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
         both_orders: Also judge each response shown first (2N calls).
         max_concurrency: Judge calls of one group in flight at once.
         name: Result name.
+        reject_degenerate: A degenerate response (empty, punctuation only, a reasoning
+            opener alone) loses its comparisons without a judge call.
     """
 
     default_name = "anchor_comparison"
@@ -67,6 +69,7 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
         both_orders: bool = False,
         max_concurrency: int = 16,
         name: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -77,6 +80,7 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
             criteria=criteria,
             language=language,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
             max_concurrency=max_concurrency,
         )
         self.both_orders = both_orders
@@ -101,11 +105,16 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
         started = time.monotonic()
         async with anyio.create_task_group() as tg:
             for k, text in enumerate(texts):
+                # The anchor is the dataset's: only the response's slot can forfeit.
                 anchored = {**base, "response_a": anchor_text, "response_b": text}
-                tg.start_soon(compare_into, judge, anchored, verdicts, k * per_member, limiter)
+                tg.start_soon(
+                    compare_into, judge, anchored, verdicts, k * per_member, limiter, ("response_b",)
+                )
                 if self.both_orders:
                     swapped = {**base, "response_a": text, "response_b": anchor_text}
-                    tg.start_soon(compare_into, judge, swapped, verdicts, k * per_member + 1, limiter)
+                    tg.start_soon(
+                        compare_into, judge, swapped, verdicts, k * per_member + 1, limiter, ("response_a",)
+                    )
         latency_s = time.monotonic() - started
         scores: list[float | None] = [None] * n
         errors: list[MemberError | None] = [None] * n

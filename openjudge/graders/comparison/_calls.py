@@ -18,13 +18,17 @@ async def compare_into(
     out: list[OrderVerdict | GraderError | None],
     index: int,
     limiter: anyio.CapacityLimiter | None = None,
+    responses: Sequence[str] = ("response_a", "response_b"),
 ) -> None:
-    """Run one comparison and store its verdict at ``out[index]`` (a task-group worker)."""
+    """Run one comparison and store its verdict at ``out[index]`` (a task-group worker).
+
+    ``responses``: the placeholders holding graded responses (see :meth:`PairwiseJudge.compare`).
+    """
     if limiter is None:
-        out[index] = await judge.compare(values)
+        out[index] = await judge.compare(values, responses)
         return
     async with limiter:
-        out[index] = await judge.compare(values)
+        out[index] = await judge.compare(values, responses)
 
 
 def failure_of(verdict: OrderVerdict | GraderError | None) -> GraderError | None:

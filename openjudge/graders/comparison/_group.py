@@ -8,7 +8,10 @@ holds, in input order:
   member*: a response whose comparisons failed. A failed member never gets a number
   from a partial record (see each grader for what counts as failed);
 * ``member_errors``: ``null`` or ``{"kind": ..., "message": ...}`` per response;
-* ``scoring``: how the scores were made (``borda``, ``bradley_terry`` or ``anchor``).
+* ``scoring``: how the scores were made (``borda``, ``bradley_terry`` or ``anchor``);
+* ``too_long`` (when a response made the judge's prompt too long) and ``degenerate`` (a
+  response with no content): the members scored 0.0 for it without being judged, each the
+  response's failure (cause ``response_too_long``, ``degenerate_response``) in :func:`member_results`.
 
 ``rank`` orders the scored responses by score (ties by position), failed members last.
 When every member failed, the result is a :class:`GraderError` instead.
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from openjudge.results import (
+    RESPONSE_BLAME,
     ErrorKind,
     GraderError,
     GraderRank,
@@ -163,11 +167,26 @@ def member_results(result: GraderResult, n: int) -> list[GraderScore | GraderErr
         raise ValueError(f"{name}: not a group grader result for {n} responses (no metadata['scores'])")
     errors = result.metadata.get("member_errors")
     errors_list: list[JsonValue] = errors if isinstance(errors, list) and len(errors) == n else [None] * n
+    blamed_members: dict[int, str] = {}
+    for cause, key in (("response_too_long", "too_long"), ("degenerate_response", "degenerate")):
+        members = result.metadata.get(key)
+        for k in members if isinstance(members, list) else ():
+            if isinstance(k, int):
+                blamed_members[k] = cause
     out: list[GraderScore | GraderError] = []
-    for score, error in zip(scores, errors_list, strict=True):
+    for k, (score, error) in enumerate(zip(scores, errors_list, strict=True)):
         if isinstance(score, int | float) and not isinstance(score, bool):
+            blamed: dict[str, JsonValue] = (
+                {"blame": RESPONSE_BLAME, "cause": blamed_members[k]} if k in blamed_members else {}
+            )
             out.append(
-                GraderScore(name=name, score=float(score), score_range=UNIT_RANGE, reason=result.reason)
+                GraderScore(
+                    name=name,
+                    score=float(score),
+                    score_range=UNIT_RANGE,
+                    reason=result.reason,
+                    metadata=blamed,
+                )
             )
         else:
             out.append(_member_error(name, error))

@@ -65,6 +65,8 @@ class GroupTournamentGrader(PairwiseJudgedGrader):
         max_concurrency: Judge calls of one group in flight at once.
         scoring: ``"borda"`` or ``"bradley_terry"`` for ``scores``.
         name: Result name.
+        reject_degenerate: A degenerate response (empty, punctuation only, a reasoning
+            opener alone) loses its comparisons without a judge call.
     """
 
     default_name = "group_tournament"
@@ -80,6 +82,7 @@ class GroupTournamentGrader(PairwiseJudgedGrader):
         max_concurrency: int = 16,
         scoring: GroupScoring = "borda",
         name: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -90,6 +93,7 @@ class GroupTournamentGrader(PairwiseJudgedGrader):
             criteria=criteria,
             language=language,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
             max_concurrency=max_concurrency,
         )
         self.max_concurrency = max_concurrency

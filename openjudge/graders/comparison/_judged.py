@@ -33,6 +33,8 @@ class PairwiseJudgedGrader(BaseGrader):
         sampling: Sampling overrides for the judge calls.
         max_concurrency: Judge calls of one evaluation in flight at once, for graders
             that bound them (``None``: the grader does not take the option).
+        reject_degenerate: A degenerate response (empty, punctuation only, a reasoning
+            opener alone) loses its comparisons without a judge call.
 
     Raises:
         ValueError: ``max_concurrency`` below 1, an unknown language, or a template or
@@ -51,6 +53,7 @@ class PairwiseJudgedGrader(BaseGrader):
         language: LanguageEnum | str,
         sampling: Sampling | None,
         max_concurrency: int | None = None,
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(name=name, mode=mode, description=description)
         if max_concurrency is not None and max_concurrency < 1:
@@ -64,6 +67,7 @@ class PairwiseJudgedGrader(BaseGrader):
             criteria=criteria,
             language=self.language,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
         )
 
     def judge_for(self, query: str, reference: str | None) -> tuple[PairwiseJudge, dict[str, object]]:

@@ -61,6 +61,8 @@ class KnockoutTournamentGrader(PairwiseJudgedGrader):
         both_orders: Judge each match in both orders (2(N - 1) calls instead of N - 1).
         scoring: ``"borda"`` (rounds survived / rounds) or ``"bradley_terry"``.
         name: Result name.
+        reject_degenerate: A degenerate response (empty, punctuation only, a reasoning
+            opener alone) loses its comparisons without a judge call.
     """
 
     default_name = "knockout_tournament"
@@ -76,6 +78,7 @@ class KnockoutTournamentGrader(PairwiseJudgedGrader):
         both_orders: bool = False,
         scoring: GroupScoring = "borda",
         name: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -86,6 +89,7 @@ class KnockoutTournamentGrader(PairwiseJudgedGrader):
             criteria=criteria,
             language=language,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
         )
         self.both_orders = both_orders
         self.scoring = check_scoring(self.name, scoring)

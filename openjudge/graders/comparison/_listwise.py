@@ -9,6 +9,11 @@ The result is a :class:`GraderRank`: ``rank[i]`` is the rank of ``responses[i]``
 with per-response ``scores`` in [0, 1] (Borda, ``(n - rank) / (n - 1)``, or Bradley–Terry
 over the pairs the ranking implies; see :mod:`~openjudge.graders.comparison._group`). One
 call judges the whole group, so a failed call fails every member.
+
+A group too long for the judge's context window is ranked without the responses that made
+it long: the longest are left out until the prompt would fit (a short response never is),
+score 0.0 as the response's failure (listed in ``metadata["too_long"]``), and the others are
+ranked by a second call. A group too long without its responses is an ``invalid_input`` error.
 """
 
 from __future__ import annotations
@@ -16,8 +21,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from pydantic import JsonValue
+
+from openjudge.errors import ContextOverflow
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders._verdict_schema import ranking_output
 from openjudge.graders.base_grader import error_from_exception, grader_boundary
+from openjudge.graders.blame import (
+    SHORT_RESPONSE_TOKENS,
+    context_overflow_of,
+    message_chars,
+    overflow_failure,
+)
 from openjudge.graders.comparison._group import group_rank
 from openjudge.graders.comparison._inputs import check_responses, check_text
 from openjudge.graders.comparison._ratings import (
@@ -34,15 +49,16 @@ from openjudge.graders.comparison.prompts import (
     check_placeholders,
     listwise_template,
 )
-from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
+from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, ranked_result
 from openjudge.models.chat_model import ChatModel, OutputSpec, Sampling
 from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.prompt_template import LanguageEnum
-from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderMode, GraderRank, TokenUsage
 
 __all__ = ["ListwiseRankingGrader", "candidate_ids", "ranking_problem"]
 
 _INPUTS = frozenset({"query", "candidates", "candidate_ids"})
+_SHORT_CHARS = 4 * SHORT_RESPONSE_TOKENS  # a response this short never made a group too long
 
 
 def candidate_ids(n: int) -> tuple[str, ...]:
@@ -88,6 +104,8 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         name: Result name.
         max_reasks: Re-asks after an invalid reply.
         scoring: ``"borda"`` or ``"bradley_terry"`` for ``scores``.
+        reject_degenerate: A degenerate response (empty, punctuation only, a reasoning
+            opener alone) scores 0.0 without being shown to the judge (``metadata["degenerate"]``).
     """
 
     default_name = "listwise_ranking"
@@ -104,10 +122,12 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         name: str = "",
         max_reasks: int = 1,
         scoring: GroupScoring = "borda",
+        reject_degenerate: bool = True,
     ) -> None:
         lang = LanguageEnum(language)
         grader_name = name or self.default_name
         self.scoring = check_scoring(grader_name, scoring)
+        self.reject_degenerate = reject_degenerate
         if template is None:
             prompt = listwise_template(lang, criteria)
         else:
@@ -150,15 +170,112 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
         return ranking_output(ListwiseVerdict, call.context)
 
     @grader_boundary
-    async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderResult:
+    async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderRank | GraderError:
         call = self.prepare_call({"query": query, "responses": responses})
         if isinstance(call, GraderError):
             return call
-        return await self.judge(call)
+        if self.reject_degenerate:
+            empty = [k for k, text in enumerate(responses) if degenerate_reason(text) is not None]
+            if empty:
+                why = f"{', '.join(f'R{k + 1}' for k in empty)} have no content (degenerate responses): scored 0"
+                return await self._rank_without(empty, "degenerate", why, query, responses, None, None)
+        result = ranked_result(self, await self.judge(call))
+        overflow = context_overflow_of(result)
+        if overflow is None or not isinstance(result, GraderError):
+            return result
+        return await self._without_too_long(result, overflow, message_chars(call.messages), query, responses)
 
-    def to_result(
-        self, verdict: ListwiseVerdict, call: PreparedCall[tuple[str, ...]]
-    ) -> GraderScore | GraderRank:
+    async def _without_too_long(
+        self,
+        error: GraderError,
+        overflow: ContextOverflow,
+        prompt_chars: int,
+        query: str,
+        responses: Sequence[str],
+    ) -> GraderRank | GraderError:
+        """Rank a group too long for the judge without the responses that made it long (module docstring)."""
+        texts = check_responses(responses)
+        left_out: list[int] = []
+        fits = False
+        for k in sorted(range(len(texts)), key=lambda k: -len(texts[k])):
+            if len(texts[k]) < _SHORT_CHARS:
+                break
+            left_out.append(k)
+            rest = self.prepare_call(
+                {"query": query, "responses": ["" if i in left_out else t for i, t in enumerate(texts)]}
+            )
+            if isinstance(rest, GraderError):
+                return error
+            failure = overflow_failure(
+                overflow, prompt_chars=prompt_chars, rest_chars=message_chars(rest.messages)
+            )
+            if failure is not None:
+                fits = True
+                break
+        if not fits:
+            return error.model_copy(
+                update={
+                    "kind": "invalid_input",
+                    "message": f"{error.message} (the group is too long for the judge even without its "
+                    "long responses: shorten the template or the query, or use a judge with a longer context)",
+                }
+            )
+        shown = ", ".join(f"R{k + 1}" for k in sorted(left_out))
+        why = f"{shown} too long for the judge ({overflow.describe()}): scored 0"
+        return await self._rank_without(left_out, "too_long", why, query, texts, error.usage, error.latency_s)
+
+    async def _rank_without(
+        self,
+        left_out: Sequence[int],
+        key: str,
+        reason: str,
+        query: str,
+        texts: Sequence[str],
+        usage: TokenUsage | None,
+        latency_s: float | None,
+    ) -> GraderRank | GraderError:
+        """The group's rank with the ``left_out`` responses scored 0.0 (the response's failure,
+        listed in ``metadata[key]``) and the others ranked by a call of their own."""
+        kept = [k for k in range(len(texts)) if k not in left_out]
+        scores: list[float | None] = [0.0] * len(texts)
+        metadata: dict[str, JsonValue] = {
+            key: list[JsonValue](sorted(left_out)),
+            "candidate_ids": list[JsonValue](candidate_ids(len(texts))),
+        }
+        if len(kept) == 1:
+            scores[kept[0]] = 1.0
+        elif len(kept) > 1:
+            ranked = await self.judge_or_error({"query": query, "responses": [texts[k] for k in kept]})
+            if not isinstance(ranked, GraderRank):
+                return ranked
+            sub = ranked.metadata.get("scores")
+            assert isinstance(sub, list)  # this grader's own rank
+            for k, value in zip(kept, sub, strict=True):
+                scores[k] = float(value) if isinstance(value, int | float) else None
+            metadata["ranking_of_the_others"] = ranked.metadata.get("ranking")
+            if ranked.usage is not None:
+                usage = ranked.usage if usage is None else usage + ranked.usage
+            latency_s = (latency_s or 0.0) + (ranked.latency_s or 0.0)
+            reason = f"{reason}; the others ranked among themselves: {ranked.reason}"
+        return group_rank(
+            self.name,
+            scores,
+            [None] * len(texts),
+            scoring=self.scoring,
+            reason=reason,
+            metadata=metadata,
+            usage=usage,
+            latency_s=latency_s,
+        )
+
+    async def judge_or_error(self, inputs: Mapping[str, object]) -> GraderRank | GraderError:
+        """Prepare and judge ``inputs`` (the failure when they cannot be)."""
+        call = self.prepare_call(inputs)
+        if isinstance(call, GraderError):
+            return call
+        return ranked_result(self, await self.judge(call))
+
+    def to_result(self, verdict: ListwiseVerdict, call: PreparedCall[tuple[str, ...]]) -> GraderRank:
         ids = call.context
         ranking = [cid.strip().upper() for cid in verdict.ranking]
         problem = ranking_problem(ranking, ids)

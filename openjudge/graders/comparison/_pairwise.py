@@ -58,6 +58,8 @@ class PairwisePreferenceGrader(PairwiseJudgedGrader):
         language: Prompt language.
         sampling: Sampling overrides for the judge calls.
         name: Result name.
+        reject_degenerate: A degenerate response (empty, punctuation only, a reasoning
+            opener alone) loses its comparisons without a judge call.
     """
 
     default_name = "pairwise_preference"
@@ -72,6 +74,7 @@ class PairwisePreferenceGrader(PairwiseJudgedGrader):
         language: LanguageEnum | str = LanguageEnum.EN,
         sampling: Sampling | None = None,
         name: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -82,6 +85,7 @@ class PairwisePreferenceGrader(PairwiseJudgedGrader):
             criteria=criteria,
             language=language,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
         )
 
     @grader_boundary

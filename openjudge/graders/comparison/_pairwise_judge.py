@@ -4,14 +4,24 @@
 call gets safe templating, structured output, validation, the re-ask and typed
 errors. The pairwise and tournament graders run it in both orders and combine the
 two verdicts (:func:`~openjudge.graders.comparison._orders.combine_orders`).
+
+A degenerate response (empty, punctuation only, a reasoning opener alone: see
+:mod:`openjudge.graders._degenerate`) forfeits without a call, unless the grader is built with
+``reject_degenerate=False``. A comparison whose prompt is longer than the judge's context
+window is decided without the judge when responses made it long: a response without which the prompt would have fit
+(:func:`~openjudge.graders.blame.overflow_failure`) forfeits, so the other wins (both
+forfeit: a tie). A prompt too long without the responses is an ``invalid_input`` error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from openjudge.errors import ContextOverflow
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders.base_grader import InvalidInputError, error_from_exception
+from openjudge.graders.blame import context_overflow_of, message_chars, overflow_failure
 from openjudge.graders.comparison._orders import FIRST_WINS
 from openjudge.graders.comparison._verdicts import PairwiseVerdict, Winner
 from openjudge.graders.comparison.prompts import (
@@ -23,13 +33,14 @@ from openjudge.graders.comparison.prompts import (
 from openjudge.graders.llm_grader import LLMGrader, PreparedCall
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
-from openjudge.results import GraderError, GraderMode, GraderRank, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderMode, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["OrderVerdict", "PairwiseJudge", "PairwiseJudges"]
 
 _WINNERS: dict[object, Winner] = {"A": "A", "B": "B", "tie": "tie"}
 _UNIT = ScoreRange(low=0.0, high=1.0)
 _PAIR_INPUTS = frozenset({"query", "response_a", "response_b", "reference"})
+_RESPONSE_SLOTS = ("response_a", "response_b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +87,7 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
         name: str = "",
         language: LanguageEnum | str = LanguageEnum.EN,
         sampling: Sampling | None = None,
+        reject_degenerate: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -86,21 +98,35 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
             template=template,
             structured_model=PairwiseVerdict,
             sampling=sampling,
+            reject_degenerate=reject_degenerate,
         )
 
-    async def compare(self, values: Mapping[str, object]) -> OrderVerdict | GraderError:
+    async def compare(
+        self, values: Mapping[str, object], responses: Sequence[str] = _RESPONSE_SLOTS
+    ) -> OrderVerdict | GraderError:
         """Judge one order; never raises (failures come back as :class:`GraderError`).
 
         Args:
             values: The template's placeholder values.
+            responses: The placeholders that hold graded responses (an anchor answer is the
+                dataset's: it never forfeits).
         """
         try:
+            if self.reject_degenerate:
+                empty = [slot for slot in responses if _degenerate(values.get(slot))]
+                if empty:
+                    return _forfeited(
+                        {_POSITION[slot] for slot in empty}, "has no content (a degenerate response)"
+                    )
             call = self.prepare_call(values)
             if isinstance(call, GraderError):
                 return call
             result = await self.judge(call)
             if isinstance(result, GraderError):
-                return result
+                overflow = context_overflow_of(result)
+                if overflow is None:
+                    return result
+                return self._forfeit(result, overflow, message_chars(call.messages), values, responses)
             winner = _WINNERS.get(result.metadata.get("winner"))
             if not isinstance(result, GraderScore) or winner is None:
                 raise TypeError(f"{self.name}: to_result must return a GraderScore with a winner")
@@ -108,7 +134,46 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
         except Exception as exc:
             return error_from_exception(self.name, exc)
 
-    def to_result(self, verdict: PairwiseVerdict, call: PreparedCall[None]) -> GraderScore | GraderRank:
+    def _forfeit(
+        self,
+        error: GraderError,
+        overflow: ContextOverflow,
+        prompt_chars: int,
+        values: Mapping[str, object],
+        responses: Sequence[str],
+    ) -> OrderVerdict | GraderError:
+        """The verdict of a comparison too long for the judge: responses that made it long forfeit."""
+
+        def rest_chars(blank: Sequence[str]) -> int | None:
+            call = self.prepare_call({**values, **dict.fromkeys(blank, "")})
+            return None if isinstance(call, GraderError) else message_chars(call.messages)
+
+        def fits_without(blank: Sequence[str]) -> bool:
+            rest = rest_chars(blank)
+            return rest is not None and (
+                overflow_failure(overflow, prompt_chars=prompt_chars, rest_chars=rest) is not None
+            )
+
+        long = [slot for slot in responses if fits_without([slot])]
+        if not long and len(responses) > 1 and fits_without(responses):
+            long = list(responses)  # neither alone, but together: both are too long
+        if not long:
+            return error.model_copy(
+                update={
+                    "kind": "invalid_input",
+                    "message": f"{error.message} (the comparison is too long for the judge even without the "
+                    "responses: shorten the template, query or reference, or use a judge with a longer context)",
+                }
+            )
+        lost = {_POSITION[slot] for slot in long}
+        return _forfeited(
+            lost,
+            f"is too long for the judge ({overflow.describe()})",
+            error.usage or TokenUsage(),
+            error.latency_s or 0.0,
+        )
+
+    def to_result(self, verdict: PairwiseVerdict, call: PreparedCall[None]) -> GraderScore:
         return GraderScore(
             name=self.name,
             score=FIRST_WINS[verdict.winner],
@@ -116,6 +181,23 @@ class PairwiseJudge(LLMGrader[PairwiseVerdict]):
             metadata={"winner": verdict.winner},
             score_range=_UNIT,
         )
+
+
+_POSITION = {"response_a": "A", "response_b": "B"}
+
+
+def _degenerate(value: object) -> bool:
+    return isinstance(value, str) and degenerate_reason(value) is not None
+
+
+def _forfeited(
+    lost: set[str], why: str, usage: TokenUsage | None = None, latency_s: float = 0.0
+) -> OrderVerdict:
+    """The verdict without the judge when the responses at positions ``lost`` forfeit (both: a tie)."""
+    winner: Winner = "tie" if lost == {"A", "B"} else ("B" if "A" in lost else "A")
+    shown = " and ".join(f"shown as {position}" for position in sorted(lost))
+    reason = f"the response {shown} {why}: {'both forfeit' if winner == 'tie' else 'it forfeits'}"
+    return OrderVerdict(winner, reason, usage or TokenUsage(), latency_s)
 
 
 class PairwiseJudges:
@@ -142,11 +224,19 @@ class PairwiseJudges:
         criteria: str | None,
         language: LanguageEnum,
         sampling: Sampling | None,
+        reject_degenerate: bool = True,
     ) -> None:
         self.name = name
 
         def judge(prompt: PromptTemplate) -> PairwiseJudge:
-            return PairwiseJudge(model, prompt, name=name, language=language, sampling=sampling)
+            return PairwiseJudge(
+                model,
+                prompt,
+                name=name,
+                language=language,
+                sampling=sampling,
+                reject_degenerate=reject_degenerate,
+            )
 
         self.plain: PairwiseJudge | None = None
         self.with_reference: PairwiseJudge | None = None

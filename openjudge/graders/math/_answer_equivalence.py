@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import math
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import ClassVar, Literal, TypeAlias
 
 from pydantic import JsonValue
@@ -34,7 +38,6 @@ Method: TypeAlias = Literal[
     "numeric",
     "elementwise",
     "symbolic",
-    "string_no_sympy",
     "string_sympy_undecided",
     "string_sympy_disabled",
     "none",
@@ -43,10 +46,8 @@ Extraction: TypeAlias = Literal["last", "strict"]
 _MAX_ELEMENTS = 50
 _SNIPPET = 200
 _COMPARE = "openjudge.graders.math._verify:compare_answers"
-_FALLBACK = "openjudge.graders.math._symbolic:compare_candidates"
 _PRELOAD = (
     "openjudge.graders.math._verify",
-    "openjudge.graders.math._symbolic",
     "sympy",
     "sympy.parsing.sympy_parser",
     "math_verify",
@@ -75,8 +76,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
 
     * ``"last"`` (default): the boxes (several different ones are one list answer) and the
       ``<answer>...</answer>`` blocks; a "final answer" statement after them supersedes
-      them; without them, the text, read by math-verify in the worker (without math-verify,
-      its last number);
+      them; without them, the text, read by math-verify in the worker (with
+      ``use_sympy=False``, its last number);
     * ``"strict"``: only boxes and answer blocks, on every path; a response with neither
       scores 0 (method ``none``), as RL recipes that reward the format require.
 
@@ -99,9 +100,9 @@ class MathAnswerEquivalenceGrader(BaseGrader):
        1-2 (an accept only; anything else goes on to step 4).
     4. ``symbolic``: math-verify (latex2sympy2_extended and sympy) parses both sides and
        compares them, with our rules on top: an infinite value equals only the same
-       infinity, and exact numbers must agree to 45 digits (:mod:`._verify`). Without
-       math-verify, a small LaTeX-to-sympy translator (:mod:`openjudge.graders.math._symbolic`) decides what it
-       can. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`),
+       infinity, and exact numbers must agree to 45 digits (:mod:`._verify`). math-verify
+       and sympy are dependencies of openjudge: a grader that finds them missing (a broken
+       install) refuses to be built rather than grade with less. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`),
        one call per sample, killed when that call's ``sympy_timeout_s`` of its own compute
        is spent (waiting for a worker is not counted, by the budget or by a runner's
        per-pair timeout).
@@ -129,10 +130,12 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     Args:
         abs_tol: Absolute tolerance for numbers with a decimal point (>= 0).
         rel_tol: Relative tolerance for numbers with a decimal point (>= 0).
-        use_sympy: Run step 4 for answers that steps 1-3 do not decide.
+        use_sympy: Run step 4 for answers that steps 1-3 do not decide (off: strings and
+            numbers only, a weaker grader chosen by name, recorded in ``metadata["method"]``).
         sympy_timeout_s: Time budget of step 4 for one sample (> 0): its own compute, from
             the moment a worker starts it, enforced by killing the worker process.
-        sympy_workers: Worker processes for step 4 (per event loop); more samples wait
+        sympy_workers: Worker processes for step 4, shared by the event loops and threads of
+            the process (default: one per core it may run on, at most 8); more samples wait
             their turn, first come first served.
         extraction: ``"last"`` or ``"strict"``, see above.
         name: Result name (default ``"math_answer_equivalence"``).
@@ -143,9 +146,6 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     symbolic_function: ClassVar[str] = _COMPARE
     """The worker-side comparison, ``"module:function"`` taking (reference, candidates) and returning
     ``{"equal": bool | None, "cause": str}`` (see :func:`._verify.compare_answers`)."""
-    fallback_function: ClassVar[str] = _FALLBACK
-    """Used instead when math-verify is not installed: (reference, candidates, abs_tol, rel_tol)
-    with the same reply (see :func:`._symbolic.compare_candidates`)."""
     default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)
 
     def __init__(
@@ -155,7 +155,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         rel_tol: float = 1e-9,
         use_sympy: bool = True,
         sympy_timeout_s: float = 5.0,
-        sympy_workers: int = 2,
+        sympy_workers: int | None = None,
         extraction: Extraction = "last",
         name: str = "",
         description: str = "",
@@ -167,6 +167,13 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             raise ValueError(f"sympy_timeout_s must be a finite number > 0, got {sympy_timeout_s!r}")
         if extraction not in ("last", "strict"):
             raise ValueError(f"extraction must be 'last' or 'strict', got {extraction!r}")
+        if use_sympy and not (math_verify_available() and sympy_available()):
+            raise ImportError(
+                "math_answer_equivalence compares expressions with math-verify and sympy, dependencies "
+                "of openjudge-graders that this environment lacks: reinstall it "
+                "(pip install --force-reinstall openjudge-graders), or set use_sympy: false "
+                "to compare strings and numbers only"
+            )
         super().__init__(name=name, description=description)
         self.abs_tol = float(abs_tol)
         self.rel_tol = float(rel_tol)
@@ -174,6 +181,10 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         self.sympy_timeout_s = float(sympy_timeout_s)
         self.extraction: Extraction = extraction
         self.workers = WorkerPool(max_workers=sympy_workers, preload=_PRELOAD, memory_mb=2048)
+
+    def capability(self) -> Mapping[str, str]:
+        """The versions of math-verify and sympy that decide step 4 (none when it is off)."""
+        return _symbolic_versions() if self.use_sympy else {}
 
     def _quick(self, got: str, want: str) -> tuple[bool, Method] | None:
         """String and numeric steps; None if neither decides."""
@@ -251,16 +262,11 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         if not self.use_sympy:
             return False, "string_sympy_disabled"
         forms: list[JsonValue] = [_worker_form(c) for c in candidates]
-        args: list[JsonValue]
-        if math_verify_available():
-            function, args = self.symbolic_function, [want, forms]
-        elif sympy_available():
-            function, args = self.fallback_function, [want, forms, self.abs_tol, self.rel_tol]
-        else:
-            return False, "string_no_sympy"
         shown = candidates[0].text[:80]
         try:
-            reply = await self.workers.call(function, args, timeout_s=self.sympy_timeout_s)
+            reply = await self.workers.call(
+                self.symbolic_function, [want, forms], timeout_s=self.sympy_timeout_s
+            )
         except WorkTimeout as exc:
             raise ResponseFailure(
                 "timeout",
@@ -315,8 +321,7 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         response = require_str("response", response)
         check_response_text("input 'response'", response)
         want, single = self._reference(reference)
-        read_text = self.use_sympy and math_verify_available()
-        candidates = read_response(response, extraction=self.extraction, read_text=read_text)
+        candidates = read_response(response, extraction=self.extraction, read_text=self.use_sympy)
         first = candidates[0] if candidates else None
         metadata: dict[str, JsonValue] = {
             "extracted_from": first.source if first is not None else "none",
@@ -348,6 +353,12 @@ class MathAnswerEquivalenceGrader(BaseGrader):
 
 
 _ANCHOR = re.compile(r"(?i)answer")
+
+
+@functools.cache
+def _symbolic_versions() -> Mapping[str, str]:
+    """Installed versions of the libraries of step 4, read from their metadata (no import)."""
+    return MappingProxyType({name: importlib.metadata.version(name) for name in ("math-verify", "sympy")})
 
 
 def _worker_form(candidate: Candidate) -> dict[str, JsonValue]:

@@ -16,6 +16,7 @@ grader runs :func:`compare` in a worker process that is killed when the budget i
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import re
@@ -52,8 +53,9 @@ class _Unsupported(Exception):
     pass
 
 
+@functools.cache
 def sympy_available() -> bool:
-    """Whether sympy can be imported (checked without importing it)."""
+    """Whether sympy can be imported (checked once, without importing it)."""
     return importlib.util.find_spec("sympy") is not None
 
 

@@ -48,6 +48,14 @@ that math-verify does not have, applied to every pair it calls equal:
   ``1099511627000`` is not ``2^{40}``. Where a decimal is involved, math-verify's rounding
   to 6 decimal places decides, as users of math-verify expect.
 
+The verdict is math-verify's and ours together, so the cheap parts run first: our rules
+(the 45 digits are one evaluation), then :func:`._shortcuts.decide` (two expressions
+with different values at a point are not equal, whatever simplification would say; two
+whose difference expands or cancels to zero are), and only then math-verify, whose
+``simplify`` is most of the time a symbolic answer costs. A worker parses each text once
+and remembers its recent verdicts (:func:`compare_answers`): the responses of a group share
+their reference, and often their answer.
+
 A sympy object whose truth is undetermined (a relational between unevaluated numbers,
 ``\gcd(4,6)`` kept as ``UnevaluatedExpr(2)``) is never passed to ``bool()``: unevaluated
 wrappers are opened first, and a truth sympy cannot decide is "not equal" (:func:`_truth`).
@@ -61,12 +69,16 @@ first, so the response's expression is what overflowed).
 
 from __future__ import annotations
 
+import collections
+import functools
 import importlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from openjudge.graders.math._plain import FUNCTIONS, parse_plain
+from openjudge.graders.math._shortcuts import decide
 
 __all__ = ["compare_answers", "math_verify_available"]
 
@@ -74,8 +86,10 @@ _EXACT_DIGITS = 60
 _EXACT_TOLERANCE_EXP = -45
 
 
+@functools.cache
 def math_verify_available() -> bool:
-    """Whether math-verify can be imported (checked without importing it)."""
+    """Whether math-verify can be imported (checked once, without importing it: a search of
+    ``sys.path`` per sample was a third of the event loop's time per math sample)."""
     import importlib.util
 
     return importlib.util.find_spec("math_verify") is not None
@@ -90,6 +104,11 @@ _PROSE = re.compile(r"(?<![\\A-Za-z])(?!(?:" + "|".join(FUNCTIONS) + r")(?![A-Za
 _BROKEN_MATH = re.compile(r"(?<!\$)\$(?!\$)[ \t]*\n[^$]*\n\s*\$(?!\$)|\\\([ \t]*\n[^\\]*\n\s*\\\)")
 _NUMBER_LIKE = re.compile(r"[-+]?[0-9][0-9.,]*")
 _ONE_ANSWER_LIMIT = 2_000  # a longer text is a response to extract from, not one expression
+_CACHED_LENGTH = 2_000
+_CACHED_TEXTS = 1_024
+_CACHED_VERDICTS = 1_024
+_VERDICTS: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
+"""Verdicts by (reference, candidates), least recently used first (one worker: one thread)."""
 
 
 def _whole(parsed: list[Any], text: str) -> list[Any]:
@@ -110,10 +129,24 @@ def _parse(mv: Any, text: str, *, boxes: bool = True) -> list[Any]:
     tried as a fallback, which can be another answer of the response ("the final answer is
     $x**2$ ... the answer is $\\infty$" gives ``[oo, "x**2"]``); the fallback text counts only
     when nothing parsed.
+
+    A text of up to :data:`_CACHED_LENGTH` characters is parsed once per worker: a group
+    of responses shares its reference, and often its answers (sympy values are immutable).
     """
+    if len(text) <= _CACHED_LENGTH:
+        return list(_parse_cached(text, boxes))
+    return _parse_once(mv, text, boxes)
+
+
+def _parse_once(mv: Any, text: str, boxes: bool) -> list[Any]:
     parsed = _parse_all(mv, text, boxes=boxes)
     values = [value for value in parsed if not isinstance(value, str)]
     return values or parsed
+
+
+@functools.lru_cache(maxsize=_CACHED_TEXTS)
+def _parse_cached(text: str, boxes: bool) -> tuple[Any, ...]:
+    return tuple(_parse_once(importlib.import_module("math_verify"), text, boxes))
 
 
 def _parse_all(mv: Any, text: str, *, boxes: bool) -> list[Any]:
@@ -198,11 +231,22 @@ def _equal(mv: Any, sympy: Any, gold: Any, pred: Any) -> bool:
     if isinstance(gold, str):
         return _sound(sympy, gold, pred)
     gold, pred = _opened(sympy, gold), _opened(sympy, pred)
+    # Our rules first: they are cheap where math-verify's simplification is not, and a pair
+    # they refuse is unequal whatever math-verify says (the verdict is both, in any order).
+    try:
+        sound: bool | None = _sound(sympy, gold, pred)
+    except Exception:  # decided below in math-verify's order, which may not need it
+        sound = None
+    if sound is False:
+        return False
+    shortcut = decide(sympy, gold, pred)
+    if shortcut is False or (shortcut is True and sound is True):
+        return shortcut
     try:
         verified = _truth(mv.verify(gold, pred, timeout_seconds=None)) is True
     except TypeError:  # a truth sympy cannot decide, raised inside math-verify
         return False
-    return verified and _sound(sympy, gold, pred)
+    return verified and (sound if sound is not None else _sound(sympy, gold, pred))
 
 
 def _any_equal(mv: Any, sympy: Any, golds: Sequence[Any], preds: Sequence[Any]) -> bool:
@@ -243,11 +287,31 @@ def _is_number(value: Any) -> bool:
 def compare_answers(reference: str, candidates: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Equivalence of the response's candidates and a reference (see the module docstring); JSON in and out.
 
+    The verdicts of the last :data:`_CACHED_VERDICTS` pairs of up to :data:`_CACHED_LENGTH`
+    characters are kept: the responses of a group often give the same answer to the same
+    reference (an overflow is not kept: it depends on the memory left, not on the texts).
+
     Args:
         reference: The reference answer text.
         candidates: ``{"kind": "answer" | "answers" | "text", "texts": [...]}`` each, in the
             order :func:`~openjudge.graders.math._reading.read_response` gives them.
     """
+    key = json.dumps([reference, list(candidates)])
+    if len(key) > _CACHED_LENGTH:
+        return _compare(reference, candidates)
+    verdict = _VERDICTS.get(key)
+    if verdict is None:
+        verdict = _compare(reference, candidates)
+        if verdict["cause"] != "response_too_large":
+            _VERDICTS[key] = verdict
+            if len(_VERDICTS) > _CACHED_VERDICTS:
+                _VERDICTS.popitem(last=False)
+    else:
+        _VERDICTS.move_to_end(key)
+    return dict(verdict)
+
+
+def _compare(reference: str, candidates: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     mv = importlib.import_module("math_verify")
     sympy = importlib.import_module("sympy")
     try:

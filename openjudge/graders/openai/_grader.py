@@ -24,13 +24,17 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio
 import anyio.to_thread
 from pydantic import JsonValue
 
+from openjudge.errors import ContextOverflow
+from openjudge.graders._degenerate import CAUSE as DEGENERATE
+from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders.base_grader import BaseGrader, InputSpec
+from openjudge.graders.blame import context_overflow_of, message_chars, overflow_failure
 from openjudge.graders.code._backends import sandbox_backend
 from openjudge.graders.code._sandbox import BackendName, SandboxBackend, SandboxError, SandboxLimits
 from openjudge.graders.openai import _blame as blame
@@ -59,7 +63,7 @@ from openjudge.graders.openai._spec import (
 from openjudge.graders.openai._templates import Template, VariableError, template_at
 from openjudge.models._loop_local import LoopLocal
 from openjudge.models.chat_model import ChatModel
-from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 
@@ -125,6 +129,9 @@ class OpenAIGrader(BaseGrader):
             then gives ``GraderError(parse_error)`` (openjudge's rule for its own judges).
         name: Result name (default: the JSON's ``name``).
         description: One line on what is graded.
+        reject_degenerate: A ``score_model``/``label_model`` grader scores a degenerate
+            response (empty, punctuation only, a reasoning opener alone: a "master key" judges
+            accept) at the bottom without a judge call (cause ``degenerate_response``).
 
     Raises:
         ValueError: The JSON is not a grader OpenAI accepts, a template names something
@@ -155,8 +162,10 @@ class OpenAIGrader(BaseGrader):
         score_model_non_numeric: NonNumeric = "zero",
         name: str = "",
         description: str = "",
+        reject_degenerate: bool = True,
     ) -> None:
         self.spec, where = _load(grader)
+        self.reject_degenerate = reject_degenerate
         python_range = ScoreRange.coerce(python_score_range)
         assert python_range is not None  # coerce only returns None for None
         self.python_range = python_range
@@ -278,7 +287,7 @@ class OpenAIGrader(BaseGrader):
         """``response`` is required; ``tool_calls`` and ``item`` are optional; other fields form the item."""
         return self._input_spec
 
-    async def aevaluate(self, **inputs: object) -> GraderResult:
+    async def aevaluate(self, **inputs: object) -> GraderScore | GraderError:
         """Grade one response (see the module docstring for the inputs)."""
         try:
             item, sample = self._namespaces(inputs)
@@ -297,7 +306,7 @@ class OpenAIGrader(BaseGrader):
             )
         return self._finish(result)
 
-    def _finish(self, result: GraderScore | GraderError) -> GraderResult:
+    def _finish(self, result: GraderScore | GraderError) -> GraderScore | GraderError:
         if not isinstance(result, GraderScore):
             return result
         metadata: dict[str, JsonValue] = {"openai_type": self.spec.type, **result.metadata}
@@ -359,7 +368,19 @@ class OpenAIGrader(BaseGrader):
             if isinstance(leaf, PythonSpec):
                 return await self._python(leaf, name, rng, item, sample)
             judge = self._judges[key]
+            if self.reject_degenerate and not sample.get("output_tools"):
+                reason = degenerate_reason(str(sample.get("output_text") or ""))
+                if reason is not None:
+                    return blame.response_failure(name, rng, DEGENERATE, reason)
             messages = judge.render(item, sample)
+            unsendable = blame.unsendable(messages)
+            if unsendable is not None:  # text no judge can be sent: whose is it?
+                surrogate = blame.lone_surrogate(sample)
+                if surrogate is not None:
+                    return blame.response_failure(name, rng, "lone_surrogate", surrogate)
+                return GraderError(
+                    name=name, kind="invalid_input", message=f"the item {unsendable}", error_type="ValueError"
+                )
         except VariableError as exc:
             if exc.namespace == "item":
                 return GraderError(
@@ -369,7 +390,43 @@ class OpenAIGrader(BaseGrader):
                     error_type="VariableError",
                 )
             return blame.response_failure(name, rng, exc.cause, f"{exc.cause}: {exc}")
-        return await judge.judge(name, messages)
+        result = await judge.judge(name, messages)
+        overflow = context_overflow_of(result)
+        if overflow is None or not isinstance(result, GraderError):
+            return result
+        return self._overflow(result, overflow, judge, name, rng, messages, item, sample)
+
+    @staticmethod
+    def _overflow(
+        error: GraderError,
+        overflow: ContextOverflow,
+        judge: ModelJudge,
+        name: str,
+        rng: ScoreRange,
+        messages: Sequence[Mapping[str, Any]],
+        item: Mapping[str, JsonValue],
+        sample: Mapping[str, JsonValue],
+    ) -> GraderScore | GraderError:
+        """A judge prompt past the context window: the response's failure if it fits without the response."""
+        prompt_chars = message_chars(messages)
+        try:
+            rest_chars = message_chars(judge.render(item, build_sample("")))
+        except VariableError:  # the template reads the response's JSON: leave its text out instead
+            shown = len(str(sample.get("output_text") or "")) + len(
+                json.dumps(sample.get("output_tools") or [])
+            )
+            rest_chars = max(0, prompt_chars - shown)
+        failure = overflow_failure(overflow, prompt_chars=prompt_chars, rest_chars=rest_chars)
+        if failure is None:
+            return error.model_copy(
+                update={
+                    "kind": "invalid_input",
+                    "message": f"{error.message} (the prompt is too long for the judge even without the "
+                    "response: shorten the grader's messages or the item, or use a judge with a longer context)",
+                }
+            )
+        scored = blame.response_failure(name, rng, failure.cause, failure.message)
+        return scored.model_copy(update={"usage": error.usage, "latency_s": error.latency_s})
 
     async def _similarity(self, leaf: TextSimilaritySpec, name: str, hyp: str, ref: str) -> GraderScore:
         metadata: dict[str, JsonValue] = {"evaluation_metric": leaf.evaluation_metric}

@@ -15,11 +15,16 @@ provider declares, with this schema:
 OpenAI enforces that format with structured outputs; open models also need to be told,
 so one system message stating it is put before the grader's messages. The response's
 text goes in verbatim, except that tags the prompt itself uses are escaped inside it
-(see :meth:`ModelJudge.render`). An unusable label_model reply (and, with
-``non_numeric="error"``, a score_model's) gets one re-ask, then
-``GraderError(parse_error)`` (OpenAI's ``model_grader_parse_error``), as for every LLM
-judge here; a content-filtered reply is ``GraderError(refused)``; a provider failure
-keeps the provider's kind.
+(see :meth:`ModelJudge.render`). A judge that refuses (a content filter, or the
+provider's ``refusal`` field: ``ChatModelError(kind="refused")``) refuses what the
+response wrote: the response's failure at the bottom of the range (cause
+``judge_refused``), as :class:`~openjudge.graders.llm_grader.LLMGrader` scores it. That
+is decided before the reply is read, so a refusal is never a score_model's non-numeric 0;
+a refusal written as plain text in the reply (no refusal field, no filter) is a reply
+without a number, read by OpenAI's rule like any other (see :mod:`._score_reading`). An
+unusable label_model reply (and, with ``non_numeric="error"``, a score_model's) gets one
+re-ask, then ``GraderError(parse_error)`` (OpenAI's ``model_grader_parse_error``), as for
+every LLM judge here; a provider failure keeps the provider's kind.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from openjudge.graders._judge_output import evict_unusable
+from openjudge.graders.blame import overflow_metadata
+from openjudge.graders.openai._blame import response_failure
 from openjudge.graders.openai._messages import PromptMessage
 from openjudge.graders.openai._score_reading import (
     NonNumeric,
@@ -66,8 +73,9 @@ def _sampling(params: SamplingParams | None, model: ChatModel, grader: str) -> S
     An absent field is left out (the provider's own setting applies, then the server's
     default); ``max_completions_tokens`` (or the guide's ``max_tokens``) is the completion
     cap, sent under the name the provider uses; ``reasoning_effort`` is passed where the
-    provider declares it (:attr:`ModelCapabilities.reasoning_effort`), else dropped with
-    a warning.
+    provider declares it
+    (:attr:`~openjudge.models.chat_model.ModelCapabilities.reasoning_effort`), else
+    dropped with a warning.
     """
     if params is None:
         return None
@@ -193,25 +201,24 @@ class ModelJudge:
                 )
             except ChatModelError as exc:
                 spent = TokenUsage(0, 0, exc.requests)
+                total = spent if usage is None else usage + spent
+                if exc.kind == "refused":
+                    return self._refused(name, exc.message, total, latency_s or None)
                 return GraderError(
                     name=name,
                     kind=exc.kind,
                     message=f"model_grader_server_error: {exc.message}",
                     error_type=exc.error_type,
-                    usage=spent if usage is None else usage + spent,
+                    metadata=overflow_metadata(exc.context_overflow) if exc.context_overflow else {},
+                    usage=total,
                     latency_s=latency_s or None,
                 )
             usage = response.usage if usage is None else usage + response.usage
             latency_s += response.latency_s
             if response.finish_reason == "content_filter":
                 await evict_unusable(self.model, response)
-                return GraderError(
-                    name=name,
-                    kind="refused",
-                    message="model_grader_refusal_error: the judge's reply was blocked by the content filter",
-                    usage=usage,
-                    latency_s=latency_s,
-                )
+                message = "the judge's reply was blocked by the content filter"
+                return self._refused(name, message, usage, latency_s)
             try:
                 score, label, steps, read = self._read(response.content)
             except ValueError as exc:
@@ -268,3 +275,12 @@ class ModelJudge:
                 latency_s=latency_s,
             )
         raise AssertionError("unreachable: the loop always returns")
+
+    def _refused(
+        self, name: str, message: str, usage: TokenUsage | None, latency_s: float | None
+    ) -> GraderScore:
+        """A refusal to grade the response: its failure, at the bottom (OpenAI's ``model_grader_refusal_error``)."""
+        failure = response_failure(
+            name, self.score_range, "judge_refused", f"model_grader_refusal_error: {message}"
+        )
+        return failure.model_copy(update={"usage": usage, "latency_s": latency_s})

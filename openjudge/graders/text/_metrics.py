@@ -167,7 +167,8 @@ class BleuScore(NamedTuple):
 
 
 def _ngrams(tokens: Sequence[H], n: int) -> Counter[tuple[H, ...]]:
-    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+    # zip over n shifted slices builds the same tuples in C (a generator of slices was ~3x slower).
+    return Counter(zip(*(tokens[i:] for i in range(n)), strict=False))
 
 
 def sentence_bleu(hypothesis: Sequence[H], reference: Sequence[H], *, max_order: int = 4) -> BleuScore:

@@ -25,8 +25,9 @@ _METRICS: tuple[SimilarityMetric, ...] = ("bleu", "rouge_l", "edit_distance")
 # worker process (killed after timeout_s), so a long comparison neither stalls the event
 # loop nor outlives its budget; below it they take milliseconds.
 _WORKER_THRESHOLD = 4_000_000
-# BLEU is linear, but counting n-grams of very long texts still takes seconds.
-_BLEU_WORKER_TOKENS = 200_000
+# BLEU is linear, but counting n-grams of long texts holds the loop: about 25 ms per 50,000
+# tokens (python bench/loop_hold.py --only similarity), so longer ones go to the worker.
+_BLEU_WORKER_TOKENS = 50_000
 _IN_WORKER = "openjudge.graders.text._similarity:compute_in_worker"
 
 

@@ -9,9 +9,11 @@ policy can make look different to a counter but not to a reader is normalised fi
 * invisible characters are dropped: format controls (zero-width space and joiners, bidi
   marks, soft hyphen, tag characters), the combining grapheme joiner U+034F, variation
   selectors and the Hangul fillers; a zero-width joiner is kept only between two emoji;
-* Cyrillic and Greek letters that look like Latin ones are folded to Latin (``Раris`` with a
-  Cyrillic ``Р`` is ``Paris``); within one language this folding is consistent, so it
-  only merges words that a reader could not tell apart;
+* letters of other scripts drawn like Latin letters are folded to them (``Раris`` with a
+  Cyrillic ``Р`` is ``Paris``): the letters whose confusables skeleton (UTS #39) is Latin,
+  from the one look-alike folding the data-block escaper uses too
+  (:func:`openjudge._confusables.latin_lookalikes`); within one language this folding is
+  consistent, so it only merges words that a reader could not tell apart;
 * with ``strip_diacritics`` (the repetition penalty), combining marks on Latin, Greek and
   Cyrillic letters are dropped too, so ``the`` with an appended accent is still ``the``;
   marks of other scripts (Devanagari, Thai, kana) carry meaning and are kept.
@@ -33,6 +35,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+
+from openjudge._confusables import latin_lookalikes
 
 __all__ = ["counted", "is_cjk", "normalize_for_counting", "normalize_for_match", "tokenize"]
 
@@ -64,18 +69,6 @@ _IGNORABLE = frozenset(
     + "".join(chr(c) for c in range(0xE0100, 0xE01F0))
 )
 
-# Letters of other scripts that are drawn like a Latin letter (Unicode's confusables, the
-# unambiguous cross-script ones). Applied before case folding, so both cases are listed.
-_LOOKALIKES = str.maketrans(
-    {
-        **dict(zip("АВЕКМНОРСТХУЅІЈԀԌԚԜҺӀ", "ABEKMHOPCTXYSIJDGQWHI", strict=True)),
-        **dict(zip("аеорсухѕіјԁԛԝһӏ", "aeopcyxsijdqwhl", strict=True)),
-        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
-        **dict(zip("οραικνυχ", "opaikvux", strict=True)),
-        "ı": "i",
-        "ɡ": "g",
-    }
-)
 _DIACRITIC_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC")
 
 
@@ -83,31 +76,96 @@ def _pictographic(char: str) -> bool:
     return unicodedata.category(char) == "So" or 0x1F000 <= ord(char) <= 0x1FAFF
 
 
-def _drop_invisible(text: str) -> str:
-    out: list[str] = []
-    n = len(text)
-    for i, char in enumerate(text):
-        if char == _ZWJ:
-            if out and i + 1 < n and _pictographic(out[-1]) and _pictographic(text[i + 1]):
-                out.append(char)
-            continue
-        if char in _IGNORABLE or unicodedata.category(char) == "Cf":
-            continue
-        out.append(char)
-    return "".join(out)
+class _CharTable(dict[int, "str | None"]):
+    """A ``str.translate`` table filled on first sight of each character (lookups stay in C).
+
+    Bounded: past :data:`_TABLE_LIMIT` characters, new ones are computed without being kept.
+    """
+
+    def __init__(self, compute: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, code: int) -> str | None:
+        value = self._compute(chr(code))
+        if len(self) < _TABLE_LIMIT:
+            self[code] = value
+        return value
+
+
+_TABLE_LIMIT = 100_000
+
+
+def _visible_or_none(char: str) -> str | None:
+    if char != _ZWJ and (char in _IGNORABLE or unicodedata.category(char) == "Cf"):
+        return None
+    return char
+
+
+def _seen_as(char: str) -> str | None:
+    visible = _visible_or_none(char)
+    return visible if visible is None else latin_lookalikes().get(ord(char), visible)
+
+
+# Every character seen, dropped (invisible), folded to Latin (a look-alike) or itself, in one
+# str.translate pass: a plain table would raise (and catch) a KeyError for each character it
+# does not hold, ~25 ms per 100 kB.
+_VISIBLE = _CharTable(_visible_or_none)
+_SEEN = _CharTable(_seen_as)
+_ZWJ_RUN = re.compile(f"{_ZWJ}+")
+
+
+def _drop_invisible(text: str, table: _CharTable = _VISIBLE) -> str:
+    """``text`` without invisible characters (through ``table``, which may fold others too); a
+    zero-width joiner stays only between two emoji."""
+    text = text.translate(table)
+    if _ZWJ not in text:
+        return text
+
+    def joiner(match: re.Match[str]) -> str:
+        start, end = match.span()
+        between_emoji = (
+            start > 0 and end < len(text) and _pictographic(text[start - 1]) and _pictographic(text[end])
+        )
+        return _ZWJ if between_emoji else ""
+
+    return _ZWJ_RUN.sub(joiner, text)
+
+
+def _kind(char: str) -> str:
+    """``m`` for a combining mark, ``b`` for a character whose marks are diacritics (ASCII, Latin,
+    Greek, Cyrillic), ``o`` for any other character (whose marks carry meaning)."""
+    if unicodedata.category(char) in ("Mn", "Me"):
+        return "m"
+    return "b" if char.isascii() or unicodedata.name(char, "").startswith(_DIACRITIC_SCRIPTS) else "o"
+
+
+_KINDS = _CharTable(_kind)
+_NO_MARKS = _CharTable(lambda char: None if unicodedata.category(char) in ("Mn", "Me") else char)
+_MARKS_AFTER_A_BASE = re.compile("bm+")
 
 
 def _strip_marks(text: str) -> str:
-    out: list[str] = []
-    keep_marks = True
-    for char in unicodedata.normalize("NFKD", text):
-        if unicodedata.category(char) in ("Mn", "Me"):
-            if keep_marks:
-                out.append(char)
-            continue
-        keep_marks = not (char.isascii() or unicodedata.name(char, "").startswith(_DIACRITIC_SCRIPTS))
-        out.append(char)
-    return unicodedata.normalize("NFC", "".join(out))
+    """NFKD, combining marks after ASCII, Latin, Greek and Cyrillic letters dropped, NFC.
+
+    Each character's kind is read through one ``str.translate`` (a character-by-character loop
+    held the event loop ~30 ms per 100 kB); only text that mixes other scripts' marks in is
+    walked run by run.
+    """
+    decomposed = unicodedata.normalize("NFKD", text)
+    kinds = decomposed.translate(_KINDS)
+    if "m" not in kinds:
+        return unicodedata.normalize("NFC", decomposed)
+    first = len(kinds) - len(kinds.lstrip("m"))  # marks before the first base character are kept
+    if "o" not in kinds:  # every later mark follows a base whose marks are diacritics
+        return unicodedata.normalize("NFC", decomposed[:first] + decomposed[first:].translate(_NO_MARKS))
+    pieces: list[str] = []
+    last = 0
+    for run in _MARKS_AFTER_A_BASE.finditer(kinds):
+        pieces.append(decomposed[last : run.start() + 1])
+        last = run.end()
+    pieces.append(decomposed[last:])
+    return unicodedata.normalize("NFC", "".join(pieces))
 
 
 def normalize_for_counting(text: str, *, strip_diacritics: bool = False) -> str:
@@ -121,7 +179,7 @@ def normalize_for_counting(text: str, *, strip_diacritics: bool = False) -> str:
     """
     if text.isascii():
         return text
-    text = _drop_invisible(unicodedata.normalize("NFKC", text)).translate(_LOOKALIKES)
+    text = _drop_invisible(unicodedata.normalize("NFKC", text), _SEEN)
     # Dropping an invisible character can leave a letter and its mark apart: compose again.
     return _strip_marks(text) if strip_diacritics else unicodedata.normalize("NFC", text)
 

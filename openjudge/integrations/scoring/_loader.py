@@ -45,7 +45,8 @@ def load_job(
     """Read the settings' graders YAML and build its providers, graders and aggregators.
 
     Args:
-        settings: ``config`` names the YAML; ``judge_cache`` keeps its on-disk cache.
+        settings: ``config`` names the YAML; ``judge_cache`` uses a judge cache (the process's
+            own unless the YAML's ``cache.path`` shares one).
         prepare: Changes the config before it is built (VERL resolves ``kind: verl``).
 
     Raises:

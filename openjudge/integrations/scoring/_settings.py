@@ -121,8 +121,10 @@ class ScorerSettings(FailurePolicy):
             keeps the config's ``runner.timeout_s``.
         max_concurrent_samples: Samples graded at once per process (``None``: no cap;
             provider limits still bound judge calls).
-        judge_cache: Keep the YAML's on-disk judge cache. Identical judge calls in flight
-            at once are made only once either way.
+        judge_cache: Use a judge cache: this process's own (a temporary file in the node's
+            ``$TMPDIR``, deleted when the process ends; never a file on a shared home
+            directory), or the file the YAML's ``cache.path`` shares. Identical judge
+            calls in flight at once are made only once either way.
     """
 
     config: str | None = Field(default=None, min_length=1)

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pydantic import JsonValue
 
 from openjudge._text import encodable
+from openjudge.errors import SettingsError
 from openjudge.integrations.scoring._loader import ProcessCache, describe_providers, load_job, settings_path
 from openjudge.integrations.scoring._scorer import DEFAULT_AGGREGATE, Placement, RewardScorer, ScoredSample
 from openjudge.integrations.scoring._settings import ScorerSettings
-from openjudge.integrations.skyrl._settings import OpenJudgeSkyRLSettings
+from openjudge.integrations.skyrl._settings import OpenJudgeSkyRLSettings, failure_problem
 from openjudge.results import GraderScore
 from openjudge.runner._sync import SyncPortal
 from openjudge.runner.grading_runner import GradingRunner
@@ -31,7 +32,7 @@ __all__ = ["DEFAULT_AGGREGATE", "EnvScorer", "StepScore", "shared_scorer"]
 logger = logging.getLogger(__name__)
 
 _PLACEMENT = Placement()
-"""A step cannot be left out (SkyRL needs a number) and knows no group: neutral is 0.0."""
+"""A step cannot be left out (SkyRL trains every step) and knows no group: only the fallback applies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +82,15 @@ class EnvScorer:
         runner: Graders (with mappers) and aggregators, e.g. ``build_job(...).runner``.
         aggregate: The aggregator whose score is the reward (default: the runner's first,
             else ``mean`` of every grader's normalised score).
-        fallback_score: The reward of a step whose aggregate failed.
+        fallback_score: The reward of a step whose aggregate failed: required (SkyRL
+            trains every step's reward, so it must be one you chose).
         include_reasons: Keep each grader's reason in the step metadata.
         timeout_s: Seconds per (step, grader) pair (default: the runner's ``timeout_s``).
         **options: The other options of :class:`OpenJudgeSkyRLSettings` (``on_failure``,
             ``breaker_failures``, ``max_failure_rate``, ...).
+
+    Raises:
+        SettingsError: No ``fallback_score``, or ``on_failure`` other than ``fallback``.
     """
 
     def __init__(
@@ -93,20 +98,22 @@ class EnvScorer:
         runner: GradingRunner,
         *,
         aggregate: str | None = None,
-        fallback_score: float = 0.0,
+        fallback_score: float | None = None,
         include_reasons: bool = False,
         timeout_s: float | None = None,
         **options: object,
     ) -> None:
-        on_failure = options.pop("on_failure", "fallback")
+        problem = failure_problem({**options, "fallback_score": fallback_score})
+        if problem is not None:
+            raise SettingsError(f"EnvScorer: {problem}")
         settings = ScorerSettings.model_validate(
             {
-                "on_failure": on_failure,
-                "fallback_score": fallback_score if on_failure == "fallback" else None,
+                **options,
+                "on_failure": "fallback",
+                "fallback_score": fallback_score,
                 "aggregate": aggregate,
                 "include_reasons": include_reasons,
                 "timeout_s": timeout_s,
-                **options,
             }
         )
         self._setup(RewardScorer(runner, settings, where="OpenJudgeEnv", reserve_keys=False))

@@ -12,7 +12,7 @@ from openjudge.errors import SettingsError
 from openjudge.integrations._shared import plain_options, validation_problems
 from openjudge.integrations.scoring._settings import ScorerSettings
 
-__all__ = ["CONFIG_ENV", "OpenJudgeSkyRLSettings", "SettingsError", "read_settings"]
+__all__ = ["CONFIG_ENV", "OpenJudgeSkyRLSettings", "SettingsError", "failure_problem", "read_settings"]
 
 CONFIG_ENV = "OPENJUDGE_SKYRL_CONFIG"
 """Environment variable naming the graders YAML when no ``config`` option is given."""
@@ -28,24 +28,45 @@ class OpenJudgeSkyRLSettings(ScorerSettings):
         config: Path of the graders YAML (``openjudge.config`` format). The judge is a
             provider entry there: a frozen vLLM reward model is ``kind: vllm`` (or
             ``kind: openai``) with the server's ``base_url``. Prefer an absolute path.
-        on_failure: SkyRL needs a number for every step, so the default is ``fallback``
-            with ``fallback_score`` 0.0; ``drop`` and ``neutral`` give 0.0 (a step knows no
-            group). The step's ``metadata`` and the episode's metrics flag the failure
-            (``openjudge/failed``).
-        fallback_score: The reward of a step whose grading failed (0.0 unless set).
+        on_failure: ``fallback``, the only choice: SkyRL trains every step's reward (a
+            step cannot be left out) and a step knows no group (no neutral mean), so
+            ``drop`` and ``neutral`` are refused rather than trained as a made-up 0.0.
+        fallback_score: The reward of a step whose grading failed: required, since
+            SkyRL trains on it (a reward of your choosing, never one made up for you).
+            The step's ``metadata`` and the episode's metrics flag it (``openjudge/failed``).
     """
 
     config: str = Field(min_length=1)
 
     @model_validator(mode="before")
     @classmethod
-    def _fallback_by_default(cls, data: object) -> object:
-        """Without ``on_failure``, a failed step gets ``fallback_score`` (0.0 unless set)."""
-        if isinstance(data, dict) and data.get("on_failure", "fallback") == "fallback":
-            data = {"fallback_score": 0.0, **data, "on_failure": "fallback"}
-            if data["fallback_score"] is None:
-                data["fallback_score"] = 0.0
+    def _explicit_fallback(cls, data: object) -> object:
+        """A failed step gets the ``fallback_score`` the user chose (see :func:`failure_problem`)."""
+        if isinstance(data, dict):
+            problem = failure_problem(data)
+            if problem is not None:
+                raise ValueError(problem)
+            data = {**data, "on_failure": "fallback"}
         return data
+
+
+def failure_problem(options: Mapping[str, object]) -> str | None:
+    """Why ``options`` give SkyRL no reward of the user's choosing for a failed step (``None``: they do)."""
+    on_failure = options.get("on_failure", "fallback")
+    if on_failure != "fallback":
+        return (
+            f"on_failure={on_failure!r} cannot be honoured under SkyRL: it trains every step's reward (a "
+            "step cannot be left out) and a step knows no group (no neutral mean), so the step would be "
+            "trained as a made-up 0.0. Use on_failure='fallback' (the default) with fallback_score=<the "
+            "reward of a step whose grading failed>"
+        )
+    if options.get("fallback_score") is None:
+        return (
+            "no fallback_score: SkyRL trains every step's reward, so the reward of a step whose grading "
+            "failed must be one you chose, e.g. register_env(..., fallback_score=0.0) (such steps are "
+            "flagged in openjudge/failed)"
+        )
+    return None
 
 
 def _plain(value: object) -> object:
@@ -85,6 +106,9 @@ def read_settings(
             f"no graders config: register the env with register_env(config='/abs/graders.yaml'), "
             f"or set {where}.config, or set {CONFIG_ENV}"
         )
+    problem = failure_problem(data)
+    if problem is not None:
+        raise SettingsError(f"{where}: {problem}")
     try:
         return OpenJudgeSkyRLSettings.model_validate(data)
     except ValidationError as exc:

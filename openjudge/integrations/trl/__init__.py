@@ -13,7 +13,7 @@ async callables that TRL (0.27 and later) awaits.
 
 from __future__ import annotations
 
-from openjudge.integrations.trl._rewards import OpenJudgeReward as OpenJudgeReward
+from openjudge.integrations.trl._function import OpenJudgeReward as OpenJudgeReward
 from openjudge.integrations.trl._rewards import OpenJudgeRewards as OpenJudgeRewards
 from openjudge.integrations.trl._samples import samples_from_batch as samples_from_batch
 from openjudge.integrations.trl._settings import OpenJudgeTRLSettings as OpenJudgeTRLSettings

@@ -4,28 +4,32 @@ TRL (0.27 and later) calls every reward function as
 ``f(prompts=..., completions=..., completion_ids=..., **columns) -> list[float | None]``,
 awaits async ones together with ``asyncio.gather`` on one persistent event-loop thread,
 logs each function's mean as ``rewards/<f.__name__>/mean``, turns ``None`` into NaN and
-leaves NaN out of the reward sum (a completion for which every function returned
-``None`` is unscorable: TRL gives it no advantage).
+sums the functions with ``nansum`` (weighted by ``reward_weights``). From TRL 1.6.0 on, a
+completion for which every function returned ``None`` is unscorable: left out of its
+group's baseline, no advantage. TRL 0.27 to 1.5 train it as a reward of 0.
 
 :class:`OpenJudgeRewards` turns a graders config into such functions:
 
 - :meth:`~OpenJudgeRewards.per_grader`: one function per grader, named after it (TRL
-  weights and sums them: ``GRPOConfig(reward_weights=[...])``); with routing (``when``,
-  ``data.graders_field``), a grader returns ``None`` for the completions it does not apply
-  to, which is TRL's own way to say "not this function's sample" (no failure);
+  weights and sums them: ``GRPOConfig(reward_weights=[...])``). They judge each batch
+  together (:mod:`~openjudge.integrations.trl._team`): a completion whose judging failed
+  for one of them failed for all of them; with routing (``when``, ``data.graders_field``),
+  a grader returns ``None`` for the completions it does not apply to, which is TRL's own
+  way to say "not this function's sample" (no failure);
 - :meth:`~OpenJudgeRewards.aggregate`: one function returning an aggregator's score
   (the config's first aggregator, or the equal-weight ``mean`` of every grader).
 
-Each function is a :class:`~openjudge.integrations.scoring.RewardScorer` (the scorer
-VERL and SkyRL use too) whose reward is its grader's or aggregator's score. Each call
-grades the batch concurrently; one capacity limit bounds the gradings in flight across
-every function of the set, since TRL runs them at the same time, and one failure ledger
-keeps the set's breakers and failure rate. A failed grading follows ``on_failure``:
-``None`` by default (TRL's dropped reward), the mean of the prompt's scored completions
-under ``neutral``, ``fallback_score`` under ``fallback``: a failure is never silently a
-number. When more than ``max_failure_rate`` of the last ``failure_window`` gradings
-failed, the next call raises :class:`~openjudge.integrations.scoring.FailureRateExceeded`
-and training stops.
+The grading is the :class:`~openjudge.integrations.scoring.RewardScorer`'s (the scorer
+VERL and SkyRL use too). One capacity limit bounds the gradings in flight across every
+function of the set, since TRL runs them at the same time, and one failure ledger keeps
+the set's breakers and failure rate. A failed completion follows ``on_failure``
+(:mod:`~openjudge.integrations.trl._columns`): ``None`` from every per-grader function by
+default (``drop``: TRL leaves it out; refused on TRL before 1.6.0, which would train it
+as 0), its group's mean under ``neutral``, ``fallback_score`` under ``fallback``: a
+failure is never silently a number. When more than ``max_failure_rate`` of the last
+``failure_window`` gradings failed, the next call raises
+:class:`~openjudge.integrations.scoring.FailureRateExceeded` and training stops: on every
+training process at the same call (:mod:`~openjudge.integrations.trl._collective`).
 
 The functions are callable objects, so they pickle (``AsyncGRPOTrainer`` sends reward
 functions to a spawned process) when the set was built from a config file: the child
@@ -34,9 +38,7 @@ process rebuilds the graders from the same file, once per process.
 
 from __future__ import annotations
 
-import inspect
 import logging
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 
@@ -52,9 +54,16 @@ from openjudge.integrations.scoring._scorer import (
     RewardScorer,
     ScoredSample,
 )
+from openjudge.integrations.trl import _version
+from openjudge.integrations.trl._collective import process_count
+from openjudge.integrations.trl._columns import Column, prompt_groups, reward_column
+from openjudge.integrations.trl._function import OpenJudgeReward
 from openjudge.integrations.trl._samples import TRLText, samples_from_batch
 from openjudge.integrations.trl._settings import OpenJudgeTRLSettings
+from openjudge.integrations.trl._team import SharedGradings, batch_key
 from openjudge.models._loop_local import LoopLocal
+from openjudge.results import GraderScore
+from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = ["DEFAULT_AGGREGATE", "OpenJudgeReward", "OpenJudgeRewards", "shared_rewards"]
@@ -63,7 +72,9 @@ logger = logging.getLogger(__name__)
 
 _WHERE = "OpenJudgeRewards"
 _PLACEMENT = Placement(can_drop=True, drop="nan")
-"""TRL leaves ``None`` (NaN) out of the reward sum: a dropped grading is ``None``."""
+"""Grading only: the failure policy is TRL's own (:func:`~openjudge.integrations.trl._columns.reward_column`)."""
+_TOGETHER = "per-grader functions"
+"""The name of the aggregate that fails when any grader of the per-grader functions failed."""
 
 
 class OpenJudgeRewards:
@@ -85,6 +96,8 @@ class OpenJudgeRewards:
 
     Raises:
         pydantic.ValidationError: An option is invalid (a ``ValueError``).
+        SettingsError: ``on_failure="drop"`` (the default) with TRL older than 1.6.0,
+            which would train a dropped completion as a reward of 0.
 
     Example:
         >>> rewards = OpenJudgeRewards.from_config("graders.yaml")  # doctest: +SKIP
@@ -132,10 +145,16 @@ class OpenJudgeRewards:
         self.log_reasons = options.include_reasons
         self._runner = runner
         self._grader_providers = grader_providers
+        self._trl = _version.installed_trl()
+        _version.check_drop(options.on_failure, self._trl)
         limit = self.max_concurrency
         self._limiter: LoopLocal[anyio.CapacityLimiter] = LoopLocal(lambda: anyio.CapacityLimiter(limit))
         self.ledger: FailureLedger = process_ledger(options.failure_policy(), describe)
         """The set's breakers and failure rate (every function of the set records here)."""
+        self._together: dict[str, None] = {}  # graders with a per-grader function, in creation order
+        self._together_scorers: dict[frozenset[str], RewardScorer] = {}
+        self._gradings = SharedGradings()
+        self._unknown = 0
 
     @classmethod
     def from_config(
@@ -155,6 +174,7 @@ class OpenJudgeRewards:
         Raises:
             ConfigError: The file is unreadable or invalid (every problem is listed).
             pydantic.ValidationError: An option is invalid.
+            SettingsError: ``on_failure="drop"`` (the default) with TRL older than 1.6.0.
         """
         settings = OpenJudgeTRLSettings.model_validate(
             {
@@ -218,8 +238,28 @@ class OpenJudgeRewards:
             skip_not_applicable=per_grader,  # TRL sums per-grader rewards without None
         )
 
+    def _together_scorer(self, members: frozenset[str]) -> RewardScorer:
+        """The scorer of the per-grader functions ``members``: their graders, failed when any failed."""
+        scorer = self._together_scorers.get(members)
+        if scorer is None:
+            configs = self._runner.grader_configs
+            name = _TOGETHER
+            while name in configs:
+                name += "_"
+            runner = self._runner.replace(
+                grader_configs={n: c for n, c in configs.items() if n in members},
+                aggregators=[WeightedMeanAggregator(name)],  # fails when any input failed
+                unrouted="not_applicable",  # a grader's None where it does not apply
+            )
+            scorer = self._together_scorers[members] = self._scorer(runner, name, per_grader=True)
+        return scorer
+
     def grader(self, name: str) -> OpenJudgeReward:
         """The reward function of one grader, named after it.
+
+        The per-grader functions of a set judge each batch together: the first one
+        called grades it with every grader that has a function, and a completion whose
+        judging failed for one of them failed for all of them (see ``on_failure``).
 
         Raises:
             KeyError: No grader of that name (the message lists them).
@@ -227,13 +267,11 @@ class OpenJudgeRewards:
         configs = self._runner.grader_configs
         if name not in configs:
             raise KeyError(f"no grader named {name!r} (graders: {', '.join(configs)})")
-        runner = self._runner.replace(
-            grader_configs={name: configs[name]}, aggregators=None, unrouted="not_applicable"
-        )
-        return OpenJudgeReward(self, name, self._scorer(runner, name, per_grader=True), aggregate=False)
+        self._together[name] = None
+        return OpenJudgeReward(self, name, None, aggregate=False)
 
     def per_grader(self) -> list[OpenJudgeReward]:
-        """One reward function per grader, in config order."""
+        """One reward function per grader, in config order (they judge each batch together)."""
         return [self.grader(name) for name in self._runner.grader_configs]
 
     def aggregate(self, name: str | None = None) -> OpenJudgeReward:
@@ -255,6 +293,62 @@ class OpenJudgeRewards:
         scorer = self._scorer(self._runner, name)
         return OpenJudgeReward(self, scorer.aggregate, scorer, aggregate=True)
 
+    # -- a call -------------------------------------------------------------------------
+
+    async def _rewards_of(
+        self,
+        reward: OpenJudgeReward,
+        prompts: Sequence[TRLText],
+        completions: Sequence[TRLText],
+        completion_ids: Sequence[Sequence[int]] | None,
+        columns: Mapping[str, object],
+    ) -> list[float | None]:
+        """``reward``'s rewards for a batch: graded, then the failure policy applied."""
+        samples = samples_from_batch(prompts, completions, completion_ids, columns)
+        processes = process_count()
+        groups = prompt_groups(prompts, batch_is_whole=processes == 1)
+        if reward.is_aggregate:
+            scored = await reward.scorer.score_many(samples, None, _PLACEMENT)
+            values = tuple(None if s.failed else s.reward for s in scored)
+        else:
+            members = frozenset(self._together)
+            scored = await self._gradings.get(
+                reward.target,
+                members,
+                batch_key(samples),
+                lambda graders: self._together_scorer(graders).score_many(samples, None, _PLACEMENT),
+            )
+            values = tuple(self._value(s, reward.target) for s in scored)
+        rewards, unknown = reward_column(
+            Column(values, tuple(s.failed for s in scored)), groups, self.options
+        )
+        if unknown:
+            self._warn_unknown(unknown)
+        self._report(reward, scored, columns)
+        return rewards
+
+    def _value(self, scored: ScoredSample, name: str) -> float | None:
+        result = scored.results.get(name)
+        if not isinstance(result, GraderScore):
+            return None
+        return float(result.normalized_score if self.normalize else result.score)
+
+    def _warn_unknown(self, count: int) -> None:
+        """Neutral completions left ``None``: their group continues on another process, none scored here."""
+        if self._trl is None or _version.drops_unscorable(self._trl):
+            return  # TRL leaves them out: nothing is trained on them
+        self._unknown += count
+        if self._unknown == count or self._unknown // 1000 > (self._unknown - count) // 1000:
+            logger.warning(
+                "openjudge: %d failed completions (%d so far) have no known group mean on this process "
+                "(their prompt's other generations are scored on another one, none here); on_failure="
+                "neutral returns None for them, which TRL %s trains as a reward of 0: upgrade to TRL 1.6.0 "
+                "or later, which leaves them out",
+                count,
+                self._unknown,
+                self._trl,
+            )
+
     # -- reporting ----------------------------------------------------------------------
 
     def _report(
@@ -274,80 +368,6 @@ class OpenJudgeRewards:
                     log_extra(f"openjudge/{name}/error", kinds)
             if self.log_reasons and callable(log_extra) and name in self.grader_names:
                 log_extra(f"openjudge/{name}/reason", [encodable(s.results[name].reason) for s in scored])
-
-
-class OpenJudgeReward:
-    """One TRL reward function: ``await f(prompts, completions, completion_ids, **columns)``.
-
-    Made by :meth:`OpenJudgeRewards.grader`, :meth:`~OpenJudgeRewards.per_grader` or
-    :meth:`~OpenJudgeRewards.aggregate`. ``__name__`` is the grader's (or aggregator's)
-    name, which TRL uses in its logs (``rewards/<name>/mean``).
-
-    Attributes:
-        rewards: The set it belongs to (its options, its shared limit and ledger).
-        target: The grader or aggregator whose score this function returns.
-        is_aggregate: Whether ``target`` is an aggregator.
-        scorer: The scorer whose reward is ``target``'s score.
-    """
-
-    def __init__(
-        self, rewards: OpenJudgeRewards, target: str, scorer: RewardScorer, *, aggregate: bool
-    ) -> None:
-        self.rewards = rewards
-        self.target = target
-        self.is_aggregate = aggregate
-        self.scorer = scorer
-        self.__name__ = target
-        self.__qualname__ = target
-        # TRL before 1.14 asks `inspect.iscoroutinefunction(f)` (0.27: `asyncio.iscoroutinefunction`)
-        # about the object itself, not its `__call__`, and would call it without awaiting. inspect
-        # reads the code flags of "function-like" objects (the protocol Cython functions use):
-        # `__code__`, `__defaults__` and `__kwdefaults__` beside `__name__`. `__signature__` keeps
-        # `inspect.signature(f)` that of the call, without `self`.
-        call = type(self).__call__
-        self.__code__ = call.__code__
-        self.__defaults__ = call.__defaults__
-        self.__kwdefaults__ = call.__kwdefaults__
-        self.__signature__ = inspect.signature(self.__call__)
-
-    async def __call__(
-        self,
-        prompts: Sequence[TRLText],
-        completions: Sequence[TRLText],
-        completion_ids: Sequence[Sequence[int]] | None = None,
-        **kwargs: object,
-    ) -> list[float | None]:
-        """Grade a batch; one reward per completion, ``None`` for a dropped grading.
-
-        Args:
-            prompts: One prompt per completion (text, or a list of messages).
-            completions: The completions (text, or a list of messages).
-            completion_ids: Their token ids.
-            **kwargs: The other dataset columns (one value per completion) and TRL's own
-                keywords (``trainer_state``, ``log_metric``, ``log_extra``, ...).
-
-        Raises:
-            FailureRateExceeded: More than ``max_failure_rate`` of the set's recent
-                gradings failed (the message names the judges): training stops.
-        """
-        samples = samples_from_batch(prompts, completions, completion_ids, kwargs)
-        groups = [str(s["prompt"]) for s in samples]  # a prompt's generations: neutral's group
-        scored = await self.scorer.score_many(samples, groups, _PLACEMENT)
-        self.rewards._report(self, scored, kwargs)
-        return [None if math.isnan(s.reward) else s.reward for s in scored]
-
-    def __repr__(self) -> str:
-        kind = "aggregate" if self.is_aggregate else "grader"
-        return f"<OpenJudgeReward {kind} {self.target!r}>"
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[OpenJudgeRewards, str, bool], OpenJudgeReward], tuple[OpenJudgeRewards, str, bool]]:
-        return _reward_of, (self.rewards, self.target, self.is_aggregate)
-
-
-def _reward_of(rewards: OpenJudgeRewards, target: str, aggregate: bool) -> OpenJudgeReward:
-    return rewards.aggregate(target) if aggregate else rewards.grader(target)
 
 
 _SHARED: ProcessCache[OpenJudgeRewards] = ProcessCache()

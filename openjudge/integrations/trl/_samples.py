@@ -13,10 +13,13 @@ grader mappers to pick from:
                   followed by the completion messages (or one assistant message)
 ``completion``    the completion exactly as TRL passed it (text or messages)
 ``completion_ids`` the completion's token ids, when TRL passes them
+``item``          the dataset row: the prompt as TRL passed it (``prompt``) and every
+                  column, nothing the completion wrote (what an OpenAI grader reads as
+                  ``item``; a column named ``item`` is kept instead)
 ``<column>``      every other dataset column, by its name (``answer``, ``solution``, ...)
 ================  =====================================================================
 
-A dataset column whose name is one of the fields above is shadowed by the field.
+A dataset column whose name is one of the fields above (but ``item``) is shadowed by the field.
 Message content given as a list of parts (``[{"type": "text", "text": ...}]``) is read
 as the concatenation of its text parts. Values are turned into plain JSON data
 (numpy scalars and arrays, tuples, nested mappings) before any grader sees them.
@@ -150,10 +153,16 @@ def samples_from_batch(
             continue
         if isinstance(value, list | tuple) and len(value) == n:
             per_sample[key] = value
+    own_item = "item" in per_sample
     samples: list[dict[str, JsonValue]] = []
     for i in range(n):
-        sample: dict[str, JsonValue] = {key: plain(values[i]) for key, values in per_sample.items()}
+        row: dict[str, JsonValue] = {key: plain(values[i]) for key, values in per_sample.items()}
+        sample = dict(row)
         sample.update(_sample(prompts[i], completions[i], i))
+        if not own_item:
+            # The row without what the completion wrote: an OpenAI grader's implicit item would
+            # otherwise hold the completion (and its tool calls) as dataset data.
+            sample["item"] = {"prompt": plain(prompts[i]), **row}
         if completion_ids is not None:
             sample["completion_ids"] = [int(t) for t in completion_ids[i]]
         samples.append(sample)

@@ -19,11 +19,14 @@ class OpenJudgeTRLSettings(ScorerSettings):
         config: Path of the graders YAML (``openjudge.config`` format: providers, graders
             with mappers, aggregators); ``None`` for graders built in code. Relative paths
             resolve against the working directory of the process that loads it.
-        on_failure: ``drop`` (the default) returns ``None`` for a failed grading, which
-            TRL turns into NaN and leaves out of the reward sum; ``neutral`` gives it the
-            mean reward of the scored completions of the same prompt in the batch (zero
-            advantage); ``fallback`` gives it ``fallback_score``. Setting only
-            ``fallback_score`` means ``fallback``.
+        on_failure: What a failed completion becomes (its function's result failed, or,
+            for the per-grader functions, which judge it together, any of theirs):
+            ``drop`` (the default) returns ``None`` from every per-grader function, so
+            TRL 1.6.0 and later leave the completion out (no advantage; refused on older
+            TRL, which trains it as 0); ``neutral`` gives each function the mean of its
+            rewards over the completions of the same prompt that did not fail (zero
+            advantage); ``fallback`` gives a failed grading ``fallback_score``. Setting
+            only ``fallback_score`` means ``fallback``.
         normalize: Return each result's normalised score (0 worst, 1 best, using the
             grader's declared score range; the raw score when it declares none) instead of
             the raw score. Keeps "lower is better" graders usable as rewards.

@@ -59,8 +59,8 @@ class OpenJudgeVerlSettings(ScorerSettings):
         config: Path of the graders YAML (``openjudge.config`` format). Relative paths
             resolve against the working directory of the process that loads it (each
             Ray worker), so prefer an absolute path.
-        judge_cache: Keep the YAML's on-disk judge cache. Off by default under VERL: RL
-            samples rarely repeat, and every worker would write its own SQLite file.
+        judge_cache: Use a judge cache (each worker process's own, or the file the YAML's
+            ``cache.path`` shares). Off by default under VERL: RL samples rarely repeat.
             Identical judge calls in flight at once are still made only once.
     """
 

@@ -8,10 +8,12 @@ read tags:
 
 * case-insensitively and across whitespace: ``</Response>``, ``</RESPONSE >``,
   ``< / response>`` and ``<response\\n>`` are all tags;
-* through compatibility forms and invisible characters: ``＜/ｒｅｓｐｏｎｓｅ＞`` (full-width),
-  ``</re\\u200bsponse>`` (a zero-width space) and ``</response\\u034f>`` (a combining
-  grapheme joiner) fold to the same tag (NFKC, case-folding, format and combining marks
-  dropped);
+* through compatibility forms, invisible characters and look-alikes: ``＜/ｒｅｓｐｏｎｓｅ＞``
+  (full-width), ``</re\\u200bsponse>`` (a zero-width space), ``</response\\u034f>`` (a
+  combining grapheme joiner), ``</r\\u0435sponse>`` (a Cyrillic ``е``), ``‹/response›`` and
+  ``</resp0nse>`` all fold to the same tag: NFKC, case-folding, format and combining marks
+  dropped, then Unicode's confusables skeleton (UTS #39), the one folding
+  :mod:`openjudge._confusables` gives every reader of look-alikes;
 * by prefix: ``</responses>`` is escaped too; being stricter than a parser costs nothing.
 
 Escaping inserts a backslash after the ``<`` (``</response>`` becomes ``<\\/response>``), so
@@ -27,50 +29,71 @@ from __future__ import annotations
 
 import html
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from openjudge._confusables import fold_char, folding_to
+
 __all__ = ["Block", "block_names", "escape_tags", "fold_with_positions", "render_blocks"]
 
-# Characters a reader does not see: format controls (zero-width space/joiners, bidi marks,
-# soft hyphen, tags), combining and enclosing marks, and the default-ignorable letters.
-_IGNORABLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u180b\u180c\u180d\u180e\u180f")
-
-
-def _invisible(char: str) -> bool:
-    category = unicodedata.category(char)
-    return category in ("Cf", "Mn", "Me") or char in _IGNORABLE_LETTERS
-
-
-@lru_cache(maxsize=4096)
-def _fold_char(char: str) -> str:
-    if _invisible(char):
-        return ""
-    return unicodedata.normalize("NFKC", char).casefold()
+# ASCII characters whose folding is more than lower-casing ("0" reads as "o", "1" and "|" as
+# "l", "m" as "rn"): ASCII text is matched with a pattern that allows them, rather than folded.
+_ASCII_FOLDS: dict[str, str] = {
+    c: folded for c in map(chr, range(32, 127)) if (folded := fold_char(c)) != c.lower()
+}
 
 
 def fold_with_positions(text: str) -> tuple[str, list[int]]:
     """``text`` folded as a lenient reader sees it, and the source index of each folded character.
 
-    Folding is per character: NFKC, then case-folding, with invisible characters (format
-    controls, combining marks) dropped. ASCII text is only lower-cased.
+    Folding is per character (:func:`openjudge._confusables.fold_char`): NFKC, case-folding,
+    invisible characters and marks dropped, then the confusables skeleton.
     """
-    if text.isascii():
-        return text.lower(), list(range(len(text)))
     out: list[str] = []
     where: list[int] = []
     for i, char in enumerate(text):
-        folded = char.lower() if char.isascii() else _fold_char(char)
+        folded = char.lower() if char.isascii() and char not in _ASCII_FOLDS else fold_char(char)
         out.append(folded)
         where.extend([i] * len(folded))
     return "".join(out), where
 
 
+def _folded_name(name: str) -> str:
+    return "".join(fold_char(c) for c in name)
+
+
 @lru_cache(maxsize=256)
 def _tag_pattern(names: frozenset[str]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(n.casefold()) for n in sorted(names, key=len, reverse=True))
+    """Tags of ``names`` in folded text."""
+    folded = sorted({_folded_name(n) for n in names}, key=len, reverse=True)
+    alternatives = "|".join(re.escape(f) for f in folded if f)
+    return re.compile(rf"<\s*/?\s*(?:{alternatives})")
+
+
+def _ascii_spelling(folded: str) -> str:
+    """A pattern for the lower-case ASCII spellings that fold to ``folded`` (``rn`` or ``m``; ``l``, ``1`` or ``|``)."""
+    if not folded:
+        return ""
+    singles = [c for c in map(chr, range(32, 127)) if c == c.lower() and _ASCII_FOLDS.get(c, c) == folded[0]]
+    longer = [
+        (c, f) for c, f in _ASCII_FOLDS.items() if c == c.lower() and len(f) > 1 and folded.startswith(f)
+    ]
+    options = []
+    if singles:
+        head = re.escape(singles[0]) if len(singles) == 1 else "[" + "".join(map(re.escape, singles)) + "]"
+        options.append(head + _ascii_spelling(folded[1:]))
+    options += [re.escape(c) + _ascii_spelling(folded[len(f) :]) for c, f in longer]
+    if not options:
+        return "(?!)"  # no ASCII spelling reads as this: nothing in ASCII text matches
+    return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
+
+
+@lru_cache(maxsize=256)
+def _ascii_tag_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """Tags of ``names`` in lower-cased ASCII text: the tags :func:`_tag_pattern` finds once it is folded."""
+    folded = sorted({_folded_name(n) for n in names}, key=len, reverse=True)
+    alternatives = "|".join(_ascii_spelling(f) for f in folded if f)
     return re.compile(rf"<\s*/?\s*(?:{alternatives})")
 
 
@@ -85,16 +108,19 @@ def escape_tags(text: str, names: Iterable[str]) -> str:
     if not wanted or not text:
         return text
     if text.isascii():
-        # Lower-casing ASCII keeps every index, and only "<" itself folds to "<": no
-        # position map to build (it cost ~90 us on a 3 kB prompt, per call).
+        # Lower-casing ASCII keeps every index, and only "<" itself folds to "<": no position
+        # map to build (it cost ~90 us on a 3 kB prompt, per call); the pattern allows the
+        # ASCII look-alikes ("1" for "l", "m" for "rn").
         # Gate: python -m bench.runner ratios (long prompt over HTTP <= 1.25x raw aiohttp's CPU per call).
         if "<" not in text:
             return text
-        starts = [m.start() for m in _tag_pattern(wanted).finditer(text.lower())]
+        starts = [m.start() for m in _ascii_tag_pattern(wanted).finditer(text.lower())]
     else:
-        folded, where = fold_with_positions(text)
-        if "<" not in folded:
+        # Only a character that reads as "<" can start a tag: without one (most text) the text
+        # is not folded at all (folding 100 kB character by character took ~30 ms of the loop).
+        if not any(opener in text for opener in folding_to("<")):
             return text
+        folded, where = fold_with_positions(text)
         starts = [where[m.start()] for m in _tag_pattern(wanted).finditer(folded)]
     if not starts:
         return text

@@ -24,6 +24,7 @@ from typing import Any, Literal
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList
 
+from openjudge.errors import ContextOverflow
 from openjudge.providers.transformers._constraints import GrammarCompiler, GrammarLogitsProcessor
 from openjudge.providers.transformers._errors import InferenceError
 from openjudge.providers.transformers._loading import LoadedModel
@@ -77,6 +78,7 @@ class Generator:
                 f"{request.max_new_tokens} that exceeds the model's {limit}",
                 kind="invalid_input",
                 error_type="PromptTooLong",
+                context_overflow=ContextOverflow(limit, len(token_ids), request.max_new_tokens),
             )
         return token_ids
 

@@ -16,6 +16,7 @@ from typing import cast
 
 import torch
 
+from openjudge.errors import ContextOverflow
 from openjudge.providers.transformers._errors import InferenceError
 from openjudge.providers.transformers._loading import LoadedModel
 from openjudge.providers.transformers._requests import ScoreRequest
@@ -60,6 +61,7 @@ class Scorer:
                 f"{self.loaded.name}: the input has {len(ids)} tokens, more than the model's {limit}",
                 kind="invalid_input",
                 error_type="InputTooLong",
+                context_overflow=ContextOverflow(limit, len(ids), 0),
             )
         if not ids:
             raise InferenceError(

@@ -28,7 +28,13 @@ R = TypeVar("R")
 
 def to_chat_error(exc: InferenceError) -> ChatModelError:
     """The core's error for a local inference failure (same kind, retryability and type)."""
-    return ChatModelError(exc.message, kind=exc.kind, retryable=exc.retryable, error_type=exc.error_type)
+    return ChatModelError(
+        exc.message,
+        kind=exc.kind,
+        retryable=exc.retryable,
+        error_type=exc.error_type,
+        context_overflow=exc.context_overflow,
+    )
 
 
 def default_policy() -> ProviderPolicy:

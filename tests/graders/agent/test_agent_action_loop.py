@@ -197,8 +197,6 @@ def test_list_of_parts_content_is_accepted() -> None:
         (None, "messages: expected a list"),
         ([1, 2], "messages[0]: expected an OpenAI-format message"),
         ([{"message": "x"}], "messages[0].message: expected an OpenAI-format message"),
-        ([{"role": "assistant", "tool_calls": "f()"}], "messages[0].tool_calls: expected a list"),
-        ([{"role": "assistant", "tool_calls": [3]}], "messages[0].tool_calls[0]: expected a tool call"),
         (
             [{"role": "tool", "tool_call_id": 7, "content": "x"}],
             "messages[0].tool_call_id: expected a string",
@@ -212,14 +210,32 @@ def test_invalid_input_is_an_error_result(messages: object, fragment: str) -> No
     assert error.name == "action_loop_detection"
 
 
-def test_invalid_function_field_names_the_field() -> None:
-    messages = [
-        {"role": "assistant", "tool_calls": [{"id": "a", "function": "f(x)"}]},
-        {"role": "tool", "tool_call_id": "a", "content": "ok"},
-    ]
-    error = as_error(grade(lambda: GRADER.aevaluate(messages=messages)))  # type: ignore[arg-type]
-    assert error.kind == "invalid_input"
-    assert "'function'" in error.message
+@pytest.mark.parametrize(
+    ("messages", "fragment"),
+    [
+        ([{"role": "assistant", "tool_calls": "f()"}], "messages[0].tool_calls: expected a list"),
+        ([{"role": "assistant", "tool_calls": [3]}], "messages[0].tool_calls[0]: expected a tool call"),
+        (
+            [
+                {"role": "assistant", "tool_calls": [{"id": "a", "function": "f(x)"}]},
+                {"role": "tool", "tool_call_id": "a", "content": "ok"},
+            ],
+            "'function'",
+        ),
+        (
+            [
+                {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": 7}}]},
+                {"role": "tool", "tool_call_id": "a", "content": "ok"},
+            ],
+            "'function.name'",
+        ),
+    ],
+)
+def test_a_malformed_assistant_tool_call_is_the_responses_failure(messages: object, fragment: str) -> None:
+    result = grade(lambda: GRADER.aevaluate(messages=messages))  # type: ignore[arg-type]
+    assert isinstance(result, GraderScore) and result.score == 0.0
+    assert result.metadata == {"blame": "response", "cause": "malformed_tool_call"}
+    assert fragment in result.reason
 
 
 def test_missing_messages_is_invalid_input() -> None:

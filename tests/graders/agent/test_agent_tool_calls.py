@@ -113,8 +113,7 @@ def test_empty_sides(predicted: list[str], reference: list[str], precision: floa
         ({"reference_tool_calls": [], "tool_calls": [], "messages": []}, "give exactly one of 'tool_calls'"),
         ({"reference_tool_calls": "search", "tool_calls": []}, "reference_tool_calls: expected a list"),
         ({"reference_tool_calls": [3], "tool_calls": []}, "reference_tool_calls[0]: expected a tool call"),
-        ({"reference_tool_calls": [], "tool_calls": [{"name": 1}]}, "tool_calls[0].name: expected a string"),
-        ({"reference_tool_calls": [], "tool_calls": [{"function": []}]}, "tool_calls[0].function"),
+        ({"reference_tool_calls": [{"name": 1}], "tool_calls": []}, "reference_tool_calls[0].name: expected"),
         ({"reference_tool_calls": [], "messages": "hi"}, "messages: expected a list"),
     ],
 )
@@ -123,6 +122,23 @@ def test_invalid_inputs(inputs: dict[str, object], fragment: str) -> None:
         error = as_error(grade(partial(evaluate, **inputs)))  # type: ignore[arg-type]
         assert error.kind == "invalid_input"
         assert fragment in error.message
+
+
+@pytest.mark.parametrize(
+    ("calls", "fragment"),
+    [
+        ([{"name": 1}], "tool_calls[0].name: expected a string"),
+        ([{"name": "f", "arguments": {"s": {1, 2}}}], "tool_calls[0].arguments"),
+        ([{"function": []}], "tool_calls[0].function"),
+        ([7], "tool_calls[0]: expected a tool call"),
+    ],
+)
+def test_a_malformed_predicted_call_is_the_responses_failure(calls: list[object], fragment: str) -> None:
+    for evaluate in (RECALL.aevaluate, SEQUENCE.aevaluate):
+        result = grade(partial(evaluate, reference_tool_calls=["f"], tool_calls=calls))  # type: ignore[arg-type]  # deliberately malformed
+        assert isinstance(result, GraderScore) and result.score == 0.0, result
+        assert result.metadata == {"blame": "response", "cause": "malformed_tool_call"}
+        assert fragment in result.reason
 
 
 def test_constructor_rejects_unknown_metric() -> None:

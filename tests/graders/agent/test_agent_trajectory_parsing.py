@@ -18,7 +18,7 @@ from openjudge.graders.agent._trajectory_parsing import (
     text_similarity,
     token_set,
 )
-from openjudge.graders.base_grader import InvalidInputError
+from openjudge.graders.base_grader import InvalidInputError, ResponseFailure
 from openjudge.models.schema.oai.message import ChatMessage
 from tests.graders.agent._agent_support import (
     TRAJECTORIES,
@@ -148,12 +148,6 @@ def test_extract_tool_calls_lists_every_call_in_order() -> None:
         (b"bytes", "messages: expected a list"),
         ([None], "messages[0]: expected an OpenAI-format message"),
         ([{"message": None}], "messages[0].message"),
-        ([{"role": "assistant", "tool_calls": {"id": "a"}}], "messages[0].tool_calls: expected a list"),
-        ([{"role": "assistant", "tool_calls": [{"tool_call": "x"}]}], "messages[0].tool_calls[0]: expected"),
-        (
-            [{"role": "assistant", "tool_calls": [{"id": 5}]}],
-            "messages[0].tool_calls[0].id: expected a string",
-        ),
         ([{"role": "tool", "tool_call_id": ["a"]}], "messages[0].tool_call_id: expected a string"),
         (
             [{"role": "assistant", "tool_calls": [call(None, "f")]}, {"role": "tool", "content": 12}],
@@ -168,6 +162,24 @@ def test_extract_tool_calls_lists_every_call_in_order() -> None:
 def test_malformed_structure_names_the_field(messages: object, fragment: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
         extract_action_observation_pairs(messages)
+    assert fragment in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("messages", "fragment"),
+    [
+        ([{"role": "assistant", "tool_calls": {"id": "a"}}], "messages[0].tool_calls: expected a list"),
+        ([{"role": "assistant", "tool_calls": [{"tool_call": "x"}]}], "messages[0].tool_calls[0]: expected"),
+        (
+            [{"role": "assistant", "tool_calls": [{"id": 5}]}],
+            "messages[0].tool_calls[0].id: expected a string",
+        ),
+    ],
+)
+def test_a_malformed_assistant_turn_is_the_responses_failure(messages: object, fragment: str) -> None:
+    with pytest.raises(ResponseFailure) as caught:
+        extract_action_observation_pairs(messages)
+    assert caught.value.cause == "malformed_tool_call"
     assert fragment in str(caught.value)
 
 
@@ -235,9 +247,10 @@ def test_python_only_values_in_dict_arguments_are_normalised_through_json() -> N
         ({"name": "f", "arguments": {"s": {1, 2}}}, "not JSON-serialisable"),
     ],
 )
-def test_signature_rejects_unusable_types(function: JsonDict, fragment: str) -> None:
-    with pytest.raises(InvalidInputError, match=fragment):
+def test_signature_rejects_unusable_types_as_the_responses(function: JsonDict, fragment: str) -> None:
+    with pytest.raises(ResponseFailure, match=fragment) as caught:
         action_signature({"function": function})
+    assert caught.value.cause == "malformed_tool_call"
 
 
 def test_unreadable_json_falls_back_to_the_raw_text() -> None:

@@ -9,8 +9,8 @@ from openjudge.graders.code import sandbox_backend
 from openjudge.graders.code._backends import works
 
 LOCAL_BACKENDS = ("bwrap", "unshare", "process")
-# The fast tier (scripts/test.sh --fast) runs each backend test on unshare alone: what
-# ``auto`` picks when running as root; the full run covers every backend.
+# The fast tier (scripts/test.sh --fast) runs each backend test on unshare alone, what
+# ``auto`` tries first; the full run covers every backend.
 _ONLY_IN_FULL = pytest.mark.slow
 
 

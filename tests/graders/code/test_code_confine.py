@@ -40,6 +40,7 @@ X86 = 0xC000003E
         (58, 0, False),  # vfork
         (56, 0x00010000 | 0x100, True),  # clone of a thread
         (56, 0x4111, False),  # clone of a process
+        (56, 0x00010000 | 0x10000000, False),  # a thread in a new user namespace
         (62, 4242, True),  # kill(own pid)
         (62, 0, True),  # kill(own process group)
         (62, 1, False),  # kill(init / parent)
@@ -63,6 +64,15 @@ def test_allowing_processes_keeps_the_rest() -> None:
     assert run_filter(program, 62, X86, 1) == ALLOW
     assert run_filter(program, 101, X86) != ALLOW
     assert run_filter(program, 435, X86) == 0x00050000 | 38  # clone3: ENOSYS, so libc falls back to clone
+    assert run_filter(program, 56, X86, 0x01200011) == ALLOW  # clone of a process, as fork() does it
+
+
+@pytest.mark.parametrize(
+    "flag", [0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000]
+)
+def test_no_clone_makes_a_namespace_even_with_processes(flag: int) -> None:
+    program = build_filter("x86_64", pid=4242, allow_processes=True)
+    assert run_filter(program, 56, X86, 0x01200011 | flag) == 0x00050000 | 1  # EPERM, as for unshare
 
 
 def test_a_foreign_architecture_is_killed() -> None:

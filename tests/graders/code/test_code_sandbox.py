@@ -17,6 +17,7 @@ from openjudge.graders.code import (
     SandboxRun,
     sandbox_backend,
 )
+from openjudge.graders.code._backends import AutoBackend
 from openjudge.graders.code._namespaced import BwrapBackend
 from openjudge.graders.code.harness.values import Opaque, decode
 
@@ -200,6 +201,24 @@ async def test_allowed_processes_run(backend_name: str) -> None:
     ]
 
 
+async def test_no_new_namespaces_even_with_processes(backend_name: str) -> None:
+    code = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for label, flags in [('user', 0x10000000), ('mount', 0x00020000), ('net', 0x40000000), ('plain', 0)]:
+    pid = libc.syscall(56, flags | 17, 0, 0, 0, 0)  # clone(flags | SIGCHLD), as fork() would
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+    print(label, 'refused' if pid < 0 and ctypes.get_errno() == 1 else 'made')
+"""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the raw clone call above is x86-64's")
+    result = await run(backend_name, code, SandboxLimits(allow_subprocess=True))
+    assert result.stdout.splitlines() == ["user refused", "mount refused", "net refused", "plain made"]
+
+
 async def test_no_signals_or_ptrace_to_other_processes(backend_name: str) -> None:
     code = """
 import ctypes, os, signal
@@ -283,6 +302,13 @@ async def test_process_count_is_limited(namespaced_backend: str) -> None:
     )
     result = await run(namespaced_backend, code, SandboxLimits(allow_subprocess=True, max_processes=8))
     assert result.outcome == "ok" and int(result.stdout) < 8
+
+
+async def test_auto_takes_unshare_first(backend_problems: dict[str, str | None]) -> None:
+    # unshare's runs are forked warm; its isolation is bubblewrap's, or stronger as root
+    expected = next((name for name in ("unshare", "bwrap") if backend_problems[name] is None), "process")
+    chosen = await AutoBackend().choose()
+    assert chosen.name == expected
 
 
 async def test_process_backend_guards_writes(tmp_path: Path, backend_problems: dict[str, str | None]) -> None:

@@ -120,9 +120,15 @@ async def test_answers_inside_the_reasoning_do_not_count(grader: MathAnswerEquiv
     assert (await score(grader, r"<think> hmm </think> \boxed{42}", "42")).score == 1.0
 
 
-async def test_ordinary_answers_stay_in_the_event_loop() -> None:
+async def test_ordinary_answers_stay_in_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     grader = MathAnswerEquivalenceGrader()
+    sent: list[str] = []
+
+    async def refuse(function: str, args: list[object], *, timeout_s: float) -> None:
+        sent.append(function)
+
+    monkeypatch.setattr(grader.workers, "call", refuse)
     for response, reference in (("42", "42"), (r"\boxed{\frac{1}{2}}", "0.5"), ("1,234", "1234")):
         result = await score(grader, response, reference)
         assert (result.score, result.metadata["method"]) in ((1.0, "string"), (1.0, "numeric"))
-    assert grader.workers._idle == []  # no worker process was ever started
+    assert sent == []  # no call reached the worker pool

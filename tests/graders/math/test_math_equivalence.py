@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import time
 from collections.abc import Iterator
@@ -117,16 +118,22 @@ async def test_symbolic_with_sympy(
     assert (result.score, result.metadata["method"]) == (score, "symbolic")
 
 
-async def test_without_math_verify_or_sympy_falls_back_to_strings(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A None entry in sys.modules makes the import fail, as if the package were not installed.
-    monkeypatch.setitem(sys.modules, "sympy", None)
-    monkeypatch.setitem(sys.modules, "math_verify", None)
-    monkeypatch.setattr("openjudge.graders.math._answer_equivalence.math_verify_available", lambda: False)
-    monkeypatch.setattr("openjudge.graders.math._answer_equivalence.sympy_available", lambda: False)
-    result = await grade(MathAnswerEquivalenceGrader(), r"\boxed{\frac{\sqrt{2}}{2}}", r"\frac{1}{\sqrt{2}}")
-    assert (result.score, result.metadata["method"]) == (0.0, "string_no_sympy")
-    numeric = await grade(MathAnswerEquivalenceGrader(), r"\boxed{\frac{1}{2}}", "0.5")
-    assert (numeric.score, numeric.metadata["method"]) == (1.0, "numeric")
+@pytest.mark.parametrize("missing", ["math_verify_available", "sympy_available"])
+def test_without_math_verify_or_sympy_the_grader_refuses_to_be_built(
+    monkeypatch: pytest.MonkeyPatch, missing: str
+) -> None:
+    """A broken install never grades with less: no silent fallback to strings."""
+    monkeypatch.setattr(f"openjudge.graders.math._answer_equivalence.{missing}", lambda: False)
+    with pytest.raises(ImportError, match=r"math-verify and sympy, dependencies of openjudge-graders"):
+        MathAnswerEquivalenceGrader()
+    assert MathAnswerEquivalenceGrader(use_sympy=False).capability() == {}  # chosen by name
+
+
+def test_the_capability_is_the_versions_of_math_verify_and_sympy() -> None:
+    assert MathAnswerEquivalenceGrader().capability() == {
+        "math-verify": importlib.metadata.version("math-verify"),
+        "sympy": importlib.metadata.version("sympy"),
+    }
 
 
 async def test_sympy_can_be_disabled() -> None:

@@ -60,6 +60,16 @@ RESPONSE_CAUSED: list[tuple[str, Callable[[], GraderResult]]] = [
     ),
     ("python_grader_runtime_error", lambda: grade(from_openai_grader(python("return 1 / 0")), response="x")),
     (
+        "judge_refused",  # OpenAI's model_grader_refusal_error: the judge refused the response
+        lambda: grade(
+            from_openai_grader(
+                GUIDE_SCORE_MODEL, model=model(lambda r: ChatResponse("", finish_reason="content_filter"))
+            ),
+            response="x",
+            reference_answer="y",
+        ),
+    ),
+    (
         "formula_error",
         lambda: grade(
             from_openai_grader({**GUIDE_MULTI, "calculate_output": "name / arguments"}),
@@ -108,17 +118,6 @@ SYSTEM_CAUSED: list[tuple[str, str, Callable[[], GraderResult]]] = [
         "python_grader_runtime_error (a value outside python_score_range)",
         "internal",
         lambda: grade(from_openai_grader(python("return 7.5")), response="x"),
-    ),
-    (
-        "model_grader_refusal_error",
-        "refused",
-        lambda: grade(
-            from_openai_grader(
-                GUIDE_SCORE_MODEL, model=model(lambda r: ChatResponse("", finish_reason="content_filter"))
-            ),
-            response="x",
-            reference_answer="y",
-        ),
     ),
     (
         "model_grader_server_error",

@@ -14,7 +14,7 @@ from openjudge.models.cache import JudgeCache
 from openjudge.models.chat_model import ChatRequest, ChatResponse, Sampling
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.testing.function_model import FunctionChatModel
-from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, error_of, grade, score_of, scored
+from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, blamed, error_of, grade, score_of, scored
 
 
 def judge(
@@ -174,10 +174,29 @@ def test_label_model_refuses_labels_it_does_not_know() -> None:
         from_openai_grader({**LABELS, "passing_labels": ["happy"]}, model=judge(lambda r: ""))
 
 
-def test_refusal_and_server_errors_keep_their_kind() -> None:
+def test_a_refusal_is_the_responses_failure_and_a_server_error_keeps_its_kind() -> None:
     filtered = judge(lambda r: ChatResponse(content="", finish_reason="content_filter"))
-    err = error_of(grade(from_openai_grader(LABELS, model=filtered), response="x"))
-    assert err.kind == "refused" and err.message.startswith("model_grader_refusal_error")
+    result = blamed(grade(from_openai_grader(LABELS, model=filtered), response="x"), "judge_refused")
+    assert result.score == 0.0 and result.reason.startswith("model_grader_refusal_error")
+    assert result.usage is not None and result.usage.requests == 1
+
+    def refuse(request: ChatRequest) -> str:
+        raise ChatModelError("the model refused", kind="refused", error_type="Refusal")
+
+    seven = {**GUIDE_SCORE_MODEL, "range": [1, 7]}
+    refused = grade(from_openai_grader(seven, model=judge(refuse)), response="x", reference_answer="y")
+    assert blamed(refused, "judge_refused").score == 1.0  # the bottom of range [1, 7]
+
+
+def test_a_lone_surrogate_is_the_responses_in_the_sample_and_the_datasets_in_the_item() -> None:
+    seen: list[ChatRequest] = []
+    model = judge(lambda r: '{"steps": [], "result": 1}', seen)
+    grader = from_openai_grader(GUIDE_SCORE_MODEL, model=model)
+    in_response = grade(grader, response="Paris \ud800", reference_answer="Paris")
+    assert blamed(in_response, "lone_surrogate").score == 0.0
+    in_item = error_of(grade(grader, response="Paris", reference_answer="Paris \ud800"))
+    assert in_item.kind == "invalid_input" and "item" in in_item.message
+    assert seen == []  # neither was sent
 
     def down(request: ChatRequest) -> str:
         raise ChatModelError("503 from the server", kind="provider_error")

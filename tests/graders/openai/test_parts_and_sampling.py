@@ -11,7 +11,7 @@ from openjudge.graders.openai import from_openai_grader
 from openjudge.models.chat_model import ChatRequest, ModelCapabilities, Sampling
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.testing.function_model import FunctionChatModel
-from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, grade, score_of
+from tests.graders.openai.helpers import GUIDE_SCORE_MODEL, blamed, error_of, grade, score_of
 
 REPLY = json.dumps({"steps": [], "result": 1})
 
@@ -118,6 +118,28 @@ def test_templated_image_and_audio_parts_between_text() -> None:
         {"type": "text", "text": "Caption: a cat"},
         {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
     ]
+
+
+def test_a_lone_surrogate_in_a_part_is_the_responses_in_the_sample_and_the_datasets_in_the_item() -> None:
+    seen: list[ChatRequest] = []
+    spec: dict[str, object] = {
+        **GUIDE_SCORE_MODEL,
+        "input": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_image", "image_url": "{{ item.image }}"},
+                    {"type": "input_text", "text": "Caption: {{ sample.output_text }}"},
+                ],
+            }
+        ],
+    }
+    grader = from_openai_grader(spec, model=judge(seen))
+    in_response = grade(grader, response="a cat \ud800", item={"image": "https://x.test/cat.png"})
+    assert blamed(in_response, "lone_surrogate").score == 0.0
+    in_item = error_of(grade(grader, response="a cat", item={"image": "https://x.test/\udc00.png"}))
+    assert in_item.kind == "invalid_input" and "U+DC00" in in_item.message
+    assert seen == []  # neither was sent
 
 
 def test_text_only_messages_stay_one_string() -> None:

@@ -42,7 +42,7 @@ def openjudge_info(out: Mapping[str, object]) -> dict[str, JsonValue]:
 
 def test_make_init_step_follow_the_env_contract(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
     env_id = fresh_env_id()
-    register_env(env_id, config=str(write_graders_yaml(tmp_path, judge_server.base_url)))
+    register_env(env_id, config=str(write_graders_yaml(tmp_path, judge_server.base_url)), fallback_score=0.0)
     env = skyrl_gym.make(env_id, env_config={}, extras=dict(EXTRAS))  # as SkyRL's generator makes it
     assert isinstance(env, skyrl_gym.Env) and isinstance(env, OpenJudgeEnv)
 
@@ -104,7 +104,11 @@ def test_100_steps_from_a_thread_pool_share_one_provider_limit(
     # on a ThreadPoolExecutor of environment.skyrl_gym.max_env_workers (32) threads.
     limit = 4
     env_id = fresh_env_id()
-    register_env(env_id, config=str(write_graders_yaml(tmp_path, judge_server.base_url, limit=limit)))
+    register_env(
+        env_id,
+        config=str(write_graders_yaml(tmp_path, judge_server.base_url, limit=limit)),
+        fallback_score=0.0,
+    )
     judge_server.reset_stats()
     loops: set[tuple[int, str]] = set()
     ascore = EnvScorer.ascore
@@ -174,7 +178,7 @@ def test_judge_messages_keep_the_action_out_of_the_system_prompt() -> None:
     )
 
     class CodeBuiltEnv(OpenJudgeEnv):
-        scorer = EnvScorer(runner, include_reasons=True)
+        scorer = EnvScorer(runner, include_reasons=True, fallback_score=0.0)
 
     env = CodeBuiltEnv(env_config={}, extras=dict(EXTRAS))
     env.init(PROMPT)
@@ -208,14 +212,41 @@ def test_options_from_skyrl_config_and_environment(
     assert env.settings is not None and env.settings.fallback_score == -2.0
 
     monkeypatch.setenv("OPENJUDGE_SKYRL_CONFIG", graders)
-    env = skyrl_gym.make(env_id, env_config={}, extras=dict(EXTRAS))
+    env = skyrl_gym.make(env_id, env_config={"fallback_score": 0.0}, extras=dict(EXTRAS))
     assert env.settings is not None and env.settings.config == graders
 
     monkeypatch.delenv("OPENJUDGE_SKYRL_CONFIG")
     with pytest.raises(SettingsError, match="no graders config"):
         skyrl_gym.make(env_id, env_config={}, extras=dict(EXTRAS))
     with pytest.raises(SettingsError, match=r"fallback_scor: Extra inputs are not permitted"):
-        skyrl_gym.make(env_id, env_config={"config": graders, "fallback_scor": 1}, extras={})
+        skyrl_gym.make(
+            env_id, env_config={"config": graders, "fallback_score": 0, "fallback_scor": 1}, extras={}
+        )
+
+
+def test_a_failed_step_gets_a_reward_only_the_user_chose(tmp_path: Path) -> None:
+    # SkyRL trains every step's reward: no made-up default for a step whose grading failed.
+    env_id = fresh_env_id()
+    register_env(env_id, config=str(write_graders_yaml(tmp_path, "http://127.0.0.1:9/v1")))
+    with pytest.raises(
+        SettingsError, match=r"<env_class>: no fallback_score: SkyRL trains every step's reward"
+    ):
+        skyrl_gym.make(env_id, env_config={}, extras=dict(EXTRAS))
+    for policy in ("drop", "neutral"):  # a step can be neither left out nor given a group's mean
+        with pytest.raises(SettingsError, match=f"on_failure='{policy}' cannot be honoured under SkyRL"):
+            skyrl_gym.make(env_id, env_config={"on_failure": policy, "fallback_score": 0.0}, extras={})
+    env = skyrl_gym.make(env_id, env_config={"fallback_score": -1.0}, extras={})
+    assert env.settings is not None and (env.settings.on_failure, env.settings.fallback_score) == (
+        "fallback",
+        -1.0,
+    )
+
+    runner = GradingRunner({"correct": StringMatchGrader()}, show_progress=False)
+    with pytest.raises(SettingsError, match="EnvScorer: no fallback_score"):
+        EnvScorer(runner)
+    with pytest.raises(SettingsError, match="EnvScorer: on_failure='neutral' cannot be honoured"):
+        EnvScorer(runner, on_failure="neutral", fallback_score=0.0)
+    assert EnvScorer(runner, fallback_score=0.5).fallback_score == 0.5
 
 
 def test_register_env_is_idempotent_and_refuses_conflicts(tmp_path: Path) -> None:

@@ -71,7 +71,11 @@ def make_tokenizer(words: Sequence[str] = WORDS) -> PreTrainedTokenizerFast:
     model = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
     model.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tokenizer = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]  # transformers 5 leaves it unannotated
-        tokenizer_object=model, pad_token=PAD, unk_token=UNK, eos_token=EOS
+        tokenizer_object=model,
+        pad_token=PAD,
+        unk_token=UNK,
+        eos_token=EOS,
+        model_input_names=["input_ids", "attention_mask"],  # Llama takes no token_type_ids (transformers 4)
     )
     tokenizer.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
     return tokenizer

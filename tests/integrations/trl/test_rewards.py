@@ -23,7 +23,7 @@ from openjudge.testing.function_model import FunctionChatModel
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.trl.helpers import write_graders_yaml
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("trl_drops_unscorable")]
 
 
 class SlowJudge:
@@ -85,18 +85,40 @@ async def call(func: OpenJudgeReward, completions: list[str], **columns: object)
     )
 
 
-async def test_per_grader_values_names_and_failures() -> None:
-    rewards = OpenJudgeRewards(make_runner(SlowJudge()))
+async def test_per_grader_functions_drop_a_failed_completion_from_every_column() -> None:
+    judge = SlowJudge()
+    rewards = OpenJudgeRewards(make_runner(judge))
     correct, helpful = rewards.per_grader()
     assert (correct.__name__, helpful.__name__) == ("correct", "helpful")
     completions = ["4 score=5", "5 score=1", "4 FAIL"]
-    assert await call(correct, completions) == [1.0, 0.0, 1.0]
-    assert await call(helpful, completions) == [1.0, 0.0, None]  # normalised; the failure is None
+    # As TRL calls them: together, on one batch. The judge failed on the third completion, so
+    # `correct` leaves it out too: TRL's nansum would otherwise train it on `correct` alone.
+    by_correct, by_helpful = await asyncio.gather(call(correct, completions), call(helpful, completions))
+    assert by_correct == [1.0, 0.0, None]
+    assert by_helpful == [1.0, 0.0, None]  # normalised; the failure is None
+    assert judge.calls == 3  # the batch was judged once for both functions
+
+
+async def test_the_functions_of_a_set_judge_equal_batches_once_each_time() -> None:
+    judge = SlowJudge()
+    rewards = OpenJudgeRewards(make_runner(judge))
+    correct, helpful = rewards.grader("correct"), rewards.grader("helpful")  # one by one: still together
+    assert await call(correct, ["4 score=5", "4 FAIL"]) == [1.0, None]
+    assert await call(helpful, ["4 score=5", "4 FAIL"]) == [1.0, None]  # the same batch: read, not judged
+    assert judge.calls == 2
+    assert await call(correct, ["4 score=5", "4 FAIL"]) == [1.0, None]  # a new batch, equal to the last
+    assert judge.calls == 4
+    alone = OpenJudgeRewards(make_runner(SlowJudge())).grader("correct")
+    assert await call(alone, ["4 score=5", "4 FAIL"]) == [1.0, 1.0]  # no judge among its set's functions
 
 
 async def test_raw_scores_fallback_and_aggregate() -> None:
     raw = OpenJudgeRewards(make_runner(SlowJudge()), normalize=False, fallback_score=-1.0)
     assert await call(raw.grader("helpful"), ["4 score=5", "4 FAIL"]) == [5.0, -1.0]
+    correct, helpful = raw.per_grader()
+    # fallback: the failed grading gets the chosen number; the completion's other scores stand.
+    assert await call(correct, ["4 score=5", "4 FAIL"]) == [1.0, 1.0]
+    assert await call(helpful, ["4 score=5", "4 FAIL"]) == [5.0, -1.0]
     agg = OpenJudgeRewards(make_runner(SlowJudge())).aggregate()
     assert agg.__name__ == "reward" and agg.is_aggregate
     assert await call(agg, ["4 score=5", "5 score=3", "4 FAIL"]) == [1.0, pytest.approx(0.5 / 3), None]

@@ -28,8 +28,22 @@ def test_standard_format_with_columns_and_ids() -> None:
         "completion_ids": [7, 8],
         "answer": "4",
         "level": 1,
+        "item": {"prompt": "2+2?", "answer": "4", "level": 1},
     }
     assert samples[1]["completion_ids"] == [9] and samples[1]["level"] == 2
+
+
+def test_the_item_is_the_dataset_row_without_the_completion() -> None:
+    deep: object = {}
+    for _ in range(3000):  # past the interpreter's recursion limit
+        deep = {"a": deep}
+    completion = [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": deep}}]}]
+    (sample,) = samples_from_batch(
+        [[{"role": "user", "content": "q"}]], [completion], None, {"answer": ["4"]}
+    )
+    assert sample["item"] == {"prompt": [{"role": "user", "content": "q"}], "answer": "4"}
+    (own,) = samples_from_batch(["q"], ["c"], None, {"item": [{"sku": 1}]})
+    assert own["item"] == {"sku": 1}  # a column named item is the user's
 
 
 def test_conversational_format() -> None:

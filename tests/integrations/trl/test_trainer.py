@@ -13,13 +13,20 @@ from pathlib import Path
 
 import pytest
 import torch
+import trl
 from datasets import Dataset  # type: ignore[import-untyped]  # no py.typed
 
-from openjudge.integrations.trl import OpenJudgeRewards
+from openjudge.integrations.trl import OpenJudgeRewards, _version
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.trl.helpers import make_trainer, write_graders_yaml
 
 pytestmark = pytest.mark.slow  # a real TRL GRPOTrainer
+
+logging_hooks_and_drop = pytest.mark.skipif(
+    not _version.drops_unscorable(trl.__version__),
+    reason="TRL before 1.6 has no log_metric/log_extra and trains a dropped completion as 0 (drop is "
+    "refused there: test_advantages.py)",
+)
 
 PROMPT = "what is 2+2 ?"
 
@@ -45,6 +52,7 @@ COMPLETIONS = [
 ]
 
 
+@logging_hooks_and_drop
 def test_per_grader_functions_in_calculate_rewards(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
     rewards = OpenJudgeRewards.from_config(write_graders_yaml(tmp_path, judge_server.base_url))
     trainer = make_trainer(tmp_path / "out", rewards.per_grader(), dataset())
@@ -54,13 +62,15 @@ def test_per_grader_functions_in_calculate_rewards(tmp_path: Path, judge_server:
     ids = [[1, 2]] * len(COMPLETIONS)
     out = trainer._calculate_rewards(inputs_for(COMPLETIONS), [PROMPT] * 4, COMPLETIONS, ids)
 
-    assert rewards_of(out) == [[1.0, 1.0], [0.0, 0.5], [1.0, None], [0.0, 0.0]]
-    assert torch.isnan(out[2, 1])  # the judge's failure is NaN in TRL's reward table, never a number
+    # The judge failed on the third completion: NaN in every column of TRL's reward table (its
+    # `correct` too), so TRL leaves the completion out instead of training it on `correct` alone.
+    assert rewards_of(out) == [[1.0, 1.0], [0.0, 0.5], [None, None], [0.0, 0.0]]
     assert trainer._pending_metrics["openjudge/helpful/failed"] == [0.25]
     assert trainer._pending_metrics["openjudge/correct/failed"] == [0.0]
     assert trainer._pending_extra_logs["openjudge/helpful/error"] == ["", "", "provider_error", ""]
 
 
+@logging_hooks_and_drop
 def test_aggregate_function_and_fallback(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
     graders = write_graders_yaml(tmp_path, judge_server.base_url)
     strict = OpenJudgeRewards.from_config(graders).aggregate()
@@ -80,7 +90,8 @@ def test_aggregate_function_and_fallback(tmp_path: Path, judge_server: JudgeServ
 
 
 def test_conversational_batch(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
-    rewards = OpenJudgeRewards.from_config(write_graders_yaml(tmp_path, judge_server.base_url))
+    graders = write_graders_yaml(tmp_path, judge_server.base_url)
+    rewards = OpenJudgeRewards.from_config(graders, on_failure="neutral")  # no failure here: any TRL
     trainer = make_trainer(tmp_path / "out", rewards.per_grader(), dataset())
     prompt = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": PROMPT}]
     completions = [
@@ -98,7 +109,9 @@ def test_concurrency_is_shared_across_the_functions_of_a_batch(
     # A slow judge (0.3 s per call). 8 completions x 2 judge-calling functions = 16 calls;
     # the set allows 4 gradings in flight, shared by both functions TRL runs at once.
     rewards = OpenJudgeRewards.from_config(
-        write_graders_yaml(tmp_path, judge_server.base_url, provider_limit=64), max_concurrency=4
+        write_graders_yaml(tmp_path, judge_server.base_url, provider_limit=64),
+        max_concurrency=4,
+        on_failure="neutral",  # no failure here: any TRL
     )
     funcs = [rewards.grader("helpful"), rewards.aggregate()]
     trainer = make_trainer(tmp_path / "out", funcs, dataset(4))
@@ -116,6 +129,7 @@ def test_concurrency_is_shared_across_the_functions_of_a_batch(
     assert rewards_of(out) == [[1.0, 1.0] if i % 2 == 0 else [1.0, round(1 / 3, 6)] for i in range(8)]
 
 
+@logging_hooks_and_drop
 def test_a_training_step_logs_each_grader(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
     # The whole path: the trainer samples completions from the tiny model, scores them, and steps.
     rewards = OpenJudgeRewards.from_config(write_graders_yaml(tmp_path, judge_server.base_url))

@@ -143,6 +143,9 @@ def test_a_request_that_cannot_run_fails_alone(judge_path: Path) -> None:
     assert ok(short).text == tiny.VERDICT_TEXT
     assert isinstance(long, InferenceError) and long.kind == "invalid_input"
     assert "exceeds the model's 40" in long.message
+    overflow = long.context_overflow  # counted with the tokenizer: the grader can tell whose text it is
+    assert overflow is not None and (overflow.limit_tokens, overflow.completion_tokens) == (40, 16)
+    assert overflow.prompt_tokens is not None and overflow.prompt_tokens > 24
 
 
 def test_a_tokenizer_without_a_chat_template_is_an_input_error_naming_the_fix(judge_path: Path) -> None:

@@ -15,7 +15,10 @@ turns it into ``{}``, which would make broken arguments match a call with no arg
 Arguments nesting deeper than 100 levels are refused before they are compared or reported
 (deeper values exhaust recursion when serialised or validated): in a predicted call that
 is the response's failure (cause ``too_deep``, scored at the bottom), in a reference call
-an ``invalid_input`` error. Arguments are cut to 2,000 characters in result metadata.
+an ``invalid_input`` error. A call of the wrong shape (not a mapping, a ``function`` that is
+not one, a ``name`` that is not a string, arguments JSON cannot write) is likewise the
+response's failure in a predicted call (cause ``malformed_tool_call``) and ``invalid_input``
+in a reference call. Arguments are cut to 2,000 characters in result metadata.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import TypeAlias
 from pydantic import JsonValue
 
 from openjudge.graders.agent._trajectory_parsing import Message, arguments_text, extract_tool_calls
-from openjudge.graders.blame import check_depth, shown
+from openjudge.graders.blame import check_depth, shape_fault, shown
 from openjudge.results import InvalidInputError
 
 __all__ = ["NormalizedCall", "ToolCallSpec", "normalize_calls", "predicted_calls"]
@@ -76,8 +79,8 @@ def _parse_arguments(raw: object, where: str, response: bool) -> JsonValue:
         check_depth(raw, what=f"{where}.arguments", response=response)
     try:
         text = arguments_text(raw)
-    except InvalidInputError as exc:
-        raise InvalidInputError(f"{where}.arguments: {exc}") from None
+    except ValueError as exc:  # InvalidInputError: JSON cannot write the value
+        raise shape_fault(f"{where}.arguments: {exc}", response=response) from None
     if not text:
         return {}
     try:
@@ -97,25 +100,30 @@ def normalize_call(call: object, where: str, *, response: bool = False) -> Norma
         response: The response made the call (arguments nesting too deep are its failure).
 
     Raises:
-        InvalidInputError: the call, its name or its arguments have an unusable type.
-        ResponseFailure: ``response`` and the arguments nest deeper than 100 levels.
+        InvalidInputError: the call, its name or its arguments have an unusable type (a
+            reference call).
+        ResponseFailure: ``response`` and the call has an unusable type (cause
+            ``malformed_tool_call``) or arguments nesting deeper than 100 levels (``too_deep``).
     """
     if isinstance(call, str):
         return NormalizedCall(call, {})
     if isinstance(call, Mapping) and "tool_call" in call:
         call = call["tool_call"]
     if not isinstance(call, Mapping):
-        raise InvalidInputError(
-            f"{where}: expected a tool call mapping or a tool name, got {type(call).__name__}"
+        raise shape_fault(
+            f"{where}: expected a tool call mapping or a tool name, got {type(call).__name__}",
+            response=response,
         )
     function = call.get("function", call)
     if not isinstance(function, Mapping):
-        raise InvalidInputError(f"{where}.function: expected a mapping, got {type(function).__name__}")
+        raise shape_fault(
+            f"{where}.function: expected a mapping, got {type(function).__name__}", response=response
+        )
     name = function.get("name")
     if name is None:
         name = ""
     elif not isinstance(name, str):
-        raise InvalidInputError(f"{where}.name: expected a string, got {type(name).__name__}")
+        raise shape_fault(f"{where}.name: expected a string, got {type(name).__name__}", response=response)
     return NormalizedCall(name, _parse_arguments(function.get("arguments"), where, response))
 
 

@@ -7,9 +7,11 @@ averages, mapped from [1, 5] to [0, 1]. Unlike it:
 * each message is its own data block (tool calls as JSON), so no message text can close a
   block, forge a step or a tool result, or give the judge instructions
   (:mod:`openjudge.models.schema._data_blocks`);
-* the judge's evaluations are checked against the real steps before scoring: exactly one
-  per step, indices ``0..n-1``, no duplicates; anything else is re-asked, then a
-  ``parse_error`` (the judge's failure: the trajectory cannot forge steps);
+* the judge's evaluations are read against the real steps: only those whose index is a real
+  step (``0..n-1``) count, the first of each; evaluations of steps that do not exist (a judge
+  that took forged step labels in the text literally) or repeated ones are left out and
+  counted in ``metadata["ignored_evaluations"]``. Only a real step without an evaluation is
+  re-asked, then a ``parse_error`` (the judge's failure);
 * a trajectory without tool calls is an ``invalid_input`` error rather than a call, and an
   empty or malformed evaluation is never a silent 0.
 """
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from openjudge.graders.base_grader import response_failure_result
 from openjudge.graders.blame import check_response_text
-from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
+from openjudge.graders.judge_grader import JudgeGrader, PreparedCall, pointwise_result
 from openjudge.models.chat_model import ChatModel, Sampling
 from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.oai.message import ChatMessage
@@ -35,8 +36,6 @@ from openjudge.models.schema.prompt_template import LanguageEnum, PromptTemplate
 from openjudge.results import (
     GraderError,
     GraderMode,
-    GraderRank,
-    GraderResult,
     GraderScore,
     ResponseFailure,
     ScoreRange,
@@ -48,6 +47,7 @@ __all__ = [
     "TrajectoryComprehensiveGrader",
     "TrajectoryEvaluationOutput",
     "format_trajectory",
+    "real_step_evaluations",
     "step_problem",
 ]
 
@@ -220,22 +220,30 @@ def _dumps(value: object) -> str:
 
 
 def step_problem(indices: Sequence[int], steps: int) -> str | None:
-    """Why the judge's step indices are not exactly ``0..steps-1`` once each (``None`` if they are)."""
-    counts = Counter(indices)
-    missing = [k for k in range(steps) if k not in counts]
-    repeated = sorted(k for k, n in counts.items() if n > 1)
-    unknown = sorted(k for k in counts if not 0 <= k < steps)
-    if not (missing or repeated or unknown) and len(indices) == steps:
+    """Why the judge's step indices leave a real step (``0..steps-1``) unevaluated (``None`` if none).
+
+    Indices of steps that do not exist and repeats are not a problem: they are left out
+    (see :func:`real_step_evaluations`).
+    """
+    given = set(indices)
+    missing = [k for k in range(steps) if k not in given]
+    if not missing:
         return None
-    parts = [
-        f"{label} {', '.join(map(str, items))}"
-        for label, items in (("missing", missing), ("repeated", repeated), ("unknown", unknown))
-        if items
-    ]
     return (
-        f"step_evaluations must have exactly one evaluation per step, with step_index 0 to {steps - 1} "
-        f"({len(indices)} given; {'; '.join(parts)})"
+        f"step_evaluations must evaluate every step, with step_index 0 to {steps - 1} "
+        f"(missing {', '.join(map(str, missing))})"
     )
+
+
+def real_step_evaluations(
+    evaluations: Sequence[StepEvaluation], steps: int
+) -> tuple[list[StepEvaluation], int]:
+    """The first evaluation of each real step, in step order, and how many others were left out."""
+    first: dict[int, StepEvaluation] = {}
+    for evaluation in evaluations:
+        if 0 <= evaluation.step_index < steps:
+            first.setdefault(evaluation.step_index, evaluation)
+    return [first[k] for k in sorted(first)], len(evaluations) - len(first)
 
 
 def _check_response_text(messages: Sequence[Mapping[str, Any] | ChatMessage], response: str | None) -> None:
@@ -252,6 +260,23 @@ def _check_response_text(messages: Sequence[Mapping[str, Any] | ChatMessage], re
         calls = message.get("tool_calls")
         if calls:
             check_response_text(f"messages[{i}].tool_calls", _dumps(calls))
+
+
+def _without_agent_text(messages: Sequence[Mapping[str, Any] | ChatMessage]) -> list[Mapping[str, Any]]:
+    """The trajectory with what the agent wrote left empty (its text, its calls' arguments), steps kept:
+    the prompt a short trajectory of the same shape makes (see :meth:`JudgeGrader.blame_overflow`)."""
+    out: list[Mapping[str, Any]] = []
+    for raw in messages:
+        message = _as_dict(raw)
+        if message.get("role") != "assistant":
+            out.append(message)
+            continue
+        calls = message.get("tool_calls")
+        blank: dict[str, Any] = {"role": "assistant", "content": ""}
+        if isinstance(calls, list) and calls:
+            blank["tool_calls"] = [{"function": {"name": "", "arguments": ""}} for _ in calls]
+        out.append(blank)
+    return out
 
 
 class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]):
@@ -295,7 +320,7 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
         messages: Sequence[Mapping[str, Any] | ChatMessage],
         query: str | None = None,
         response: str | None = None,
-    ) -> GraderResult:
+    ) -> GraderScore | GraderError:
         inputs = {"messages": messages, "query": query, "response": response}
         try:
             _check_response_text(messages, response)
@@ -306,7 +331,11 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        return await self.judge(call)
+        result = pointwise_result(self, await self.judge(call))
+        if isinstance(result, GraderError):
+            blank = {"messages": _without_agent_text(messages), "query": query, "response": ""}
+            return self.blame_overflow(result, call, blank)
+        return result
 
     def _render(self, inputs: Mapping[str, object]) -> RenderedTrajectory:
         messages = inputs.get("messages")
@@ -347,20 +376,19 @@ class TrajectoryComprehensiveGrader(JudgeGrader[TrajectoryEvaluationOutput, int]
                 name=self.name, kind="invalid_input", message=str(exc), error_type="ValueError"
             )
 
-    def to_result(
-        self, verdict: TrajectoryEvaluationOutput, call: PreparedCall[int]
-    ) -> GraderScore | GraderRank:
+    def to_result(self, verdict: TrajectoryEvaluationOutput, call: PreparedCall[int]) -> GraderScore:
         expected = call.context
         problem = step_problem([s.step_index for s in verdict.step_evaluations], expected)
         if problem is not None:
             raise ValueError(problem)
-        steps = sorted(verdict.step_evaluations, key=lambda s: s.step_index)
+        steps, ignored = real_step_evaluations(verdict.step_evaluations, expected)
         averages = {d: sum(getattr(s, d) for s in steps) / len(steps) for d in _DIMENSIONS}
         overall_raw = sum(averages.values()) / len(_DIMENSIONS)
         score = (min(5.0, max(1.0, overall_raw)) - 1.0) / 4.0
         metadata: dict[str, Any] = {f"avg_{d}": (v - 1.0) / 4.0 for d, v in averages.items()}
         metadata.update(
             step_evaluations=[s.model_dump() for s in steps],
+            ignored_evaluations=ignored,
             is_resolved=score >= self.resolution_threshold,
             resolution_threshold=self.resolution_threshold,
             evaluation_type="trajectory_comprehensive",

@@ -8,7 +8,8 @@ backend:
 * a seccomp filter (Linux x86-64 and AArch64) that makes the kernel refuse, with an
   error the program sees, what a solution never needs: starting processes (unless
   allowed), signalling any process but itself, ``ptrace`` and reading other processes'
-  memory, new namespaces and mounts, and sockets other than ``AF_UNIX``; plus a few
+  memory, new namespaces (by ``unshare``, ``setns`` or ``clone``, even where processes
+  are allowed) and mounts, and sockets other than ``AF_UNIX``; plus a few
   kernel interfaces with a history of exploits (``bpf``, ``perf_event_open``,
   ``userfaultfd``, ``io_uring``, key rings);
 * ``PR_SET_NO_NEW_PRIVS``, so no set-uid program can regain privileges.
@@ -43,6 +44,10 @@ _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
 _RET_KILL_PROCESS = 0x80000000
 _CLONE_THREAD = 0x00010000
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: clone's way to unshare.
+_CLONE_NEW_NAMESPACES = (
+    0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+)
 _AF_UNIX = 1
 _LAST_CAP = 63
 
@@ -157,11 +162,11 @@ def build_filter(machine: str, *, pid: int, allow_processes: bool) -> bytes:
         p.op(_JEQ, numbers[name], "deny", 0)
     p.op(_JEQ, numbers["socket"], "socket", 0)
     p.op(_JEQ, numbers["clone3"], "nosys", 0)  # its flags sit behind a pointer; libc falls back to clone
+    p.op(_JEQ, numbers["clone"], "clone", 0)
     if not allow_processes:
         for name in ("fork", "vfork"):
             if name in numbers:
                 p.op(_JEQ, numbers[name], "deny", 0)
-        p.op(_JEQ, numbers["clone"], "clone", 0)
         for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
             p.op(_JEQ, numbers[name], "own_pid", 0)
     p.op(_RET, _RET_ALLOW)
@@ -169,9 +174,12 @@ def build_filter(machine: str, *, pid: int, allow_processes: bool) -> bytes:
     p.op(_LD_ABS, _ARG0)
     p.op(_JEQ, _AF_UNIX, "allow", 0)
     p.op(_RET, _RET_ERRNO | errno.EACCES)
-    if not allow_processes:
-        p.label("clone")  # threads yes, processes no
-        p.op(_LD_ABS, _ARG0)
+    p.label("clone")  # never new namespaces (as unshare); then threads yes, processes only if allowed
+    p.op(_LD_ABS, _ARG0)
+    p.op(_JSET, _CLONE_NEW_NAMESPACES, "deny", 0)
+    if allow_processes:
+        p.op(_RET, _RET_ALLOW)
+    else:
         p.op(_JSET, _CLONE_THREAD, "allow", "deny")
         p.label("own_pid")  # signals to itself (pid) or its own process group (0)
         p.op(_LD_ABS, _ARG0)

@@ -1,6 +1,7 @@
 """The sandbox child: read the job, confine this process, run the solution, report plain facts.
 
-Started as ``python -I -S -c "...; from harness.main import main; main()" CONFIG``. It
+Started as ``python -I -S -c "...; from harness.main import main; main()" CONFIG``, or
+forked, already warm, by the fork server (:mod:`.zygote`), which calls :func:`start`. It
 imports as little as it can (no ``json``, ``re`` or ``typing``: each costs milliseconds
 per test case). It never decides whether a test passed: it reports what happened (the program started,
 raised, exited; what each called function returned, as plain data) as JSON lines on a
@@ -24,8 +25,9 @@ TYPE_CHECKING = False  # typing and collections.abc cost start-up time; mypy rea
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import CodeType
+    from typing import NoReturn
 
-__all__ = ["EXIT_ERROR", "EXIT_MEMORY", "EXIT_SETUP", "main", "run_job"]
+__all__ = ["EXIT_ERROR", "EXIT_MEMORY", "EXIT_SETUP", "fail_setup", "main", "run_job", "start"]
 
 EXIT_ERROR = 1
 EXIT_SETUP = 70
@@ -228,18 +230,33 @@ def _confine(config: dict[str, object], emit: Emitter, *, guard: bool = True) ->
 
 
 def main() -> None:
-    """Entry point of the sandbox child (see the module docstring); never returns."""
+    """Entry point of a freshly started sandbox child: the config is ``sys.argv[1]``; never returns."""
     try:
         config = marshal.loads(bytes.fromhex(sys.argv[1]))
+    except Exception as exc:
+        fail_setup(exc)
+    start(config)
+
+
+def start(config: dict[str, object]) -> None:
+    """Become the sandbox child for ``config`` (see the module docstring); never returns.
+
+    Called by :func:`main` in a fresh interpreter, or by the fork server
+    (:mod:`.zygote`) in a child it just forked, with the run's descriptors in place.
+    """
+    try:
         parent = config.get("parent_pid")
         if isinstance(parent, int):
             _die_with_parent(parent)
-        job = marshal.loads(_read_all(int(config["job_fd"])))  # written by the grader: trusted
-        emit = Emitter(int(config["result_fd"]))
+        job = marshal.loads(_read_all(int(str(config["job_fd"]))))  # written by the grader: trusted
+        emit = Emitter(int(str(config["result_fd"])))
         if config["isolation"] == "unshare":
             from . import namespaces
 
-            namespaces.enter(config["namespaces"])  # returns only in the sandboxed runner
+            spec = config["namespaces"]
+            if not isinstance(spec, dict):
+                raise TypeError("the namespaces spec must be a dict")
+            namespaces.enter(spec)  # returns only in the sandboxed runner
         os.chdir(str(config["workdir"]))
         paths = config.get("sys_path")
         if isinstance(paths, list):
@@ -251,6 +268,11 @@ def main() -> None:
             channel = verifier.split(spec, lambda: _confine(config, emit, guard=False), _dumps)
         _confine(config, emit)
     except Exception as exc:  # nothing of the solution has run: the sandbox itself failed
-        os.write(2, f"openjudge sandbox setup failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
-        os._exit(EXIT_SETUP)
+        fail_setup(exc)
     os._exit(run_job(job, emit, channel))
+
+
+def fail_setup(exc: BaseException) -> NoReturn:
+    """Say on standard error that the sandbox (not the solution) failed, and exit with ``EXIT_SETUP``."""
+    os.write(2, f"openjudge sandbox setup failed: {type(exc).__name__}: {exc}\n".encode(errors="replace"))
+    os._exit(EXIT_SETUP)

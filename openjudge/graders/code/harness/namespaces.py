@@ -15,7 +15,9 @@ process, which then runs the solution:
    returns to the harness. When runner exits, init exits, and the kernel kills whatever
    is left in the PID namespace; each process dies with its parent (``PR_SET_PDEATHSIG``).
 
-Exit statuses travel up unchanged; a death by signal N becomes exit status 128 + N.
+Exit statuses travel up unchanged; a death by signal N becomes exit status 128 + N. Init
+reports the runner's status to outer on a pipe of their own (the runner closes its copy
+first), so outer exits with it without waiting for the namespaces' teardown.
 """
 
 from __future__ import annotations
@@ -96,11 +98,13 @@ def enter(spec: dict[str, object]) -> None:
     libc = _Libc()
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
+    done_r, done_w = os.pipe()
     outer = os.getpid()
     holder = os.fork()
     if holder == 0:
         os.close(ready_r)
         os.close(go_w)
+        os.close(done_r)
         try:
             libc.die_with_parent(outer)
             flags = _NEW_NAMESPACES
@@ -113,10 +117,11 @@ def enter(spec: dict[str, object]) -> None:
         if os.read(go_r, 1) != b"g":
             _fail("the uid map was not written")
         os.close(go_r)
-        _start_init(spec, libc)
+        _start_init(spec, libc, done_w)
         return
     os.close(ready_w)
     os.close(go_r)
+    os.close(done_w)
     if os.read(ready_r, 1) != b"u":
         _wait_exit(holder)
     try:
@@ -125,7 +130,26 @@ def enter(spec: dict[str, object]) -> None:
         _fail(f"writing the uid map: {exc}")
     os.write(go_w, b"g")
     os.close(go_w)
-    _wait_exit(holder)
+    _exit_with_runner(done_r, holder)
+
+
+def _exit_with_runner(done: int, holder: int) -> NoReturn:
+    """Exit with the runner's status as soon as init reports it.
+
+    The namespaces are then still being taken down (the kernel unmounts the tree and frees
+    the network namespace when their last process is gone): that need not delay the run's
+    result, and the fork server that started this process reaps the holder. No process of
+    the sandbox is left by then: init reports only after the runner ended, and its own exit
+    kills the rest of the PID namespace. Without a report (the sandbox failed before the
+    runner existed), the holder's exit status says why.
+    """
+    report = b""
+    while len(report) < 4:
+        chunk = os.read(done, 4 - len(report))
+        if not chunk:
+            _wait_exit(holder)
+        report += chunk
+    os._exit(int.from_bytes(report, "little"))
 
 
 def _write_maps(child: int) -> None:
@@ -142,9 +166,10 @@ def _write_maps(child: int) -> None:
             handle.write(text)
 
 
-def _start_init(spec: dict[str, object], libc: _Libc) -> None:
+def _start_init(spec: dict[str, object], libc: _Libc, done: int) -> None:
     init = os.fork()
     if init != 0:
+        os.close(done)  # only init reports: the pipe ends when init does
         _wait_exit(init)
     try:
         libc.die_with_parent(0)  # the holder is outside the new PID namespace: getppid() says 0
@@ -153,6 +178,7 @@ def _start_init(spec: dict[str, object], libc: _Libc) -> None:
         _fail(str(exc))
     runner = os.fork()
     if runner == 0:
+        os.close(done)  # the solution must not be able to report its own exit status
         try:
             libc.die_with_parent(1)
             os.setsid()
@@ -164,7 +190,9 @@ def _start_init(spec: dict[str, object], libc: _Libc) -> None:
     while True:  # init: reap orphans until the runner ends, then take the namespace down
         pid, status = os.wait()
         if pid == runner:
-            os._exit(exit_status(status))
+            code = exit_status(status)
+            os.write(done, code.to_bytes(4, "little"))
+            os._exit(code)
 
 
 def _become_sandbox_user() -> None:
