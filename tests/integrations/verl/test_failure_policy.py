@@ -103,10 +103,12 @@ def manager(graders: Path, tokenizer: object, *extra: str) -> OpenJudgeRewardMan
     return built
 
 
-def streaming_rows(data: DataProto) -> list[DataProto]:
-    """Each row as VERL's agent loop sends it: unpadded, with its lengths."""
+def streaming_rows(data: DataProto, *, v1: bool = True) -> list[DataProto]:
+    """Each row as VERL's agent loop sends it: unpadded, with its lengths; from V1's
+    ``AgentLoopWorkerTQ`` (``v1``) with its ``session_id`` and ``global_steps``, else from V0's."""
     rows = []
     p = data.batch["prompts"].shape[1]
+    uids = [str(u) for u in data.non_tensor_batch["uid"]]
     for i in range(len(data)):
         mask = data.batch["attention_mask"][i].bool()
         prompt, response = data.batch["prompts"][i][mask[:p]], data.batch["responses"][i][mask[p:]]
@@ -114,6 +116,9 @@ def streaming_rows(data: DataProto) -> list[DataProto]:
         non_tensors = {k: v[i : i + 1] for k, v in data.non_tensor_batch.items()}
         non_tensors["prompt_len"] = np.array([len(prompt)])
         non_tensors["response_len"] = np.array([len(response)])
+        if v1:
+            non_tensors["session_id"] = np.array([uids[:i].count(uids[i])])
+            non_tensors["global_steps"] = np.array([1])
         rows.append(
             DataProto.from_dict(
                 tensors={
@@ -142,7 +147,7 @@ def test_v1_streaming_drops_a_failed_trajectory(graders_yaml: Path, tokenizer: o
 
 def test_v0_streaming_gives_a_failed_trajectory_its_group_mean(graders_yaml: Path, tokenizer: object) -> None:
     mgr = manager(graders_yaml, tokenizer, "trainer.use_v1=false", "actor_rollout_ref.rollout.n=3")
-    rows = streaming_rows(make_batch(tokenizer, FAILING))  # type: ignore[arg-type]
+    rows = streaming_rows(make_batch(tokenizer, FAILING), v1=False)  # type: ignore[arg-type]
 
     async def group() -> list[RewardLoopOutput]:  # what V0's agent loop does: at once, no return_exceptions
         return list(await asyncio.gather(*(mgr.run_single(r) for r in rows)))
@@ -168,7 +173,8 @@ def test_a_failed_trajectory_whose_group_has_no_mean_is_dropped_not_given_zero(
         asyncio.run(v1.run_single(rows[2]))
     # V0 gathers a step's trajectories without return_exceptions: it cannot drop, so 0.0, said aloud.
     v0 = manager(graders_yaml, tokenizer, "trainer.use_v1=false", wait, "actor_rollout_ref.rollout.n=3")
-    out = asyncio.run(v0.run_single(rows[2]))
+    v0_rows = streaming_rows(make_batch(tokenizer, FAILING), v1=False)  # type: ignore[arg-type]
+    out = asyncio.run(v0.run_single(v0_rows[2]))
     assert out["reward_score"] == 0.0 and out["reward_extra_info"]["openjudge/failed"] == 1.0
     assert "its mean is unknown" in caplog.text
 

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 
 from openjudge.config import build_job, load_config
+from openjudge.integrations.scoring._loader import describe_providers
 from openjudge.integrations.verl._functions import find_reward_function
 from openjudge.integrations.verl._gc_freeze import freeze_long_lived_objects
 from openjudge.integrations.verl._ledger import run_ledger
@@ -90,7 +91,9 @@ def _stage(config: object, custom_reward_fn: object) -> GroupStage:
         source=settings.config,
         reward_loop_names=taken,
         grader_providers=job.grader_providers,
-        ledger=run_ledger(policy),  # the run's breaker and failure rate, shared with the reward workers
+        # The run's breaker and failure rate, shared with the reward workers; the group judges are named
+        # in its messages beside theirs (each joins with its own providers).
+        ledger=run_ledger(policy, describe_providers(job)),
     )
     logger.info(
         "openjudge: group graders %s, reward = %s, from %s",
