@@ -12,6 +12,7 @@ replicas), ``RewardModelManager`` started in the reward pool as the V1 trainer s
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -282,3 +283,37 @@ def test_the_separate_async_recipe_meets_vERL_s_prerequisites(monkeypatch: pytes
     assert isinstance(broken, DictConfig)
     with pytest.raises(AssertionError, match="backend for separate async"):
         trainer_separate_async.PPOTrainerSeparateAsync(broken)
+
+
+DAPO = ["algorithm.filter_groups.enable=True", "algorithm.filter_groups.metric=openjudge/reward"]
+
+
+def test_dapo_filter_groups_beside_the_openjudge_buffer_is_said_at_start(
+    store: fake_tq.Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """VERL builds a custom replay buffer without DAPO's metric (``_build_replay_buffer``): group
+    filtering would not run, unseen. The reward manager says so when VERL builds it."""
+    from verl.trainer.ppo.reward import load_reward_manager
+
+    from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager
+    from tests.integrations.verl.helpers import make_tokenizer, write_graders_yaml
+
+    graders = write_graders_yaml(tmp_path, "http://127.0.0.1:9/v1")
+    sampler = [o for o in documented("Async: colocate_async") if "custom_sampler" in o]
+    with_ours = trainer_config([*documented("Async: colocate_async", str(graders)), *DAPO])
+    assert bare_trainer(with_ours)._build_replay_buffer().filter_groups_metric is None  # VERL's own choice
+    vERL_s = trainer_config([o for o in documented("Async: colocate_async") if o not in sampler] + DAPO)
+    assert bare_trainer(vERL_s)._build_replay_buffer().filter_groups_metric == "openjudge/reward"
+
+    OpenJudgeRewardManager._warned = frozenset()
+    with caplog.at_level(logging.WARNING, logger="openjudge.integrations.verl._reward_loop"):
+        manager = load_reward_manager(with_ours, make_tokenizer(["a"]))
+    assert isinstance(manager, OpenJudgeRewardManager)
+    assert "algorithm.filter_groups.enable=True is ignored with a custom replay buffer" in caplog.text
+    caplog.clear()
+    OpenJudgeRewardManager._warned = frozenset()
+    with caplog.at_level(logging.WARNING, logger="openjudge.integrations.verl._reward_loop"):
+        load_reward_manager(
+            trainer_config(documented("Async: colocate_async", str(graders))), make_tokenizer(["a"])
+        )
+    assert "filter_groups" not in caplog.text  # no DAPO asked: nothing to say
