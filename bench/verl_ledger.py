@@ -16,7 +16,9 @@ fail anyway) and the in-process ledger (no Ray) are printed beside it.
 
 First run (two Ray calls per sample, before the batching): 4.81 ms/sample, target missed
 (load average 13.8 on 2 cores). With records batched but group rewards posted one call
-each (V0 / neutral), about 2.4 ms per sample.
+each (V0 / neutral), about 2.4 ms per sample. Batched (one Ray call per 64 scored samples'
+records and rewards): 0.023 ms/sample under V1 drop, 0.032 ms/sample on V0 / neutral, against
+1.01 ms/sample unbatched in the same run (load average 21.5 on 2 cores, shared).
 """
 
 from __future__ import annotations
