@@ -13,9 +13,11 @@ the router's ``host:port`` as ``reward_router_address``. A provider written as::
 becomes an OpenAI-compatible provider with ``base_url = http://{reward_router_address}/v1``
 and ``model = reward.reward_model.model_path`` (or the ``model`` the YAML names), built
 by the same code as ``kind: openai``: the YAML's timeouts, retries, limits and sampling
-apply, and every request carries the sampling ``seed`` (0 unless set), so VERL's router,
-under ``full_determinism``, sends identical requests to the same replica. A 500 from VERL's router that hides a
-refused request is told apart from an outage (:class:`RouterTransport`).
+apply, and every request carries the sampling ``seed`` (0 unless set). VERL's router sends
+each request to the least-loaded replica; under ``full_determinism`` it hashes the request
+only to choose among equally loaded ones, so identical requests are not pinned to one
+replica (one replica is). A 500 from VERL's router that hides a refused request is told
+apart from an outage (:class:`RouterTransport`).
 """
 
 from __future__ import annotations

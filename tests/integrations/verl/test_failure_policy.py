@@ -71,6 +71,22 @@ def test_neutral_is_zero_advantage_and_drop_is_not_in_vERL_s_own_estimator() -> 
     assert grpo([0.0, 0.0, 0.0], ["v"] * 3) == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize(("n", "k"), [(8, 2), (8, 7), (4, 3)])
+def test_neutral_members_scale_the_survivors_advantages_by_sqrt_n_minus_1_over_k_minus_1(
+    n: int, k: int
+) -> None:
+    """docs/verl.md's figure: at n = 8 and k = 2 scored, +-1.87 where the two alone get +-0.71."""
+    survivors = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0][:k]
+    neutral = neutral_values(["u"] * n, [*survivors, *[None] * (n - k)])["u"]
+    with_neutral = grpo([*survivors, *[neutral] * (n - k)], ["u"] * n)
+    alone = grpo(survivors, ["u"] * k)
+    ratio = math.sqrt((n - 1) / (k - 1))
+    assert with_neutral[:k] == pytest.approx([a * ratio for a in alone], rel=1e-4)
+    if (n, k) == (8, 2):
+        assert with_neutral[:2] == pytest.approx([1.8708, -1.8708], abs=1e-4)
+        assert alone == pytest.approx([0.7071, -0.7071], abs=1e-4)
+
+
 def test_a_final_4xx_is_not_an_outage() -> None:
     def err(kind: str, message: str) -> GraderError:
         return GraderError.model_validate({"name": "j", "kind": kind, "message": message})

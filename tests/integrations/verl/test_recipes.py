@@ -267,7 +267,7 @@ def test_the_async_recipe_keeps_what_it_generated_ahead(store: fake_tq.Store) ->
     one = trainer_config(
         [*documented("Async: colocate_async"), "trainer.v1.sampler.max_off_policy_threshold=1"]
     )
-    assert not prefetched_group_is_kept(one, store)  # the old advice: evicted and generated again
+    assert not prefetched_group_is_kept(one, store)  # the old advice: evicted, new prompts in its place
 
 
 def test_the_separate_async_recipe_meets_vERL_s_prerequisites(monkeypatch: pytest.MonkeyPatch) -> None:
