@@ -233,9 +233,9 @@ class RouterTransport:
         now = time.monotonic()
         if self._probed is not None and now - self._probed[0] < 2.0:
             return self._probed[1]
-        try:
-            addresses = await self._replicas() or [self._router]
-        except Exception:  # a replica's server actor is gone: the judge is not up, whatever refused
+        try:  # a server actor that does not say where it listens in time is not up either
+            addresses = await asyncio.wait_for(self._replicas(), self._probe_timeout_s) or [self._router]
+        except Exception:  # a replica's server actor is gone or stuck: the judge is not up, whatever refused
             self._probed = (time.monotonic(), False)
             return False
         try:

@@ -305,6 +305,29 @@ def test_a_probe_that_times_out_is_never_a_refusal(judge_server: JudgeServerProc
     assert isinstance(answer, GraderError) and REFUSED_MARK not in answer.message and is_outage(answer)
 
 
+def test_a_replica_that_does_not_say_where_it_listens_is_not_up(
+    judge_server: JudgeServerProcess, tmp_path: Path
+) -> None:
+    """A server actor stuck in a long call never answers ``get_server_address``: the probe gives up
+    after its timeout and reads the judge as down, never as refusing."""
+    from openjudge.integrations.scoring._guard import REFUSED_MARK, is_outage
+    from openjudge.integrations.verl._hosted_judge import RouterTransport
+    from openjudge.results import GraderError
+
+    async def stuck() -> list[str]:
+        await asyncio.sleep(3600)
+        return []
+
+    with running_router(judge_server.base_url.removesuffix("/v1")) as router:
+        grader = routed_grader(router, tmp_path)
+        transport = getattr(grader.model, "transport", None)
+        assert isinstance(transport, RouterTransport)
+        transport._replicas = stuck
+        transport._probe_timeout_s = 0.3
+        answer = asyncio.run(grader.aevaluate(question="what is 2+2 ?", answer="answer 4 #oj:status=400"))
+    assert isinstance(answer, GraderError) and REFUSED_MARK not in answer.message and is_outage(answer)
+
+
 @pytest.mark.slow  # Ray
 def test_the_replicas_are_vERL_s_named_judge_server_actors(
     ray_session: None, judge_server: JudgeServerProcess
