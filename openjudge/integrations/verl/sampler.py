@@ -30,7 +30,8 @@ session failed) before the failure window is full, the stop names the judge too.
 
 Select with ``trainer.v1.sampler.custom_sampler.path=pkg://openjudge.integrations.verl.sampler``
 and ``trainer.v1.sampler.custom_sampler.name=OpenJudgeReplayBuffer`` (sync trainer) or
-``OpenJudgeReplayBufferAsync`` (``colocate_async`` / ``separate_async``). VERL gives a
+``OpenJudgeReplayBufferAsync`` (``colocate_async`` / ``separate_async``); the one that does
+not fit ``trainer.v1.trainer_mode`` refuses to be built, naming the one that does. VERL gives a
 custom sampler no DAPO settings: its ``algorithm.filter_groups`` does not apply with one.
 """
 
@@ -153,12 +154,24 @@ def _nothing_scored(exc: RuntimeError) -> FailureRateExceeded | None:
     )
 
 
+def _check_mode(name: str, trainer_mode: object, is_async: bool) -> None:
+    """The buffer must match the trainer VERL runs (it builds whichever class the command names)."""
+    if not isinstance(trainer_mode, str) or (trainer_mode != "sync") == is_async:
+        return
+    fits = "OpenJudgeReplayBuffer" if trainer_mode == "sync" else "OpenJudgeReplayBufferAsync"
+    raise ValueError(
+        f"trainer.v1.sampler.custom_sampler.name={name} does not fit trainer.v1.trainer_mode={trainer_mode}: "
+        f"use trainer.v1.sampler.custom_sampler.name={fits}"
+    )
+
+
 class _FailureMetrics:
     failure_keys: dict[str, set[str]]
     prompt_global_steps: dict[str, dict[str, int]]
     sampler_kwargs: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _check_mode(type(self).__name__, kwargs.get("trainer_mode"), isinstance(self, ReplayBufferAsync))
         super().__init__(*args, **kwargs)
         self._evicted = 0  # groups evicted for a failed member since the last training batch
         self._batch = 0  # the groups the current sample() will train

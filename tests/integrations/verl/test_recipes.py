@@ -317,3 +317,19 @@ def test_dapo_filter_groups_beside_the_openjudge_buffer_is_said_at_start(
             trainer_config(documented("Async: colocate_async", str(graders))), make_tokenizer(["a"])
         )
     assert "filter_groups" not in caplog.text  # no DAPO asked: nothing to say
+
+
+@pytest.mark.parametrize(
+    ("mode", "name"), [("colocate_async", "OpenJudgeReplayBuffer"), ("sync", "OpenJudgeReplayBufferAsync")]
+)
+def test_a_buffer_that_does_not_fit_the_trainer_is_refused_when_vERL_builds_it(
+    store: fake_tq.Store, mode: str, name: str
+) -> None:
+    """The minimal command names the sync buffer: switching the mode alone is refused with the fix."""
+    cfg = trainer_config([f"trainer.v1.trainer_mode={mode}", *documented("Minimal")])
+    cfg.trainer.v1.sampler.custom_sampler.name = name
+    fits = "OpenJudgeReplayBufferAsync" if mode != "sync" else "OpenJudgeReplayBuffer"
+    with pytest.raises(ValueError, match=f"custom_sampler.name={name} does not fit .*use .*name={fits}$"):
+        bare_trainer(cfg)._build_replay_buffer()
+    cfg.trainer.v1.sampler.custom_sampler.name = fits
+    assert type(bare_trainer(cfg)._build_replay_buffer()).__name__ == fits
