@@ -251,9 +251,10 @@ class RouterTransport:
         return up
 
 
-_REPLICA_ACTOR = re.compile(r"^(?:vllm|sglang)_server_reward_\d+_0$")
+_REPLICA_ACTOR = re.compile(r"^(?:(?:vllm|sglang)_server_reward_\d+_0|trtllm_server_reward_\d+)$")
 """VERL's judge server actors, one per replica: ``<engine>_server_reward_<replica>_<node>``
-(``launch_servers`` of VERL 0.9's vLLM and SGLang replicas); node 0 serves its HTTP."""
+(``launch_servers`` of VERL 0.9's vLLM and SGLang replicas; node 0 serves its HTTP), or
+``trtllm_server_reward_<replica>`` (TensorRT-LLM: one server per replica)."""
 
 
 async def judge_replicas(expected: int | None = None) -> list[str]:

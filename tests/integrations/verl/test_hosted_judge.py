@@ -344,12 +344,14 @@ def test_the_replicas_are_vERL_s_named_judge_server_actors(
             return host, int(port)
 
     actors = [Server.options(name=f"vllm_server_reward_{i}_0").remote() for i in range(2)]  # type: ignore[attr-defined]
-    policy = Server.options(name="vllm_server_0_0").remote()  # type: ignore[attr-defined]  # the policy's, not the judge's
+    # the policy's server, and node 1 of a judge replica (node 0 serves its HTTP): not probed
+    policy = Server.options(name="vllm_server_0_0").remote()  # type: ignore[attr-defined]
+    other_node = Server.options(name="vllm_server_reward_0_1").remote()  # type: ignore[attr-defined]
     try:
         assert asyncio.run(judge_replicas(2)) == [f"{host}:{port}", f"{host}:{port}"]
         ray.kill(actors[1])
         with pytest.raises(LookupError, match="1 of the judge's 2 replicas are running"):
             asyncio.run(judge_replicas(2))  # a replica that is gone: the judge is not up
     finally:
-        for actor in (*actors, policy):
+        for actor in (*actors, policy, other_node):
             ray.kill(actor)
