@@ -107,6 +107,8 @@ class Placement:
             when the batch's rewards are assembled (``NaN`` until then).
         uid: Its group (VERL's prompt ``uid``), when known.
         expected: Members per group (``actor_rollout_ref.rollout.n``).
+        validation_expected: Members per validation group (``rollout.val_kwargs.n``), for
+            groups the ledger was told are validation prompts; ``None``: as ``expected``.
         posts_rewards: Scored rewards go to the ledger, for neutral siblings.
     """
 
@@ -115,6 +117,7 @@ class Placement:
     deferred: bool = False
     uid: str | None = None
     expected: int = 1
+    validation_expected: int | None = None
     posts_rewards: bool = False
 
 
@@ -304,15 +307,21 @@ class RewardScorer:
             assert reward is not None  # FallbackPolicy requires it under fallback
             return self._flagged(scored, reward, failed=True)
         if policy == "drop" and placement.can_drop:
+            if (
+                uid is not None and placement.drop == "raise"
+            ):  # counted per group (VERL's validation reports it)
+                await self.ledger.post(uid, None)
             return self._dropped(
                 scored, placement, "on_failure=drop: VERL drops it instead of training on an invented reward"
             )
         if placement.deferred:  # the colocated batch: assemble_rm_scores sees the group
             return self._flagged(scored, math.nan, failed=True, shown=0.0)
-        if uid is None or placement.expected <= 1:
+        if uid is None or max(placement.expected, placement.validation_expected or 0) <= 1:
             return self._flagged(scored, 0.0, failed=True)  # a group of one: 0.0 is its zero advantage
         await self.ledger.post(uid, None)
-        neutral = await self.ledger.neutral(uid, placement.expected, self.policy.neutral_wait_s)
+        neutral = await self.ledger.neutral(
+            uid, placement.expected, self.policy.neutral_wait_s, placement.validation_expected
+        )
         problem = await self.ledger.problem()
         if problem is not None:  # a sibling tripped the run while this one waited
             raise FailureRateExceeded(problem)
