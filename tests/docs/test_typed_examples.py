@@ -34,7 +34,6 @@ NOT_TYPED = {
 
 PENDING = {
     "openai-graders.md": "not typed yet: results read without narrowing them to scores",
-    "trl.md": "not typed yet: reward functions called with untyped keyword arguments",
     "verl.md": "not typed yet: untyped helpers and results read without narrowing",
 }
 """Pages whose examples do not type-check yet (each passing one fails here: remove it)."""
