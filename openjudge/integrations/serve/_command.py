@@ -1,0 +1,67 @@
+"""``openjudge serve CONFIG``: build the server from the command's options and run it until stopped."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Callable, Mapping
+
+from pydantic import ValidationError
+
+from openjudge.integrations.serve._app import RewardServer
+from openjudge.integrations.serve._settings import ServeSettings
+
+__all__ = ["run_command", "serve"]
+
+_EXIT_INVALID = 1
+
+
+async def serve(settings: ServeSettings, *, ready: Callable[[str], None] | None = None) -> None:
+    """Serve rewards until SIGINT or SIGTERM (or cancellation), then close the providers.
+
+    Args:
+        settings: The graders YAML, the failure policy and where to listen.
+        ready: Called with the URL once the server listens (default: printed to stdout).
+
+    Raises:
+        ConfigError: The graders YAML is unreadable or invalid.
+    """
+    async with RewardServer.from_settings(settings).listen() as url:
+        (ready or (lambda u: print(f"openjudge serve: listening on {u}", flush=True)))(url)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+
+def settings_from(args: argparse.Namespace, names: Mapping[str, str]) -> ServeSettings:
+    """The settings from the parsed options (``names``: option attribute -> settings field);
+    options not given keep the settings' defaults."""
+    data: dict[str, object] = {"config": args.config}
+    for attribute, field in names.items():
+        value = getattr(args, attribute, None)
+        if value is not None:
+            data[field] = value
+    return ServeSettings.model_validate(data)
+
+
+def run_command(args: argparse.Namespace, names: Mapping[str, str]) -> int:
+    """Run ``openjudge serve`` with parsed options; the exit code (1: invalid options)."""
+    try:
+        settings = settings_from(args, names)
+    except ValidationError as exc:
+        for error in exc.errors():
+            where = ".".join(str(p) for p in error["loc"])
+            message = error["msg"].removeprefix("Value error, ")
+            option = f"--{where.replace('_', '-')}: " if where else ""
+            print(f"error: openjudge serve: {option}{message}", file=sys.stderr)
+        return _EXIT_INVALID
+    asyncio.run(serve(settings))
+    return 0
