@@ -33,6 +33,7 @@ from pydantic import JsonValue
 from openjudge.integrations.scoring._guard import FailureRateExceeded
 from openjudge.integrations.scoring._loader import describe_providers, load_job
 from openjudge.integrations.scoring._scorer import Placement, RewardScorer, ScoredSample
+from openjudge.integrations.serve._batcher import Batcher
 from openjudge.integrations.serve._metrics import CONTENT_TYPE_LATEST, ServerMetrics
 from openjudge.integrations.serve._settings import ServeSettings
 from openjudge.integrations.serve._shapes import (
@@ -90,10 +91,11 @@ class RewardServer:
     ) -> None:
         self.scorer = scorer
         self.settings = settings
-        self.metrics = ServerMetrics(settings.max_pending)
+        self.metrics = ServerMetrics(settings.max_pending, lambda: self.pending)
         self.pending = 0
         """Samples admitted and not yet answered."""
         self._close = close
+        self._batcher = Batcher(scorer, settings.max_concurrent_samples or settings.max_pending)
 
     @classmethod
     def from_settings(cls, settings: ServeSettings) -> RewardServer:
@@ -123,7 +125,10 @@ class RewardServer:
 
     def app(self) -> web.Application:
         """The aiohttp application (serve it with :func:`aiohttp.web.run_app` or an ``AppRunner``)."""
-        app = web.Application(client_max_size=_MAX_BODY, middlewares=[self._authorize])
+        app = web.Application(
+            client_max_size=_MAX_BODY,
+            middlewares=[self._authorize] if self.settings.token is not None else [],
+        )
         app.router.add_post("/get_reward", self._handler(_OPENRLHF))
         app.router.add_post("/score", self._handler(_GENERIC))
         app.router.add_get("/health", self._health)
@@ -155,12 +160,13 @@ class RewardServer:
     @web.middleware
     async def _authorize(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         token = self.settings.token
-        if token is None or request.path == "/health":
+        assert token is not None  # installed only with a token
+        if request.path == "/health":
             return await handler(request)
         header = request.headers.get("Authorization", "")
         given = header[7:] if header.startswith("Bearer ") else request.query.get("token", "")
         if not hmac.compare_digest(given.encode(), token.encode()):
-            self.metrics.requests.labels(request.path.lstrip("/"), "401").inc()
+            self.metrics.request(request.path.lstrip("/"), 401)
             return _json(
                 {
                     "error": "a bearer token is required: send 'Authorization: Bearer <token>' (or ?token=<token>)"
@@ -173,7 +179,7 @@ class RewardServer:
     def _handler(self, route: _Route) -> Handler:
         async def handle(request: web.Request) -> web.StreamResponse:
             response = await self._answer(route, request)
-            self.metrics.requests.labels(route.name, str(response.status)).inc()
+            self.metrics.request(route.name, response.status)
             return response
 
         return handle
@@ -203,16 +209,14 @@ class RewardServer:
                 {"Retry-After": str(self.settings.retry_after_s)},
             )
         self.pending += n
-        self.metrics.pending.set(self.pending)
         start = time.perf_counter()
         try:
-            scored = await self.scorer.score_many(batch.samples, batch.groups, route.placement)
+            scored = await self._batcher.score(batch.samples, batch.groups, route.placement)
         except FailureRateExceeded as exc:
             return _json({"error": str(exc)}, 503)
         finally:
             self.pending -= n
-            self.metrics.pending.set(self.pending)
-        self.metrics.latency.labels(route.name).observe(time.perf_counter() - start)
+            self.metrics.latency.labels(route.name).observe(time.perf_counter() - start)
         self._count(route.name, scored)
         return _json(route.render(self.scorer, scored))
 

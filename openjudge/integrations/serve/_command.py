@@ -63,5 +63,16 @@ def run_command(args: argparse.Namespace, names: Mapping[str, str]) -> int:
             option = f"--{where.replace('_', '-')}: " if where else ""
             print(f"error: openjudge serve: {option}{message}", file=sys.stderr)
         return _EXIT_INVALID
-    asyncio.run(serve(settings))
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        runner.run(serve(settings))
     return 0
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's loop where it is installed (the serve extra, off Windows): it spends about
+    a third less CPU per request than asyncio's; else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop

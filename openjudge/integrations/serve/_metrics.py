@@ -9,6 +9,8 @@ histogram of the time from admission to answer).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -20,8 +22,9 @@ _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5
 class ServerMetrics:
     """The counters, gauges and histogram of one server."""
 
-    def __init__(self, max_pending: int) -> None:
+    def __init__(self, max_pending: int, pending: Callable[[], float]) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._request_children: dict[tuple[str, int], Counter] = {}
         self.requests = Counter(
             "openjudge_serve_requests",
             "HTTP requests answered, by route and status",
@@ -40,9 +43,9 @@ class ServerMetrics:
             ["grader", "kind"],
             registry=self.registry,
         )
-        self.pending = Gauge(
+        Gauge(
             "openjudge_serve_pending_samples", "Samples admitted and not yet answered", registry=self.registry
-        )
+        ).set_function(pending)  # read when scraped, not set per request
         Gauge(
             "openjudge_serve_max_pending_samples",
             "Samples admitted at most (then 429)",
@@ -55,6 +58,14 @@ class ServerMetrics:
             buckets=_BUCKETS,
             registry=self.registry,
         )
+
+    def request(self, route: str, status: int) -> None:
+        """Count one answered request (label children cached: this runs per request)."""
+        key = (route, status)
+        child = self._request_children.get(key)
+        if child is None:
+            child = self._request_children[key] = self.requests.labels(route, str(status))
+        child.inc()
 
     def exposition(self) -> bytes:
         """The metrics in Prometheus' text format."""

@@ -14,6 +14,7 @@ when the sample is dropped), whether it failed, each grader's score and each fai
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,15 @@ from pydantic import JsonValue
 from openjudge.integrations.scoring._scorer import RewardScorer, ScoredSample
 from openjudge.results import GraderScore, NotApplicable
 
-__all__ = ["BadRequest", "Batch", "generic_batch", "generic_response", "openrlhf_batch", "openrlhf_response"]
+__all__ = [
+    "BadRequest",
+    "Batch",
+    "generic_batch",
+    "generic_response",
+    "numeric_keys",
+    "openrlhf_batch",
+    "openrlhf_response",
+]
 
 
 class BadRequest(Exception):
@@ -94,12 +103,18 @@ def openrlhf_response(scorer: RewardScorer, scored: Sequence[ScoredSample]) -> d
         if math.isnan(s.reward):  # the route's placement cannot drop: never reached
             raise AssertionError("a NaN reward on the OpenRLHF route")
         rewards.append(s.reward)
-    logs: dict[str, JsonValue] = {}
-    for key in scorer.keys:
-        column = [s.extra.get(key) for s in scored]
-        if all(isinstance(v, float) for v in column):
-            logs[key] = list[JsonValue](column)
+    logs: dict[str, JsonValue] = {key: [s.extra[key] for s in scored] for key in numeric_keys(scorer)}
     return {"rewards": rewards, "scores": list(rewards), "extra_logs": logs}
+
+
+def numeric_keys(scorer: RewardScorer) -> tuple[str, ...]:
+    """The extra keys whose values are numbers for every sample (not error kinds or reasons)."""
+    return _numeric(scorer.keys)
+
+
+@functools.lru_cache(maxsize=16)
+def _numeric(keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(k for k in keys if not k.endswith(("/error_kind", "/reason")))
 
 
 def generic_batch(body: object) -> Batch:

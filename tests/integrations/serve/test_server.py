@@ -298,3 +298,47 @@ async def test_an_openrlhf_query_that_does_not_start_with_its_prompt_fails_as_in
     assert status == 200
     assert body["rewards"] == [0.0] and body["extra_logs"]["openjudge/failed"] == [1.0]
     assert body["extra_logs"]["openjudge/correct/error"] == [1.0]
+
+
+async def test_concurrent_requests_graded_together_each_get_their_own_rewards(tmp_path: Path) -> None:
+    async with serving(write_yaml(tmp_path, RULES_YAML), max_concurrent_samples=7) as (url, session, server):
+        sizes: list[int] = []
+        grade_many = server.scorer.grade_many
+
+        async def counted(samples: Any) -> Any:
+            sizes.append(len(samples))
+            return await grade_many(samples)
+
+        server.scorer.grade_many = counted  # type: ignore[method-assign]  # counts the batches
+        expected = []
+        requests = []
+        for i in range(40):
+            right = i % 3 != 0
+            query = f"Q{i}" + (
+                f"<think>x</think><answer>\\boxed{{{i}}}</answer>" if right else f"\\boxed{{{i + 1}}}"
+            )
+            requests.append(
+                post(
+                    session, f"{url}/get_reward", {"query": [query], "prompts": [f"Q{i}"], "labels": [str(i)]}
+                )
+            )
+            expected.append([1.0] if right else [0.0])
+        answers = await asyncio.gather(*requests)
+    assert [body["rewards"] for _, body in answers] == expected
+    assert sum(sizes) == 40 and max(sizes) == 7  # batched, at most 7 samples at once
+    assert len(sizes) < 40
+
+
+async def test_a_judge_that_is_down_trips_the_breaker(
+    tmp_path: Path, judge_server: JudgeServerProcess
+) -> None:
+    config = write_yaml(tmp_path, JUDGE_YAML.format(base_url=judge_server.base_url))
+    options = {"breaker_failures": 2, "breaker_cooldown_s": 60, "max_failure_rate": None}
+    async with serving(config, **options) as (url, session, _):
+        before = judge_server.stats().chat_requests
+        kinds = []
+        for _ in range(4):
+            _, body = await post(session, f"{url}/score", {"samples": [{"response": f"x {DOWN}"}]})
+            kinds.append(body["results"][0]["errors"]["quality"]["kind"])
+        assert judge_server.stats().chat_requests - before == 2  # an open breaker makes no call
+    assert kinds == ["provider_error", "provider_error", "circuit_open", "circuit_open"]
