@@ -43,7 +43,6 @@ aggregators:
   - type: weighted_mean
     name: reward
     weights: {correct: 3, format: 1}
-runner: {max_concurrency: 256}
 """
 """The graders of both sides: numeric math (``\\boxed{k}`` against ``k``) and the think/answer format."""
 
