@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hmac
 import logging
+import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -45,14 +46,12 @@ from openjudge.integrations.serve._shapes import (
     openrlhf_response,
 )
 
-__all__ = ["RewardServer"]
+__all__ = ["Reply", "RewardServer"]
 
 logger = logging.getLogger(__name__)
 
 _MAX_BODY = 64 * 1024 * 1024
 """Largest request body (a batch of long responses)."""
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +62,23 @@ class _Route:
     placement: Placement
 
 
-_OPENRLHF = _Route("openrlhf", openrlhf_batch, openrlhf_response, Placement(can_drop=False))
-_GENERIC = _Route("score", generic_batch, generic_response, Placement(can_drop=True, drop="nan"))
+_ROUTES = {
+    "/get_reward": _Route("openrlhf", openrlhf_batch, openrlhf_response, Placement(can_drop=False)),
+    "/score": _Route("score", generic_batch, generic_response, Placement(can_drop=True, drop="nan")),
+}
 
 
-def _json(body: object, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(
-        body=orjson.dumps(body), status=status, content_type="application/json", headers=headers
-    )
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An HTTP answer, whatever serves it."""
+
+    status: int
+    body: bytes
+    headers: dict[str, str]
+
+
+def _json(body: object, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status, orjson.dumps(body), {"Content-Type": "application/json", **(headers or {})})
 
 
 class RewardServer:
@@ -125,14 +133,8 @@ class RewardServer:
 
     def app(self) -> web.Application:
         """The aiohttp application (serve it with :func:`aiohttp.web.run_app` or an ``AppRunner``)."""
-        app = web.Application(
-            client_max_size=_MAX_BODY,
-            middlewares=[self._authorize] if self.settings.token is not None else [],
-        )
-        app.router.add_post("/get_reward", self._handler(_OPENRLHF))
-        app.router.add_post("/score", self._handler(_GENERIC))
-        app.router.add_get("/health", self._health)
-        app.router.add_get("/metrics", self._metrics)
+        app = web.Application(client_max_size=_MAX_BODY)
+        app.router.add_route("*", "/{path:.*}", self._aiohttp)
         if self._close is not None:
             close = self._close
 
@@ -155,18 +157,26 @@ class RewardServer:
         finally:
             await runner.cleanup()
 
-    # -- requests ---------------------------------------------------------------------------
+    async def _aiohttp(self, request: web.Request) -> web.Response:
+        answer = await self.reply(request.method, request.path, request.headers, request.query, request.read)
+        return web.Response(body=answer.body, status=answer.status, headers=answer.headers)
 
-    @web.middleware
-    async def _authorize(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+    # -- requests, whatever serves them (aiohttp here, Ray Serve's proxy in _ray) ------------
+
+    async def reply(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        query: Mapping[str, str],
+        read: Callable[[], Awaitable[bytes]],
+    ) -> Reply:
+        """Answer one HTTP request (``read`` returns its body; called only on the POST routes)."""
+        if path == "/health":
+            return await self._health() if method == "GET" else _not_allowed("GET")
         token = self.settings.token
-        assert token is not None  # installed only with a token
-        if request.path == "/health":
-            return await handler(request)
-        header = request.headers.get("Authorization", "")
-        given = header[7:] if header.startswith("Bearer ") else request.query.get("token", "")
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            self.metrics.request(request.path.lstrip("/"), 401)
+        if token is not None and not _authorized(token, headers, query):
+            self.metrics.request(path.lstrip("/"), 401)
             return _json(
                 {
                     "error": "a bearer token is required: send 'Authorization: Bearer <token>' (or ?token=<token>)"
@@ -174,19 +184,24 @@ class RewardServer:
                 401,
                 {"WWW-Authenticate": "Bearer"},
             )
-        return await handler(request)
+        if path == "/metrics":
+            if method != "GET":
+                return _not_allowed("GET")
+            return Reply(200, self.metrics.exposition(), {"Content-Type": CONTENT_TYPE_LATEST})
+        route = _ROUTES.get(path)
+        if route is None:
+            return _json(
+                {"error": f"no route {path}: POST /get_reward, POST /score, GET /health, GET /metrics"}, 404
+            )
+        if method != "POST":
+            return _not_allowed("POST")
+        answer = await self._answer(route, await read())
+        self.metrics.request(route.name, answer.status)
+        return answer
 
-    def _handler(self, route: _Route) -> Handler:
-        async def handle(request: web.Request) -> web.StreamResponse:
-            response = await self._answer(route, request)
-            self.metrics.request(route.name, response.status)
-            return response
-
-        return handle
-
-    async def _answer(self, route: _Route, request: web.Request) -> web.Response:
+    async def _answer(self, route: _Route, body: bytes) -> Reply:
         try:
-            batch = route.parse(orjson.loads(await request.read()))
+            batch = route.parse(orjson.loads(body))
         except orjson.JSONDecodeError as exc:
             return _json({"error": f"the body is not JSON: {exc}"}, 400)
         except BadRequest as exc:
@@ -230,7 +245,7 @@ class RewardServer:
             for name in s.errors:
                 self.metrics.grader_errors.labels(name, self.scorer.error_kind(s, name)).inc()
 
-    async def _health(self, request: web.Request) -> web.Response:
+    async def _health(self) -> Reply:
         problem = await self.scorer.ledger.problem()
         body: dict[str, JsonValue] = {
             "status": "ok" if problem is None else "stopped",
@@ -238,12 +253,18 @@ class RewardServer:
             "graders": list(self.scorer.grader_names),
             "pending": self.pending,
             "max_pending": self.settings.max_pending,
+            "process": os.getpid(),
         }
         if problem is not None:
             body["problem"] = problem
         return _json(body, 200 if problem is None else 503)
 
-    async def _metrics(self, request: web.Request) -> web.Response:
-        response = web.Response(body=self.metrics.exposition())
-        response.headers["Content-Type"] = CONTENT_TYPE_LATEST
-        return response
+
+def _authorized(token: str, headers: Mapping[str, str], query: Mapping[str, str]) -> bool:
+    header = headers.get("Authorization", "")
+    given = header[7:] if header.startswith("Bearer ") else query.get("token", "")
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+def _not_allowed(method: str) -> Reply:
+    return _json({"error": f"use {method}"}, 405, {"Allow": method})

@@ -282,6 +282,10 @@ async def test_bad_requests_are_400_naming_the_field(tmp_path: Path) -> None:
         assert status == 400 and "'groups' (2)" in body["error"]
         status, body = await post(session, f"{url}/score", {"samples": []})
         assert status == 200 and body == {"results": []}
+        async with session.get(f"{url}/score") as response:
+            assert response.status == 405 and response.headers["Allow"] == "POST"
+        status, body = await post(session, f"{url}/reward", {})
+        assert status == 404 and "POST /get_reward" in body["error"]
 
 
 async def test_an_openrlhf_query_that_does_not_start_with_its_prompt_fails_as_invalid_input(
