@@ -74,6 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--include-reasons", action="store_true", default=None, help="return each grader's reason"
     )
     parser.add_argument(
+        "--replicas",
+        type=int,
+        help="serve from N replicas on Ray Serve (the cluster RAY_ADDRESS names, else a local one; "
+        "needs the serve-ray extra); default: one process",
+    )
+    parser.add_argument(
         "--no-judge-cache",
         dest="judge_cache",
         action="store_false",

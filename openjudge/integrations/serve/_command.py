@@ -63,6 +63,21 @@ def run_command(args: argparse.Namespace, names: Mapping[str, str]) -> int:
             option = f"--{where.replace('_', '-')}: " if where else ""
             print(f"error: openjudge serve: {option}{message}", file=sys.stderr)
         return _EXIT_INVALID
+    replicas: int | None = getattr(args, "replicas", None)
+    if replicas is not None:
+        try:
+            import ray.serve  # noqa: F401  # its extras (grpc, starlette, ...) may be missing
+        except ImportError as exc:
+            print(
+                f"error: openjudge serve --replicas needs Ray Serve ({exc}): "
+                "pip install 'openjudge-graders[serve-ray]'",
+                file=sys.stderr,
+            )
+            return _EXIT_INVALID
+        from openjudge.integrations.serve._ray import serve_on_ray
+
+        serve_on_ray(settings, replicas)
+        return 0
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         runner.run(serve(settings))
     return 0
