@@ -65,6 +65,13 @@ def run_command(args: argparse.Namespace, names: Mapping[str, str]) -> int:
         return _EXIT_INVALID
     replicas: int | None = getattr(args, "replicas", None)
     if replicas is not None:
+        if replicas < 1 or settings.port == 0:
+            print(
+                "error: openjudge serve: --replicas needs a count of 1 or more and a fixed --port "
+                "(Ray Serve's proxy cannot take any free port)",
+                file=sys.stderr,
+            )
+            return _EXIT_INVALID
         try:
             import ray.serve  # noqa: F401  # its extras (grpc, starlette, ...) may be missing
         except ImportError as exc:

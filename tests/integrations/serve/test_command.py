@@ -86,3 +86,15 @@ def test_the_cli_loads_the_server_only_when_serve_runs() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=60
     )
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_replicas_need_a_fixed_port(tmp_path: Path) -> None:
+    config = write_yaml(tmp_path, RULES_YAML)
+    done = subprocess.run(
+        [sys.executable, "-m", "openjudge", "serve", config, "--replicas", "2", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert done.returncode == 1 and "a fixed --port" in done.stderr
