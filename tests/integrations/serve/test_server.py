@@ -346,3 +346,36 @@ async def test_a_judge_that_is_down_trips_the_breaker(
             kinds.append(body["results"][0]["errors"]["quality"]["kind"])
         assert judge_server.stats().chat_requests - before == 2  # an open breaker makes no call
     assert kinds == ["provider_error", "provider_error", "circuit_open", "circuit_open"]
+
+
+ROUTED_YAML = """\
+version: 1
+graders:
+  math: {type: math_answer_equivalence, when: {task: math}, mapper: {response: response, reference: label}}
+  facts: {type: string_match, when: {task: facts}, mapper: {response: response, reference: label}}
+aggregators:
+  - {type: weighted_mean, name: reward, weights: {math: 1, facts: 1}}
+"""
+
+
+async def test_routed_graders_say_where_they_do_not_apply_and_an_unrouted_sample_fails(
+    tmp_path: Path,
+) -> None:
+    async with serving(write_yaml(tmp_path, ROUTED_YAML)) as (url, session, _):
+        status, body = await post(
+            session,
+            f"{url}/score",
+            {
+                "samples": [
+                    {"task": "math", "response": "\\boxed{4}", "label": "4"},
+                    {"task": "facts", "response": "Rome", "label": "Paris"},
+                    {"task": "poems", "response": "roses", "label": ""},
+                ]
+            },
+        )
+    assert status == 200
+    math, facts, poem = body["results"]
+    assert math["reward"] == 1.0 and math["not_applicable"] == ["facts"] and math["scores"]["facts"] is None
+    assert facts["reward"] == 0.0 and facts["failed"] is False and facts["not_applicable"] == ["math"]
+    assert poem["reward"] is None and poem["failed"] is True  # no grader applies: its failure, dropped
+    assert poem["errors"]["reward"]["kind"] == "invalid_input"
