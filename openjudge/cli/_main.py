@@ -19,6 +19,7 @@ from pathlib import Path
 import openjudge
 from openjudge.cli import _import_openai as import_openai
 from openjudge.cli import _metaeval as metaeval_cli
+from openjudge.cli import _serve as serve_cli
 from openjudge.cli._codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SIGPIPE
 from openjudge.cli._run import add_run_arguments, cmd_run
 from openjudge.cli._validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
@@ -126,6 +127,7 @@ COMMANDS: list[Command] = [
         "schema", "print the JSON Schema of job config files (for editors)", lambda parser: None, _cmd_schema
     ),
     Command("meta-eval", metaeval_cli.HELP, metaeval_cli.add_arguments, metaeval_cli.run_command),
+    Command("serve", serve_cli.HELP, serve_cli.add_arguments, serve_cli.run_command),
     Command(
         "import-openai-graders", import_openai.HELP, import_openai.add_arguments, import_openai.run_command
     ),

@@ -2,8 +2,8 @@
 
 * :class:`MathAnswerEquivalenceGrader`: the response's one final answer (``\\boxed{}``,
   ``<answer>``, or what math-verify reads in its text; candidates that disagree score the
-  bottom) equals the reference numerically, as a string, element-wise, or (when sympy is
-  installed) symbolically. sympy is optional and imported only when needed.
+  bottom) equals the reference numerically, as a string, element-wise, or symbolically
+  (math-verify and sympy, dependencies imported only in the grader's worker processes).
 """
 
 from openjudge.graders.math._answer_equivalence import (

@@ -26,9 +26,8 @@ from openjudge.graders.math._normalize import (
     squash,
 )
 from openjudge.graders.math._reading import Candidate, read_response
-from openjudge.graders.math._symbolic import sympy_available
 from openjudge.graders.math._towers import exponent_tower
-from openjudge.graders.math._verify import math_verify_available
+from openjudge.graders.math._verify import math_verify_available, sympy_available
 from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange
 
 __all__ = ["Extraction", "MathAnswerEquivalenceGrader", "Method"]
@@ -102,10 +101,10 @@ class MathAnswerEquivalenceGrader(BaseGrader):
        compares them, with our rules on top: an infinite value equals only the same
        infinity, and exact numbers must agree to 45 digits (:mod:`._verify`). math-verify
        and sympy are dependencies of openjudge: a grader that finds them missing (a broken
-       install) refuses to be built rather than grade with less. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`),
-       one call per sample, killed when that call's ``sympy_timeout_s`` of its own compute
-       is spent (waiting for a worker is not counted, by the budget or by a runner's
-       per-pair timeout).
+       install) refuses to be built rather than grade with less. This step runs in a worker
+       process (:class:`~openjudge.graders._workers.WorkerPool`), one call per sample,
+       killed when that call's ``sympy_timeout_s`` of its own compute is spent (waiting
+       for a worker is not counted, by the budget or by a runner's per-pair timeout).
 
     Steps 1-3 are linear in the length of the texts and run in the event loop, so numbers
     and fractions never wait for a worker.

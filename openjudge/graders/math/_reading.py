@@ -21,8 +21,8 @@ without closing it has no answer):
 2. *No markers*, ``extraction="last"``: the text (its last :data:`TEXT_WINDOW` characters)
    is one candidate, read by math-verify's extraction in the worker, which checks that an
    anchored reading ("the answer is 5") agrees with the last expression of the text
-   (:mod:`._verify`). Without math-verify (or with ``use_sympy=False``) the last number of
-   the text is the answer.
+   (:mod:`._verify`). With ``use_sympy=False`` (no worker) the last number of the text is
+   the answer.
 3. *No markers*, ``extraction="strict"``: no answer.
 
 Every step is linear in the response.
@@ -136,8 +136,8 @@ def read_response(
     Args:
         response: The response text.
         extraction: ``"last"`` or ``"strict"``.
-        read_text: Whether a response without markers is read whole in the worker (math-verify
-            installed and used); otherwise its last number is its answer.
+        read_text: Whether a response without markers is read whole in the worker (the
+            grader's ``use_sympy``); otherwise its last number is its answer.
     """
     final = final_part(response)
     if final is None:

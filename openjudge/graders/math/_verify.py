@@ -80,7 +80,7 @@ from typing import Any
 from openjudge.graders.math._plain import FUNCTIONS, parse_plain
 from openjudge.graders.math._shortcuts import decide
 
-__all__ = ["compare_answers", "math_verify_available"]
+__all__ = ["compare_answers", "math_verify_available", "sympy_available"]
 
 _EXACT_DIGITS = 60
 _EXACT_TOLERANCE_EXP = -45
@@ -93,6 +93,14 @@ def math_verify_available() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("math_verify") is not None
+
+
+@functools.cache
+def sympy_available() -> bool:
+    """Whether sympy can be imported (checked once, without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("sympy") is not None
 
 
 _DELIMITERS = ("$", "\\(", "\\[", "\\boxed")

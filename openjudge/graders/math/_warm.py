@@ -9,7 +9,8 @@ import contextlib
 
 from openjudge.graders.math._verify import compare_answers
 
-with contextlib.suppress(Exception):  # math-verify missing or failing: the grader falls back
+# A warm-up that fails (a broken install) must not stop the worker starting: the call reports it.
+with contextlib.suppress(Exception):
     for reference, answer in (
         (r"\frac{1}{2}", "0.5"),
         ("x^2+2x+1", "(x+1)^2"),  # expanded to zero: equal

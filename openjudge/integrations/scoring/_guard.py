@@ -87,6 +87,15 @@ class FailureGuard:
         self.samples = 0
         self.failed = 0
         self.blocked = 0
+        self._steps: deque[tuple[int, int]] = deque(maxlen=10_000)  # (evicted, trained) per sampled step
+        self._open_evicted = 0
+        self.groups = 0
+        self.evicted_groups = 0
+
+    def name_providers(self, describe: Mapping[str, str]) -> None:
+        """Add how to name providers in messages (each worker knows the endpoints of its own YAML)."""
+        with self._lock:
+            self._describe.update(describe)
 
     @property
     def tripped(self) -> str | None:
@@ -166,6 +175,46 @@ class FailureGuard:
             and self._failed_in_window > limit * len(window)
         ):
             self._tripped = self._message()
+
+    def record_groups(self, evicted: int, trained: int, batch: int = 0) -> None:
+        """Record prompt groups of an async trainer: ``evicted`` for a failed member, ``trained``.
+
+        VERL's async trainers evict a whole group when one member was dropped and generate a
+        new prompt instead, so under ``on_failure=drop`` a few failed samples discard many
+        groups (with ``n`` = 8 and 5 % of samples failing, a third of them), biased against
+        the prompts whose answers tend to fail the judge. The buffer reports evictions as they
+        happen and the step's ``trained`` groups when it samples (which closes the step);
+        ``batch`` is what the open step will train. The evicted share is measured over whole
+        steps, the newest first, until they hold ``failure_window`` groups (evictions come
+        before the step's trained groups, so a window cut inside a step would read high);
+        above ``max_failure_rate`` the guard trips, as it does for failed samples.
+        """
+        with self._lock:
+            self.evicted_groups += evicted
+            self.groups += evicted + trained
+            self._open_evicted += evicted
+            if trained:
+                self._steps.append((self._open_evicted, trained))
+                self._open_evicted = 0
+            evicted_in, total = self._open_evicted, (self._open_evicted + batch if self._open_evicted else 0)
+            for step_evicted, step_trained in reversed(self._steps):
+                if total >= self.policy.failure_window:
+                    break
+                evicted_in, total = evicted_in + step_evicted, total + step_evicted + step_trained
+            limit = self.policy.max_failure_rate
+            if (
+                self._tripped is None
+                and limit is not None
+                and total >= self.policy.failure_window
+                and evicted_in > limit * total
+            ):
+                self._tripped = (
+                    f"openjudge: {evicted_in} of the last {total} prompt groups were evicted for a failed "
+                    f"member, above max_failure_rate={limit} (the async trainer discards the whole group and "
+                    f"generates a new prompt; recent sample failures: {self._causes()}). Stopping instead of "
+                    "training on the groups the judge happened to score: fix the judge, or use "
+                    "on_failure=neutral, which keeps the group and gives the failed member zero advantage"
+                )
 
     def summary(self) -> str:
         """``"K of the last M samples failed (<provider> [<endpoint, model>]: <count> <kind>; ...)"``."""

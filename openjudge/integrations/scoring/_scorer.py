@@ -107,6 +107,8 @@ class Placement:
             when the batch's rewards are assembled (``NaN`` until then).
         uid: Its group (VERL's prompt ``uid``), when known.
         expected: Members per group (``actor_rollout_ref.rollout.n``).
+        validation_expected: Members per validation group (``rollout.val_kwargs.n``), for
+            groups the ledger was told are validation prompts; ``None``: as ``expected``.
         posts_rewards: Scored rewards go to the ledger, for neutral siblings.
     """
 
@@ -115,6 +117,7 @@ class Placement:
     deferred: bool = False
     uid: str | None = None
     expected: int = 1
+    validation_expected: int | None = None
     posts_rewards: bool = False
 
 
@@ -304,15 +307,21 @@ class RewardScorer:
             assert reward is not None  # FallbackPolicy requires it under fallback
             return self._flagged(scored, reward, failed=True)
         if policy == "drop" and placement.can_drop:
+            if (
+                uid is not None and placement.drop == "raise"
+            ):  # counted per group (VERL's validation reports it)
+                await self.ledger.post(uid, None)
             return self._dropped(
                 scored, placement, "on_failure=drop: VERL drops it instead of training on an invented reward"
             )
         if placement.deferred:  # the colocated batch: assemble_rm_scores sees the group
             return self._flagged(scored, math.nan, failed=True, shown=0.0)
-        if uid is None or placement.expected <= 1:
+        if uid is None or max(placement.expected, placement.validation_expected or 0) <= 1:
             return self._flagged(scored, 0.0, failed=True)  # a group of one: 0.0 is its zero advantage
         await self.ledger.post(uid, None)
-        neutral = await self.ledger.neutral(uid, placement.expected, self.policy.neutral_wait_s)
+        neutral = await self.ledger.neutral(
+            uid, placement.expected, self.policy.neutral_wait_s, placement.validation_expected
+        )
         problem = await self.ledger.problem()
         if problem is not None:  # a sibling tripped the run while this one waited
             raise FailureRateExceeded(problem)
@@ -382,8 +391,58 @@ class RewardScorer:
                 tg.start_soon(one, i)
         if stop:
             raise stop[0]
-        graded = [s for s in scored if s is not None]
-        keys = list(groups) if groups is not None else [str(i) for i in range(len(samples))]
+        return self.settle_many([s for s in scored if s is not None], groups, where)
+
+    async def grade_many(self, samples: Sequence[Mapping[str, Any]]) -> list[ScoredSample]:
+        """Grade samples in one runner call (the runner's ``max_concurrency`` bounds it), each
+        recorded in the ledger; no failure policy yet (:meth:`settle_many`).
+
+        What :meth:`grade` does per sample, for a server that gathers concurrent requests'
+        samples into one call: the runner's overhead is paid once per batch. The breaker is
+        consulted per sample before the call (it cannot open during it).
+
+        Raises:
+            FailureRateExceeded: The ledger has tripped (before the call, or because a
+                failed sample of the batch tripped it).
+        """
+        out: list[ScoredSample | None] = [None] * len(samples)
+        todo: list[int] = []
+        for i in range(len(samples)):
+            problem, blocked = await self.ledger.admit(list(self.providers))
+            if problem is not None:
+                raise FailureRateExceeded(problem)
+            if blocked is not None:
+                out[i] = self._circuit_open(blocked)
+            else:
+                todo.append(i)
+        if todo:
+            results = await self.runner.arun([samples[i] for i in todo])
+            for j, i in enumerate(todo):
+                out[i] = self._scored({name: column[j] for name, column in results.items()})
+        stop: str | None = None
+        for i in todo:
+            scored = out[i]
+            assert scored is not None
+            if scored.not_applicable:
+                continue
+            problem = await self._record(scored)
+            if problem is not None and scored.failed:
+                stop = problem
+        if stop is not None:
+            raise FailureRateExceeded(stop)
+        return [s for s in out if s is not None]
+
+    def settle_many(
+        self,
+        graded: Sequence[ScoredSample],
+        groups: Sequence[str] | None = None,
+        placement: Placement | None = None,
+    ) -> list[ScoredSample]:
+        """:meth:`score_many`'s failure policy, on samples already graded (:meth:`grade`,
+        :meth:`grade_many`): a failed sample gets its group's mean, ``fallback_score``, or is
+        dropped with ``NaN`` where ``placement`` drops that way (see :meth:`score_many`)."""
+        where = placement or Placement()
+        keys = list(groups) if groups is not None else [str(i) for i in range(len(graded))]
         members: dict[str, list[ScoredSample]] = {}
         for key, s in zip(keys, graded, strict=True):
             members.setdefault(key, []).append(s)

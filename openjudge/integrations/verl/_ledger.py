@@ -5,31 +5,43 @@ Ray actors), so a breaker or a failure-rate window kept per worker sees a fracti
 the run, trips late, and once tripped drops ~1/num_workers of the trajectories. The
 ledger keeps them once for the whole run:
 
-* **In Ray** (every VERL worker): a named async actor, ``openjudge_ledger_<job id>``,
-  created by the first reward worker that needs it (``get_if_exists``; ``num_cpus=0``).
-  Every worker, the agent-loop workers of group judging and the openjudge replay
-  buffer in the driver reach the same one. Its breakers open and half-open for the
-  cluster: after the cooldown exactly one sample, on whichever worker, probes the judge.
+* **In Ray** (every VERL worker): a named async actor, ``openjudge_ledger_<job id>``
+  (``num_cpus=0``). Every reward worker, the agent-loop workers of group judging and the
+  openjudge replay buffer in the driver reach the same one. Its breakers open and
+  half-open for the cluster: after the cooldown exactly one sample, on whichever
+  worker, probes the judge.
 * **Out of Ray** (tests, a script, the batch call): one :class:`Ledger` per process.
+
+**Who owns it.** A Ray actor lives as long as the process that created it. The openjudge
+replay buffer creates it in VERL's driver (:func:`own_run_ledger`), when the trainer is
+built and before any reward worker starts, and holds it for the run; the workers
+:meth:`~Ledger.join` it with their options (the first sets the thresholds; each names
+its providers). Without the buffer (the V0 trainer, VERL's experimental trainers) the
+first reward worker that grades a sample creates it; a worker that cannot start never
+does, since the ledger would die with it: it reports its error to a ledger that exists,
+and VERL's own calls to it fail with that error (Ray's ``ActorDiedError`` carries the
+constructor's exception), which ends a V0 step.
 
 It also holds what neither a worker nor VERL can see alone:
 
 * the *start errors* of reward workers: VERL never awaits a ``RewardLoopWorker``
-  constructor, so a worker whose graders YAML is invalid dies silently and its
-  trajectories fail one by one; it records its error here first, and the openjudge
-  replay buffer stops the run with it at its first ``sample()``;
+  constructor, so on the V1 trainer a worker whose graders YAML is invalid dies unseen
+  and the sessions sent to it are dropped one by one; it records its error here first,
+  and the openjudge replay buffer stops the run with it;
 * the *rewards of each group* on the streaming path, so that a sample the judge could
   not score can be given its group's mean (zero GRPO advantage) without the reward
-  worker ever seeing the group (:meth:`Ledger.neutral`).
+  worker ever seeing the group (:meth:`Ledger.neutral`), and which groups are
+  validation prompts (the buffer says so), whose size is ``val_kwargs.n``;
+* the groups the async trainers evicted for a failed member (the buffer counts them).
 
 Calls cost one Ray round trip (~1 ms on an idle machine, several under load), so a
 reward worker does not make one per sample. It keeps a view of the ledger (the stop
 message, the providers whose breaker is open) no older than ``VIEW_TTL_S`` (50 ms) and
 asks the actor only for a provider whose breaker is open (so exactly one sample probes
-it); it sends the outcomes of scored samples in batches (at most ``RECORD_BATCH`` or
-``VIEW_TTL_S`` old), and a failed sample's at once. So a breaker opens on every worker
-within 50 ms of the failure that opened it, and the run's counts lag by as much.
-``python -m bench.verl_ledger`` measures the cost per sample.
+it); it sends the outcomes and group rewards of scored samples in batches (at most
+``RECORD_BATCH`` or ``VIEW_TTL_S`` old), and a failed sample's at once. So a breaker
+opens on every worker within 50 ms of the failure that opened it, and the run's counts
+lag by as much. ``python -m bench.verl_ledger`` measures the cost per sample.
 """
 
 from __future__ import annotations
@@ -50,9 +62,11 @@ from openjudge.integrations.scoring._settings import FailurePolicy
 
 __all__ = [
     "ACTOR_PREFIX",
+    "driver_call",
     "driver_summary",
     "driver_view",
     "existing_ray_ledger",
+    "own_run_ledger",
     "report_start_error",
     "reset_run_ledgers",
     "run_ledger",
@@ -73,12 +87,17 @@ _RESTART_PAUSE_S = 0.2
 """A dead ledger is started again for up to ~10 s before the call fails."""
 
 
+Join = tuple[FailurePolicy, tuple[tuple[str, str], ...]]
+"""A worker's thresholds and provider names, as it joins the ledger (:meth:`~Ledger.join`)."""
+
+
 class _RayLedger:
     """The named actor, called with ``await handle.method.remote(...)``, from one worker process.
 
     ``admit`` and ``record`` of samples that change nothing are answered from a view of
-    the ledger at most :data:`VIEW_TTL_S` old, and their records sent in batches (see
-    the module docstring).
+    the ledger at most :data:`VIEW_TTL_S` old, and their records (and group rewards) sent
+    in batches (see the module docstring). Before its first call, and again after the
+    actor was started anew, it joins the ledger with each set of options asked of it.
     """
 
     def __init__(self, handle: Any, make: Any = None) -> None:
@@ -88,37 +107,63 @@ class _RayLedger:
         self._view = LedgerView(None, frozenset())
         self._view_at = -math.inf
         self._pending: list[tuple[dict[str, bool], list[str]]] = []
+        self._posts: list[tuple[str, float | None, dict[str, float] | None]] = []
+        self._wanted: dict[Join, None] = {}
+        self._joined: set[Join] = set()
         self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._flushes: set[asyncio.Task[LedgerView]] = set()
         _clients.add(self)
 
+    def want(self, join: Join) -> None:
+        """Join the ledger with these options before the next call (once per set of options)."""
+        if join not in self._wanted:
+            self._wanted[join] = None
+
     def forget(self) -> None:
         """A new run (tests): drop the view and the unsent records; the next call asks the actor."""
-        self._view, self._view_at, self._pending = LedgerView(None, frozenset()), -math.inf, []
+        self._view, self._view_at, self._pending, self._posts = (
+            LedgerView(None, frozenset()),
+            -math.inf,
+            [],
+            [],
+        )
+        self._joined.clear()
+
+    async def _join(self) -> None:
+        for join in [j for j in self._wanted if j not in self._joined]:
+            self._joined.add(join)  # before the await: concurrent callers join once
+            policy, describe = join
+            await getattr(self.handle, "join").remote(policy, dict(describe))  # noqa: B009  # a Ray method
 
     async def _call(self, method: str, *args: object) -> Any:
         try:
+            if len(self._joined) < len(self._wanted):
+                await self._join()
             return await getattr(self.handle, method).remote(*args)
         except Exception as exc:
             from ray.exceptions import RayActorError
 
             if not isinstance(exc, RayActorError) or self._make is None:
                 raise
-            # The ledger died with the worker that started it: start it again (its counts restart).
+            # The ledger died with the process that owned it: start it again (its counts restart).
             # Its name is released only once Ray has marked it dead, so another worker may still
             # get the dead actor back for a moment: try again, for a bounded time.
             logger.warning("openjudge: the failure ledger died (%s); starting it again", exc)
             for _ in range(_RESTART_ATTEMPTS - 1):
-                # Keep every handle: the actor is not detached, so dropping the handle of a new one
-                # (another call restarting it at the same moment) would end it with its counts.
+                # Keep every handle: a named actor ends when its last handle is dropped, so dropping
+                # the handle of a new one (another call restarting it at the same moment) would end it.
                 self._handles.append(self.handle)
                 self.handle = self._make()
+                self._joined.clear()
                 try:
+                    await self._join()
                     return await getattr(self.handle, method).remote(*args)
                 except RayActorError:
                     await anyio.sleep(_RESTART_PAUSE_S)
             self._handles.append(self.handle)
             self.handle = self._make()
+            self._joined.clear()
+            await self._join()
             return await getattr(self.handle, method).remote(*args)
 
     def _seen(self, view: LedgerView) -> LedgerView:
@@ -150,9 +195,10 @@ class _RayLedger:
 
     async def _flush(self) -> LedgerView:
         entries, self._pending = self._pending, []
-        if not entries:
+        posts, self._posts = self._posts, []
+        if not entries and not posts:
             return self._view
-        view: LedgerView = await self._call("record_many", entries)
+        view: LedgerView = await self._call("record_many", entries, posts)
         return self._seen(view)
 
     def _flush_soon(self) -> None:
@@ -193,17 +239,29 @@ class _RayLedger:
         return result
 
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
-        await self._call("post", uid, reward, values)
+        """A scored member's reward goes with the next batch of records (its failed siblings
+        wait for it anyway); a failed member's at once, before it asks for its group's mean."""
+        self._posts.append((uid, reward, values))
+        if reward is None or len(self._posts) >= RECORD_BATCH:
+            await self._flush()
+        else:
+            self._flush_soon()
 
-    async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral:
-        result: Neutral = await self._call("neutral", uid, expected, wait_s)
+    async def neutral(
+        self, uid: str, expected: int, wait_s: float, validation_expected: int | None = None
+    ) -> Neutral:
+        result: Neutral = await self._call("neutral", uid, expected, wait_s, validation_expected)
         return result
 
 
 _clients: weakref.WeakSet[_RayLedger] = weakref.WeakSet()
 """Every client of this process (scorers keep theirs), so that a new run resets their views."""
-_local: dict[tuple[FailurePolicy, tuple[tuple[str, str], ...]], Ledger] = {}
+_local = Ledger()
+"""The run's ledger outside Ray: one per process (joined like the actor)."""
+_local_joins: set[Join] = set()
 _ray: dict[str, _RayLedger] = {}
+_owned: list[Any] = []
+"""The handle of the ledger this process created as VERL's driver: a named actor ends with its last handle."""
 _lock = threading.Lock()
 
 
@@ -214,14 +272,45 @@ def actor_name() -> str:
     return f"{ACTOR_PREFIX}_{ray.get_runtime_context().get_job_id()}"
 
 
-def existing_ray_ledger() -> _RayLedger | None:
-    """The run's ledger actor if a reward worker created it (for the driver's replay buffer)."""
+def _ray_running() -> bool:
     try:
         import ray
     except ImportError:  # pragma: no cover - VERL always brings Ray
+        return False
+    return bool(ray.is_initialized())
+
+
+def _actor_class() -> Any:
+    import ray
+
+    return ray.remote(Ledger).options(
+        name=actor_name(), get_if_exists=True, num_cpus=0, max_concurrency=10_000
+    )
+
+
+def own_run_ledger() -> None:
+    """Create the run's ledger actor in this process, VERL's driver, and hold it for the run.
+
+    Called where the trainer is built (the openjudge replay buffer's constructor), before
+    any reward worker starts: the ledger then lives as long as the driver, so a reward
+    worker that dies at start cannot take it (and its error) along. Outside Ray: nothing to do.
+    """
+    if not _ray_running():
+        return
+    import ray
+
+    handle = _actor_class().remote()
+    ray.get(handle.view.remote(), timeout=60)  # registered and alive before the workers look for it
+    with _lock:
+        _owned.append(handle)
+
+
+def existing_ray_ledger() -> _RayLedger | None:
+    """The run's ledger actor if it exists (for the driver's replay buffer and failed workers)."""
+    if not _ray_running():
         return None
-    if not ray.is_initialized():
-        return None
+    import ray
+
     try:
         return _RayLedger(ray.get_actor(actor_name()))
     except ValueError:  # not created (yet): no reward worker has graded or failed
@@ -231,19 +320,14 @@ def existing_ray_ledger() -> _RayLedger | None:
 def driver_view(timeout_s: float = 10.0) -> tuple[str | None, dict[str, int]]:
     """From synchronous code (the driver's replay buffer): why the run must stop, and the run's counts.
 
-    ``(None, {})`` when no reward worker created the ledger, or it did not answer in time.
-    Outside Ray (tests, one process), the process's ledgers.
+    ``(None, {})`` when there is no ledger, or it did not answer in time. Outside Ray
+    (tests, one process), the process's ledger.
     """
     ledger = existing_ray_ledger()
     if ledger is None:
-        with _lock:
-            local = list(_local.values())
-        problems = [p for p in (led.problem_now() for led in local) if p is not None]
-        counts: dict[str, int] = {}
-        for led in local:
-            for name, count in led.counts_now().items():
-                counts[name] = counts.get(name, 0) + count
-        return (problems[0] if problems else None), counts
+        if _ray_running():
+            return None, {}
+        return _local.problem_now(), _local.counts_now()
     import ray
 
     handle = ledger.handle
@@ -260,10 +344,9 @@ def driver_summary(timeout_s: float = 10.0) -> str | None:
     (:meth:`Ledger.summary`), or ``None`` when there is no ledger or it did not answer."""
     ledger = existing_ray_ledger()
     if ledger is None:
-        with _lock:
-            local = list(_local.values())
-        summaries = [led.guard.summary() for led in local if led.guard.samples]
-        return "; ".join(summaries) or None
+        if _ray_running():
+            return None
+        return _local.guard.summary() if _local.guard.samples else None
     import ray
 
     try:
@@ -274,67 +357,77 @@ def driver_summary(timeout_s: float = 10.0) -> str | None:
     return summary
 
 
-def report_start_error(message: str) -> None:
-    """From a reward worker's constructor: record why it cannot start (best effort)."""
-    client = run_ledger(FailurePolicy())
-    if isinstance(client, Ledger):
-        client.start_errors.append(message)
-        return
-    assert isinstance(client, _RayLedger)
+def driver_call(method: str, *args: object, timeout_s: float = 10.0) -> object:
+    """From synchronous code (the driver): one call to the run's ledger; ``None`` without one.
+
+    A ledger that does not answer is logged, never raised: the run goes on without it.
+    """
+    ledger = existing_ray_ledger()
+    if ledger is None:
+        if _ray_running():
+            return None
+        return anyio.run(getattr(_local, method), *args)
     import ray
 
     try:
-        ray.get(client.handle.start_failed.remote(message), timeout=30)
+        return ray.get(getattr(ledger.handle, method).remote(*args), timeout=timeout_s)
+    except Exception:
+        logger.warning("openjudge: the failure ledger did not answer", exc_info=True)
+        return None
+
+
+def report_start_error(message: str) -> None:
+    """From a reward worker's constructor: record why it cannot start, in the run's ledger.
+
+    Only in a ledger that exists (VERL's driver created it, or a worker that started): a
+    ledger this worker created would die with it. Without one, VERL's calls to the dead
+    worker carry the error themselves (Ray's ``ActorDiedError``).
+    """
+    if not _ray_running():
+        _local.start_errors.append(message)
+        return
+    import ray
+
+    ledger = existing_ray_ledger()
+    if ledger is None:
+        logger.error(
+            "%s (no failure ledger to report it to: VERL's calls to this worker will fail with it)", message
+        )
+        return
+    try:
+        ray.get(ledger.handle.start_failed.remote(message), timeout=30)
     except Exception:  # the error is re-raised by the caller either way
         logger.warning("openjudge: could not report the start error to the failure ledger", exc_info=True)
 
 
-def _ray_running() -> bool:
-    try:
-        import ray
-    except ImportError:  # pragma: no cover - VERL always brings Ray
-        return False
-    return bool(ray.is_initialized())
-
-
 def run_ledger(policy: FailurePolicy, describe: Mapping[str, str] | None = None) -> FailureLedger:
-    """The run's ledger: the named actor when Ray is running, else this process's.
-
-    The first caller's ``policy`` and ``describe`` configure it; every reward worker of
-    a run reads the same options, so they agree.
-    """
-    items = tuple(sorted((describe or {}).items()))
+    """The run's ledger, joined with ``policy`` and ``describe``: the named actor when Ray is
+    running (created here when it does not exist yet), else this process's."""
+    join: Join = (policy, tuple(sorted((describe or {}).items())))
     if _ray_running():
-        import ray
-
         name = actor_name()
         with _lock:
             client = _ray.get(name)
             if client is None:
-                actor = ray.remote(Ledger).options(
-                    name=name, get_if_exists=True, num_cpus=0, max_concurrency=10_000
-                )
-
-                def make() -> Any:
-                    return actor.remote(policy, dict(items))
-
-                client = _ray[name] = _RayLedger(make(), make)
-            return client
-    key = (policy, items)
+                actor = _actor_class()
+                client = _ray[name] = _RayLedger(actor.remote(), actor.remote)
+        client.want(join)
+        return client
     with _lock:
-        ledger = _local.get(key)
-        if ledger is None:
-            ledger = _local[key] = Ledger(policy, dict(items))
-        return ledger
+        if join not in _local_joins:
+            _local_joins.add(join)
+            _local.join_now(policy, describe or {})
+    return _local
 
 
 def reset_run_ledgers() -> None:
-    """Start a fresh run (tests): reset this process's ledgers in place and end the run's
-    ledger actor, so the next reward worker creates it anew with its own options."""
+    """Start a fresh run (tests): clear this process's ledger and end the run's ledger actor,
+    so the next worker (or the driver) creates it anew with its own options."""
     with _lock:
-        for ledger in _local.values():
-            ledger.reset()
+        _local.clear()
+        _local_joins.clear()
         _ray.clear()
+        _owned.clear()
         for client in list(_clients):
             client.forget()
     if not _ray_running():

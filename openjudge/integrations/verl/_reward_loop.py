@@ -30,7 +30,7 @@ from openjudge.integrations.verl._functions import (
 from openjudge.integrations.verl._hosted_judge import hosted_judge_from_verl
 from openjudge.integrations.verl._keys import ExtraFields, with_v1_extra_fields
 from openjudge.integrations.verl._ledger import report_start_error
-from openjudge.integrations.verl._modes import reward_path
+from openjudge.integrations.verl._modes import default_for_mode, from_v1_session, reward_path
 from openjudge.integrations.verl._rows import read_row
 from openjudge.integrations.verl._scoring import shared_scorer
 from openjudge.integrations.verl._settings import (
@@ -189,17 +189,35 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
                     "use one (the graders YAML, or your reward function)"
                 )
             hosted = hosted_judge_from_verl(config, reward_router_address, reward_model_tokenizer)
-            self._scorer = shared_scorer(read_settings(options), hosted)
+            self._scorer = shared_scorer(
+                default_for_mode(read_settings(options), reward_path(config)), hosted
+            )
             function = ScorerRewardFunction(self._scorer)
             self._warn_without_stop(config)
+            self._warn_filter_groups(config)
         return function
+
+    @classmethod
+    def _warn_filter_groups(cls, config: object) -> None:
+        """VERL hands a custom replay buffer no DAPO settings: ``filter_groups`` would be ignored unseen."""
+        enabled = config_value(config, "algorithm", "filter_groups", "enable") is True
+        sampler = config_value(config, "trainer", "v1", "sampler", "custom_sampler", "name")
+        if enabled and reward_path(config).v1_trainer and isinstance(sampler, str) and sampler:
+            cls._warn_once(
+                "filter_groups",
+                f"openjudge: algorithm.filter_groups.enable=True is ignored with a custom replay buffer "
+                f"(trainer.v1.sampler.custom_sampler.name={sampler}): VERL passes filter_groups only to its own "
+                "ReplayBuffer, so DAPO's group filtering does not run in this training. Remove the custom "
+                "sampler to filter groups (the openjudge buffer's failure counts and stop go with it), or "
+                "remove algorithm.filter_groups",
+            )
 
     @classmethod
     def _warn_without_stop(cls, config: object) -> None:
         """The V1 trainer stops on an outage only through the openjudge replay buffer."""
         path = reward_path(config)
         sampler = config_value(config, "trainer", "v1", "sampler", "custom_sampler", "name")
-        if path.use_v1 and not (isinstance(sampler, str) and sampler.startswith("OpenJudgeReplayBuffer")):
+        if path.v1_trainer and not (isinstance(sampler, str) and sampler.startswith("OpenJudgeReplayBuffer")):
             async_mode = path.trainer_mode != "sync"
             cls._warn_once(
                 "no_stop",
@@ -271,14 +289,24 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
         return {"reward_score": float(results[0].score), "reward_extra_info": dict(results[0].reward_info)}
 
     def _placement(self, data: DataProto, uid: str | None) -> Placement:
-        """What VERL can do with a failure of this row (see :class:`Placement`)."""
+        """What VERL can do with a failure of this row (see :class:`Placement`).
+
+        Whether a raised failure drops one trajectory is read from the row, not the config:
+        only V1's ``AgentLoopWorkerTQ`` settles a prompt's sessions with ``return_exceptions``
+        (:func:`~openjudge.integrations.verl._modes.from_v1_session`); VERL's experimental
+        trainers inherit ``trainer.use_v1`` but score through V0's ``AgentLoopWorker``.
+        """
         path = reward_path(self.config)
-        streaming = "prompt_len" in data.non_tensor_batch  # only the agent loop's rows carry lengths
-        if not streaming:
+        columns = data.non_tensor_batch
+        if "prompt_len" not in columns:  # only the agent loop's streaming rows carry lengths
             return Placement(deferred=True, uid=uid)
-        can_drop = path.use_v1
+        can_drop = from_v1_session(columns)
         return Placement(
-            can_drop=can_drop, uid=uid, expected=path.group_size, posts_rewards=self._posts_rewards(can_drop)
+            can_drop=can_drop,
+            uid=uid,
+            expected=path.group_size,
+            validation_expected=path.validation_group_size,
+            posts_rewards=self._posts_rewards(can_drop),
         )
 
     def _posts_rewards(self, can_drop: bool) -> bool:

@@ -71,8 +71,10 @@ class _RunLedger:
     async def post(self, uid: str, reward: float | None, values: dict[str, float] | None = None) -> None:
         await self._ledger().post(uid, reward, values)
 
-    async def neutral(self, uid: str, expected: int, wait_s: float) -> Neutral:
-        return await self._ledger().neutral(uid, expected, wait_s)
+    async def neutral(
+        self, uid: str, expected: int, wait_s: float, validation_expected: int | None = None
+    ) -> Neutral:
+        return await self._ledger().neutral(uid, expected, wait_s, validation_expected)
 
 
 def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | None = None) -> RewardScorer:

@@ -30,13 +30,15 @@ session failed) before the failure window is full, the stop names the judge too.
 
 Select with ``trainer.v1.sampler.custom_sampler.path=pkg://openjudge.integrations.verl.sampler``
 and ``trainer.v1.sampler.custom_sampler.name=OpenJudgeReplayBuffer`` (sync trainer) or
-``OpenJudgeReplayBufferAsync`` (``colocate_async`` / ``separate_async``). VERL gives a
+``OpenJudgeReplayBufferAsync`` (``colocate_async`` / ``separate_async``); the one that does
+not fit ``trainer.v1.trainer_mode`` refuses to be built, naming the one that does. VERL gives a
 custom sampler no DAPO settings: its ``algorithm.filter_groups`` does not apply with one.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -44,7 +46,7 @@ from typing import Any
 from openjudge._text import encodable_json_text
 from openjudge.integrations.scoring._guard import FailureRateExceeded
 from openjudge.integrations.scoring._keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
-from openjudge.integrations.verl._ledger import driver_summary, driver_view
+from openjudge.integrations.verl._ledger import driver_call, driver_summary, driver_view, own_run_ledger
 
 try:
     from verl.trainer.ppo.v1 import replay_buffer as _verl_replay_buffer
@@ -61,6 +63,8 @@ __all__ = [
     "stop_if_failed",
     "write_rollout_dump",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def failure_metrics(reward_infos: list[dict[str, Any]], prefix: str) -> dict[str, float]:
@@ -150,9 +154,30 @@ def _nothing_scored(exc: RuntimeError) -> FailureRateExceeded | None:
     )
 
 
+def _check_mode(name: str, trainer_mode: object, is_async: bool) -> None:
+    """The buffer must match the trainer VERL runs (it builds whichever class the command names)."""
+    if not isinstance(trainer_mode, str) or (trainer_mode != "sync") == is_async:
+        return
+    fits = "OpenJudgeReplayBuffer" if trainer_mode == "sync" else "OpenJudgeReplayBufferAsync"
+    raise ValueError(
+        f"trainer.v1.sampler.custom_sampler.name={name} does not fit trainer.v1.trainer_mode={trainer_mode}: "
+        f"use trainer.v1.sampler.custom_sampler.name={fits}"
+    )
+
+
 class _FailureMetrics:
     failure_keys: dict[str, set[str]]
+    prompt_global_steps: dict[str, dict[str, int]]
     sampler_kwargs: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _check_mode(type(self).__name__, kwargs.get("trainer_mode"), isinstance(self, ReplayBufferAsync))
+        super().__init__(*args, **kwargs)
+        self._evicted = 0  # groups evicted for a failed member since the last training batch
+        self._batch = 0  # the groups the current sample() will train
+        self._validation_dropped: dict[str, float] = {}  # the last validation's, for the next step's metrics
+        # The run's ledger lives as long as this process, VERL's driver: built before any reward worker.
+        own_run_ledger()
 
     def _wait_for_next_poll(self, partition_id: str, last_debug_time: float) -> float:
         stop_if_failed()  # the async trainers poll (and refill failed groups) until enough are ready
@@ -161,10 +186,24 @@ class _FailureMetrics:
 
     def _evict_terminal_groups(self, global_steps: int, partition_id: str, reasons: Any) -> Any:
         stop_if_failed()  # evict-and-refill loops here without polling when every group fails fast
-        return super()._evict_terminal_groups(global_steps, partition_id, reasons)  # type: ignore[misc]  # VERL's base
+        evicted = super()._evict_terminal_groups(global_steps, partition_id, reasons)  # type: ignore[misc]  # VERL's base
+        failed = len(
+            set(evicted[0]) & set(reasons[2])
+        )  # (evicted uids, ...); reasons: (stale, dapo, failed, ...)
+        if failed and partition_id == "train":
+            self._evicted += failed
+            driver_call("record_groups", failed, 0, self._batch)
+            stop_if_failed()  # too many groups evicted for a failed member
+        return evicted
 
     def sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[Any, dict[str, Any]]:
         stop_if_failed()
+        self._batch = batch_size
+        validation: list[str] = []
+        if partition_id == "val":  # the reward workers cannot tell these groups have val_kwargs.n members
+            self._sync_metadata_from_transfer_queue()  # type: ignore[attr-defined]  # VERL's base
+            validation = list(self.prompt_global_steps["val"])
+            driver_call("mark_validation", validation)
         try:
             batch, metrics = super().sample(global_steps, partition_id, batch_size)  # type: ignore[misc]  # the VERL base comes second in the MRO
         except RuntimeError as exc:
@@ -174,6 +213,8 @@ class _FailureMetrics:
             raise stop from exc
         counts = stop_if_failed()  # the run's totals now, this batch's samples included
         prefix = "training" if partition_id == "train" else "validation"
+        if partition_id == "val":
+            self._report_validation(validation, len(batch.keys))
         keys = [k for k, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding", False)]
         infos: list[dict[str, Any]] = []
         if keys:
@@ -190,9 +231,33 @@ class _FailureMetrics:
         out.update(failure_metrics(infos, prefix))
         sampled = {key.split("_")[0] for key in batch.keys}
         out[f"{prefix}/openjudge/groups_with_dropped"] = float(len(sampled & self.failure_keys[partition_id]))
+        if partition_id == "train":
+            driver_call("record_groups", 0, len(sampled), 0)
+            out["training/openjudge/evicted_groups"] = float(self._evicted)
+            self._evicted = 0
+            out.update(self._validation_dropped)  # VERL's _validate keeps none of its sampler's metrics
+            self._validation_dropped = {}
         for name, count in counts.items():  # the run's totals, across every reward worker
             out[f"{prefix}/openjudge/run/{name}"] = float(count)
         return batch, out
+
+    def _report_validation(self, uids: list[str], trajectories: int) -> None:
+        """Validation trajectories dropped because the judge could not score them: VERL's
+        validation metrics are computed over the others (its ``reward`` mean without them), so
+        they are logged here and reported with the next training step."""
+        dropped = driver_call("failed_members", uids)
+        if not isinstance(dropped, int) or not dropped:
+            return
+        logger.warning(
+            "openjudge: %d validation trajectories could not be scored and were dropped; VERL's validation "
+            "metrics (val-core/.../reward) are computed over the other %d",
+            dropped,
+            trajectories,
+        )
+        self._validation_dropped = {
+            "validation/openjudge/dropped": float(dropped),
+            "validation/openjudge/trajectories": float(trajectories),
+        }
 
 
 class OpenJudgeReplayBuffer(_FailureMetrics, ReplayBuffer):

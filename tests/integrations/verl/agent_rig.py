@@ -77,8 +77,9 @@ def write_model_dir(directory: Path) -> Path:
     return directory
 
 
-def agent_config(model_dir: Path, overrides: Sequence[str] = ()) -> DictConfig:
-    """VERL's ``ppo_trainer`` config for an agent loop on ``model_dir`` with the weather tool."""
+def agent_config(model_dir: Path, overrides: Sequence[str] = (), trainer: str = "ppo_trainer") -> DictConfig:
+    """VERL's ``trainer`` config (``ppo_trainer``, or an experimental trainer's) for an agent
+    loop on ``model_dir`` with the weather tool."""
     return trainer_config(
         [
             f"actor_rollout_ref.model.path={model_dir}",
@@ -88,7 +89,8 @@ def agent_config(model_dir: Path, overrides: Sequence[str] = ()) -> DictConfig:
             "actor_rollout_ref.rollout.multi_turn.format=hermes",
             f"actor_rollout_ref.rollout.multi_turn.function_tool_path={model_dir / 'tools.py'}",
             *overrides,
-        ]
+        ],
+        trainer,
     )
 
 

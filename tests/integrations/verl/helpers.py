@@ -180,14 +180,25 @@ def write_graders_yaml(directory: Path, base_url: str, *, timeout_s: float = 2.0
     return path
 
 
-def trainer_config(overrides: Sequence[str]) -> DictConfig:
-    """VERL's real ``ppo_trainer`` Hydra config with ``overrides`` (as on a training command)."""
+EXPERIMENTAL_CONFIGS = {
+    "one_step_off_ppo_trainer": "experimental/one_step_off_policy/config",
+    "fully_async_ppo_trainer": "experimental/fully_async_policy/config",
+}
+"""VERL's experimental trainers' own configs (each composes ``ppo_trainer``), by name."""
+
+
+def trainer_config(overrides: Sequence[str], name: str = "ppo_trainer") -> DictConfig:
+    """VERL's real Hydra config ``name`` (``ppo_trainer``, or an experimental trainer's, see
+    :data:`EXPERIMENTAL_CONFIGS`) with ``overrides`` (as on a training command)."""
     import verl
     from hydra import compose, initialize_config_dir
 
-    config_dir = str(Path(verl.__file__).parent / "trainer" / "config")
+    root = Path(verl.__file__).parent
+    config_dir = str(root / EXPERIMENTAL_CONFIGS.get(name, "trainer/config"))
+    # one_step_off's YAML finds ppo_trainer through a path relative to a VERL checkout (file://verl/...)
+    search = ["hydra.searchpath=[pkg://verl.trainer.config]"] if name in EXPERIMENTAL_CONFIGS else []
     with initialize_config_dir(config_dir=config_dir, version_base=None):
-        cfg: DictConfig = compose("ppo_trainer", overrides=list(overrides))
+        cfg: DictConfig = compose(name, overrides=[*search, *overrides])
     return cfg
 
 

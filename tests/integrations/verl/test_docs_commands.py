@@ -48,6 +48,30 @@ def test_the_page_has_its_commands() -> None:
     assert sum(for_09 for _, _, for_09 in BLOCKS) >= 6
 
 
+def test_the_page_opens_with_the_minimal_command_and_its_stop() -> None:
+    """The first command on the page trains, and carries the replay buffer without which an
+    async run evicts and refills for ever while the judge is down."""
+    text = PAGE.read_text(encoding="utf-8")
+    first = BASH.search(text)
+    assert first is not None and text.index("\n## ") > first.start()  # before the first section
+    first_block, overrides, for_09 = BLOCKS[0]
+    assert (
+        first.group(1).startswith("# Minimal\npython3 -m verl.trainer.main_ppo")
+        and for_09
+        and first_block == 0
+    )
+    assert set(overrides) >= {
+        "reward.reward_manager.name=openjudge",
+        "+reward.openjudge.config=/abs/path/graders.yaml",
+        "trainer.v1.sampler.custom_sampler.path=pkg://openjudge.integrations.verl.sampler",
+        "trainer.v1.sampler.custom_sampler.name=OpenJudgeReplayBuffer",
+    }
+    cfg = trainer_config(overrides)
+    assert (
+        cfg.trainer.use_v1 and cfg.trainer.v1.trainer_mode == "sync"
+    )  # VERL's defaults: the sync buffer fits
+
+
 def check_references(overrides: list[str]) -> None:
     """``pkg://`` paths with their ``name``, dotted class paths and registered names resolve."""
     from verl.experimental.agent_loop.agent_loop import _agent_loop_registry

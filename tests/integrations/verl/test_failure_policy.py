@@ -71,6 +71,22 @@ def test_neutral_is_zero_advantage_and_drop_is_not_in_vERL_s_own_estimator() -> 
     assert grpo([0.0, 0.0, 0.0], ["v"] * 3) == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize(("n", "k"), [(8, 2), (8, 7), (4, 3)])
+def test_neutral_members_scale_the_survivors_advantages_by_sqrt_n_minus_1_over_k_minus_1(
+    n: int, k: int
+) -> None:
+    """docs/verl.md's figure: at n = 8 and k = 2 scored, +-1.87 where the two alone get +-0.71."""
+    survivors = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0][:k]
+    neutral = neutral_values(["u"] * n, [*survivors, *[None] * (n - k)])["u"]
+    with_neutral = grpo([*survivors, *[neutral] * (n - k)], ["u"] * n)
+    alone = grpo(survivors, ["u"] * k)
+    ratio = math.sqrt((n - 1) / (k - 1))
+    assert with_neutral[:k] == pytest.approx([a * ratio for a in alone], rel=1e-4)
+    if (n, k) == (8, 2):
+        assert with_neutral[:2] == pytest.approx([1.8708, -1.8708], abs=1e-4)
+        assert alone == pytest.approx([0.7071, -0.7071], abs=1e-4)
+
+
 def test_a_final_4xx_is_not_an_outage() -> None:
     def err(kind: str, message: str) -> GraderError:
         return GraderError.model_validate({"name": "j", "kind": kind, "message": message})
@@ -103,10 +119,12 @@ def manager(graders: Path, tokenizer: object, *extra: str) -> OpenJudgeRewardMan
     return built
 
 
-def streaming_rows(data: DataProto) -> list[DataProto]:
-    """Each row as VERL's agent loop sends it: unpadded, with its lengths."""
+def streaming_rows(data: DataProto, *, v1: bool = True) -> list[DataProto]:
+    """Each row as VERL's agent loop sends it: unpadded, with its lengths; from V1's
+    ``AgentLoopWorkerTQ`` (``v1``) with its ``session_id`` and ``global_steps``, else from V0's."""
     rows = []
     p = data.batch["prompts"].shape[1]
+    uids = [str(u) for u in data.non_tensor_batch["uid"]]
     for i in range(len(data)):
         mask = data.batch["attention_mask"][i].bool()
         prompt, response = data.batch["prompts"][i][mask[:p]], data.batch["responses"][i][mask[p:]]
@@ -114,6 +132,9 @@ def streaming_rows(data: DataProto) -> list[DataProto]:
         non_tensors = {k: v[i : i + 1] for k, v in data.non_tensor_batch.items()}
         non_tensors["prompt_len"] = np.array([len(prompt)])
         non_tensors["response_len"] = np.array([len(response)])
+        if v1:
+            non_tensors["session_id"] = np.array([uids[:i].count(uids[i])])
+            non_tensors["global_steps"] = np.array([1])
         rows.append(
             DataProto.from_dict(
                 tensors={
@@ -142,7 +163,7 @@ def test_v1_streaming_drops_a_failed_trajectory(graders_yaml: Path, tokenizer: o
 
 def test_v0_streaming_gives_a_failed_trajectory_its_group_mean(graders_yaml: Path, tokenizer: object) -> None:
     mgr = manager(graders_yaml, tokenizer, "trainer.use_v1=false", "actor_rollout_ref.rollout.n=3")
-    rows = streaming_rows(make_batch(tokenizer, FAILING))  # type: ignore[arg-type]
+    rows = streaming_rows(make_batch(tokenizer, FAILING), v1=False)  # type: ignore[arg-type]
 
     async def group() -> list[RewardLoopOutput]:  # what V0's agent loop does: at once, no return_exceptions
         return list(await asyncio.gather(*(mgr.run_single(r) for r in rows)))
@@ -168,7 +189,8 @@ def test_a_failed_trajectory_whose_group_has_no_mean_is_dropped_not_given_zero(
         asyncio.run(v1.run_single(rows[2]))
     # V0 gathers a step's trajectories without return_exceptions: it cannot drop, so 0.0, said aloud.
     v0 = manager(graders_yaml, tokenizer, "trainer.use_v1=false", wait, "actor_rollout_ref.rollout.n=3")
-    out = asyncio.run(v0.run_single(rows[2]))
+    v0_rows = streaming_rows(make_batch(tokenizer, FAILING), v1=False)  # type: ignore[arg-type]
+    out = asyncio.run(v0.run_single(v0_rows[2]))
     assert out["reward_score"] == 0.0 and out["reward_extra_info"]["openjudge/failed"] == 1.0
     assert "its mean is unknown" in caplog.text
 

@@ -146,3 +146,27 @@ def test_a_healthy_judge_below_the_ceiling_keeps_running() -> None:
     for _ in range(12):
         assert anyio.run(scorer.score, {"response": "r"}).reward == 1.0
     assert guard_of(scorer).samples == 12 and guard_of(scorer).failed == 0
+
+
+def test_groups_evicted_for_a_failed_member_are_bounded_over_whole_steps() -> None:
+    """An async trainer under drop: evictions come before the step's trained groups, so a window cut
+    inside a step would read high; the share is over whole steps holding failure_window groups."""
+    guard = FailureGuard(FailurePolicy(max_failure_rate=0.5, failure_window=100))
+    for _ in range(3):  # 40 % evicted each step: 43 evicted (on the way), then 64 trained
+        guard.record_groups(43, 0, batch=64)
+        guard.record_groups(0, 64)
+    assert guard.tripped is None and (guard.evicted_groups, guard.groups) == (129, 321)
+    guard.record_groups(60, 0, batch=64)  # an unlucky step so far: 60 evicted, 64 to train
+    assert guard.tripped is None  # 60 of 124: this step with the batch it will train (48 %)
+    guard.record_groups(90, 0, batch=64)  # 150 evicted for 64 groups: 150 of 214 this step alone
+    message = guard.tripped
+    assert message is not None and "150 of the last 214 prompt groups were evicted" in message
+    assert "on_failure=neutral" in message
+
+
+def test_a_first_step_that_evicts_most_groups_trips_before_any_is_trained() -> None:
+    guard = FailureGuard(FailurePolicy(max_failure_rate=0.5, failure_window=100))
+    guard.record_groups(30, 0, batch=64)
+    assert guard.tripped is None  # fewer than failure_window groups seen
+    guard.record_groups(40, 0, batch=64)
+    assert guard.tripped is not None and "70 of the last 134" in guard.tripped

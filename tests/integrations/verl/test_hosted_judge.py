@@ -8,6 +8,7 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from verl.trainer.ppo.reward import load_reward_manager
@@ -15,6 +16,7 @@ from verl.trainer.ppo.reward import load_reward_manager
 from openjudge.config import ConfigError
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.verl import OpenJudgeRewardManager, compute_score
+from openjudge.integrations.verl._hosted_judge import hosted_judge_from_verl
 from openjudge.integrations.verl._settings import SettingsError
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl.helpers import (
@@ -82,8 +84,47 @@ def test_the_documented_frozen_judge_command_line(
     assert isinstance(grader, LLMGrader)
     assert getattr(grader.model, "base_url", None) == f"http://{address}/v1"
     assert grader.model.model_name == "test-judge"  # reward.reward_model.model_path
+    assert hosted_judge_from_verl(cfg, address).replicas == 4  # type: ignore[union-attr]  # 4 GPUs of TP 1
     out = asyncio.run(manager.run_single(make_batch(TOKENIZER, FAULT_PROMPTS[:1])[0:1]))
     assert out["reward_extra_info"]["openjudge/quality"] == 3.0 and out["reward_score"] == 0.5
+
+
+def test_a_judge_on_hdfs_is_called_by_the_name_vERL_serves_it_under(
+    judge_server: JudgeServerProcess, hosted_yaml: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """VERL copies a remote judge to a local path and starts vLLM on that path, which is then the
+    model's name; the ``hdfs://`` name gets a 404 on every call."""
+    import tempfile
+
+    from verl.utils import fs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where VERL copies remote models
+    monkeypatch.setattr(fs, "copy", lambda src, dst: Path(dst).mkdir(parents=True))  # the HDFS transfer
+    hdfs = "hdfs://cluster/models/test-judge"
+    served = fs.copy_to_local(hdfs)  # HFModelConfig.local_path: what VERL's replicas `serve`
+    overrides = [o.replace("Qwen/Qwen3-8B", hdfs) for o in documented_overrides(hosted_yaml)]
+    cfg = trainer_config(overrides)
+    manager = load_reward_manager(
+        cfg, TOKENIZER, reward_router_address=router_address(judge_server), reward_model_tokenizer=None
+    )
+    assert isinstance(manager, OpenJudgeRewardManager) and manager.scorer is not None
+    grader = manager.scorer.runner.grader_configs["quality"].grader
+    assert isinstance(grader, LLMGrader)
+    assert grader.model.model_name == served == f"{tmp_path}/{served.split('/')[-2]}/test-judge"
+    named = trainer_config(
+        [
+            *overrides,
+            "+reward.reward_model.rollout.prometheus.enable=True",  # not in the reward model's YAML
+            "+reward.reward_model.rollout.prometheus.served_model_name=org/served-judge",
+        ]
+    )
+    renamed = load_reward_manager(
+        named, TOKENIZER, reward_router_address=router_address(judge_server), reward_model_tokenizer=None
+    )
+    assert isinstance(renamed, OpenJudgeRewardManager) and renamed.scorer is not None
+    grader = renamed.scorer.runner.grader_configs["quality"].grader
+    # VERL's launcher keeps the name's last part
+    assert isinstance(grader, LLMGrader) and grader.model.model_name == "served-judge"
 
 
 def test_verls_naive_manager_passes_the_router_to_compute_score(
@@ -196,7 +237,8 @@ def test_a_request_the_judge_refuses_behind_vERL_s_router_is_final_and_no_outage
         stats = judge_server.stats()
     assert isinstance(refused, GraderError)  # e.g. a prompt longer than the judge's context
     assert "HTTP 500" in refused.message and REFUSED_MARK in refused.message
-    assert stats.by_outcome.get("400") == 1 and stats.chat_requests == 2  # once, and the probe: not retried
+    # once: not retried; the probe (GET /v1/models) queues no chat request
+    assert stats.by_outcome.get("400") == 1 and stats.chat_requests == 1
     assert not is_outage(refused)
     with socket.socket() as sock:  # a judge that is down: nothing listens there
         sock.bind(("127.0.0.1", 0))
@@ -204,3 +246,112 @@ def test_a_request_the_judge_refuses_behind_vERL_s_router_is_final_and_no_outage
     with running_router(dead) as router:
         down = asyncio.run(routed_grader(router, tmp_path).aevaluate(question="q", answer="a"))
     assert isinstance(down, GraderError) and REFUSED_MARK not in down.message and is_outage(down)
+
+
+def replicas(*addresses: str) -> Any:
+    """The judge's replicas as :func:`judge_replicas` finds them (VERL's server actors, on GPUs)."""
+
+    async def found() -> list[str]:
+        return list(addresses)
+
+    return found
+
+
+@contextmanager
+def silent_port() -> Iterator[str]:
+    """A replica that accepts connections and never answers (stuck, or far behind)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+
+
+def test_a_dead_replica_beside_a_healthy_one_is_an_outage_not_a_refusal(
+    judge_server: JudgeServerProcess, tmp_path: Path
+) -> None:
+    """VERL's router does not say which replica failed: every replica is probed, directly."""
+    from openjudge.integrations.scoring._guard import REFUSED_MARK, is_outage
+    from openjudge.integrations.verl._hosted_judge import RouterTransport
+    from openjudge.results import GraderError
+
+    healthy = judge_server.base_url.removeprefix("http://").removesuffix("/v1")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{sock.getsockname()[1]}"
+    with running_router(f"http://{dead}") as router:  # this request went to the dead replica
+        grader = routed_grader(router, tmp_path)
+        # the ChatClient's transport, wrapped by route_through_verl
+        transport = getattr(grader.model, "transport", None)
+        assert isinstance(transport, RouterTransport)
+        # the healthy replica would answer a probe sent through the router
+        transport._replicas = replicas(healthy, dead)
+        down = asyncio.run(grader.aevaluate(question="q", answer="a"))
+    assert isinstance(down, GraderError) and REFUSED_MARK not in down.message and is_outage(down)
+
+
+def test_a_probe_that_times_out_is_never_a_refusal(judge_server: JudgeServerProcess, tmp_path: Path) -> None:
+    from openjudge.integrations.scoring._guard import REFUSED_MARK, is_outage
+    from openjudge.integrations.verl._hosted_judge import RouterTransport
+    from openjudge.results import GraderError
+
+    healthy = judge_server.base_url.removeprefix("http://").removesuffix("/v1")
+    with silent_port() as stuck, running_router(judge_server.base_url.removesuffix("/v1")) as router:
+        grader = routed_grader(router, tmp_path)
+        transport = getattr(grader.model, "transport", None)
+        assert isinstance(transport, RouterTransport)
+        transport._replicas = replicas(healthy, stuck)
+        transport._probe_timeout_s = 0.3
+        answer = asyncio.run(grader.aevaluate(question="what is 2+2 ?", answer="answer 4 #oj:status=400"))
+    assert isinstance(answer, GraderError) and REFUSED_MARK not in answer.message and is_outage(answer)
+
+
+def test_a_replica_that_does_not_say_where_it_listens_is_not_up(
+    judge_server: JudgeServerProcess, tmp_path: Path
+) -> None:
+    """A server actor stuck in a long call never answers ``get_server_address``: the probe gives up
+    after its timeout and reads the judge as down, never as refusing."""
+    from openjudge.integrations.scoring._guard import REFUSED_MARK, is_outage
+    from openjudge.integrations.verl._hosted_judge import RouterTransport
+    from openjudge.results import GraderError
+
+    async def stuck() -> list[str]:
+        await asyncio.sleep(3600)
+        return []
+
+    with running_router(judge_server.base_url.removesuffix("/v1")) as router:
+        grader = routed_grader(router, tmp_path)
+        transport = getattr(grader.model, "transport", None)
+        assert isinstance(transport, RouterTransport)
+        transport._replicas = stuck
+        transport._probe_timeout_s = 0.3
+        answer = asyncio.run(grader.aevaluate(question="what is 2+2 ?", answer="answer 4 #oj:status=400"))
+    assert isinstance(answer, GraderError) and REFUSED_MARK not in answer.message and is_outage(answer)
+
+
+@pytest.mark.slow  # Ray
+def test_the_replicas_are_vERL_s_named_judge_server_actors(
+    ray_session: None, judge_server: JudgeServerProcess
+) -> None:
+    import ray
+
+    from openjudge.integrations.verl._hosted_judge import judge_replicas
+
+    host, port = judge_server.base_url.removeprefix("http://").removesuffix("/v1").split(":")
+
+    @ray.remote(num_cpus=0)
+    class Server:  # stands in for VERL's vLLM server actor (GPUs): its name and get_server_address
+        def get_server_address(self) -> tuple[str, int]:
+            return host, int(port)
+
+    actors = [Server.options(name=f"vllm_server_reward_{i}_0").remote() for i in range(2)]  # type: ignore[attr-defined]
+    # the policy's server, and node 1 of a judge replica (node 0 serves its HTTP): not probed
+    policy = Server.options(name="vllm_server_0_0").remote()  # type: ignore[attr-defined]
+    other_node = Server.options(name="vllm_server_reward_0_1").remote()  # type: ignore[attr-defined]
+    try:
+        assert asyncio.run(judge_replicas(2)) == [f"{host}:{port}", f"{host}:{port}"]
+        ray.kill(actors[1])
+        with pytest.raises(LookupError, match="1 of the judge's 2 replicas are running"):
+            asyncio.run(judge_replicas(2))  # a replica that is gone: the judge is not up
+    finally:
+        for actor in (*actors, policy, other_node):
+            ray.kill(actor)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from pathlib import Path
 
 import anyio
 import pytest
@@ -156,7 +157,7 @@ def test_the_named_actor_is_shared_by_every_process(ray_session: None) -> None:
         assert ray.get(reward_worker.remote(["judge: timeout"])) is not None
         problem, counts = driver_view()  # the driver, as the replay buffer reads it
         assert problem is not None and "judge [http://j/v1]: 2 timeout" in problem
-        assert counts == {"samples": 2, "failed": 2, "blocked": 0}
+        assert counts == {"samples": 2, "failed": 2, "blocked": 0, "evicted_groups": 0}
     finally:
         ray.kill(ray.get_actor(actor_name()))
 
@@ -201,3 +202,48 @@ def test_a_worker_batches_scored_samples_and_reports_failures_at_once() -> None:
         assert handle.calls[-1] == "admit" and blocked == "judge" and problem is None
 
     anyio.run(run)
+
+
+def test_the_first_worker_sets_the_thresholds_and_every_worker_names_its_judge(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ledger = Ledger()  # created by VERL's driver (the replay buffer) before any worker read the options
+    anyio.run(ledger.join, FailurePolicy(failure_window=2, breaker_failures=0), {})  # e.g. the group stage
+    anyio.run(ledger.join, FailurePolicy(failure_window=50), {"judge": "http://j/v1, model 'q'"})
+    assert "differ from the run's" in caplog.text  # the first thresholds stay
+    for _ in range(2):
+        anyio.run(ledger.record, {"judge": True}, ["judge: timeout"])
+    message = ledger.problem_now()
+    assert message is not None and "2 of the last 2 samples failed" in message
+    assert "judge [http://j/v1, model 'q']: 2 timeout" in message  # named by the worker that joined later
+
+
+@pytest.mark.slow  # Ray
+def test_group_judging_s_stage_joins_first_and_the_stop_still_names_the_judge(
+    ray_session: None, tmp_path: Path
+) -> None:
+    """The group stage is built in the driver (``OpenJudgeAgentLoopManager``) before any reward
+    worker: the run's one ledger actor must still name the reward workers' judge by endpoint and model."""
+    from omegaconf import OmegaConf
+
+    from openjudge.integrations.verl._scoring import shared_scorer
+    from openjudge.integrations.verl._settings import read_settings
+    from openjudge.integrations.verl.group._stage import build_stage
+    from tests.integrations.verl.trainer_rig import dead_url, graders_yaml
+
+    url = dead_url()
+    pointwise = graders_yaml(tmp_path, url)  # provider "judge", model 'test-judge', nothing listening
+    group = tmp_path / "group.yaml"
+    group.write_text(
+        "providers:\n  ranker: {kind: openai, model: r, base_url: 'http://127.0.0.1:9/v1', api_key: k}\n"
+        "graders:\n  rank: {type: listwise_ranking, provider: ranker, mapper: {query: query, responses: responses}}\n"
+    )
+    options = {"config": str(pointwise), "failure_window": 2, "breaker_failures": 0}
+    config = OmegaConf.create({"reward": {"openjudge": options, "openjudge_group": {"config": str(group)}}})
+    build_stage(config)  # joins the run's ledger first, with the group's providers only
+    scorer = shared_scorer(read_settings(options))  # a reward worker, later
+    sample = {"prompt": "Weather?", "response": "Sunny."}
+    anyio.run(scorer.grade, sample)
+    with pytest.raises(FailureRateExceeded) as stop:
+        anyio.run(scorer.grade, sample)
+    assert f"judge [{url}, model 'test-judge']: 2 provider_error" in str(stop.value)

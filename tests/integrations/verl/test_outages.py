@@ -143,7 +143,7 @@ def test_async_trainers_regenerate_for_ever_without_our_buffer(store: fake_tq.St
 
 def gather_v0(manager: OpenJudgeRewardManager, prompts: int) -> list[dict[str, Any]]:
     """V0's agent loop: every trajectory of the step at once, no ``return_exceptions``."""
-    rows = [r for _ in range(prompts) for r in streaming_rows(make_batch(TOKENIZER, [PROMPT]))]
+    rows = [r for _ in range(prompts) for r in streaming_rows(make_batch(TOKENIZER, [PROMPT]), v1=False)]
 
     async def step() -> list[dict[str, Any]]:
         return [dict(o) for o in await asyncio.gather(*(manager.run_single(r) for r in rows))]

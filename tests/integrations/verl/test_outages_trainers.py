@@ -9,16 +9,24 @@ scripted (the rollout server, TransferQueue, the GPU stages, weight sync) and wh
   :class:`FailureRateExceeded`, whose message names the judge (endpoint, model) and the
   counts, after ``failure_window`` samples plus those already in flight (the stated bound).
 * Judge down for a while (its first calls answer 503): training goes on, and the
-  failures are counted in the step's metrics (``training/openjudge/run/failed``; VERL's own
-  ``training/rollout_failure/evicted_samples`` in the async modes).
+  failures are counted in the step's metrics (``training/openjudge/run/failed``; the groups
+  the async modes evicted under ``drop``, ``training/openjudge/evicted_groups``, beside
+  VERL's own ``training/rollout_failure/evicted_samples``).
+
+VERL's experimental trainers (``one_step_off_policy``, ``fully_async_policy``) run their own
+batch-making code over V0's agent-loop worker (``experimental_rig``): with the flag
+``trainer.use_v1: true`` they inherit, a raised reward would end the step, so failures
+there are neutral, and the stop is raised from VERL's own code.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from verl import DataProto
@@ -35,7 +43,24 @@ from tests.integrations.verl.agent_rig import (
     agent_loop_worker,
     dataset_batch,
 )
-from tests.integrations.verl.trainer_rig import BATCH, WINDOW, N, answers, dead_url, graders_yaml, verl_run
+from tests.integrations.verl.experimental_rig import (
+    FULLY_ASYNC,
+    ONE_STEP_OFF,
+    experimental_config,
+    fully_async_sample,
+    one_step_off_batch,
+)
+from tests.integrations.verl.trainer_rig import (
+    BATCH,
+    WINDOW,
+    EventLoopThread,
+    N,
+    answers,
+    dead_url,
+    graders_yaml,
+    in_loop,
+    verl_run,
+)
 
 pytestmark = pytest.mark.slow  # real VERL managers and trainers (seconds per test)
 
@@ -89,10 +114,29 @@ def test_v1_judge_down_for_a_while_trains_on_and_counts_the_failures(
     assert last["training/openjudge/run/failed"] == 3.0  # failures reach the ledger at once
     # Scored samples' outcomes are sent in batches (within 50 ms) when the ledger is Ray's: a lower bound.
     assert last["training/openjudge/run/samples"] >= 3.0 + 1
-    if mode == "sync":  # the sync trainer trains a group around its dropped members
+    if mode == "sync":  # drop, its default: the sync trainer trains a group around its dropped members
         assert sum(s.get("training/openjudge/groups_with_dropped", 0.0) for s in run.steps) >= 1.0
-    else:  # the async trainers evict such groups and generate them again: VERL's own count
-        assert sum(s.get("training/rollout_failure/evicted_samples", 0) for s in run.steps) >= 2
+    else:  # neutral, their default: the groups train, each failed member flagged, none evicted
+        assert sum(s["training/openjudge/failed"] for s in run.steps) == 3.0
+        assert sum(s.get("training/rollout_failure/evicted_samples", 0) for s in run.steps) == 0
+        assert last["training/openjudge/run/evicted_groups"] == 0.0
+
+
+@pytest.mark.parametrize("mode", ["colocate_async", "separate_async"])
+def test_v1_async_under_drop_evicts_whole_groups_and_counts_them(
+    store: fake_tq.Store, model_dir: Path, tmp_path: Path, judge_server: JudgeServerProcess, mode: str
+) -> None:
+    graders = graders_yaml(tmp_path, judge_server.base_url, fail_first=3, tag=f"evict-{mode}")
+    overrides = ("+reward.openjudge.breaker_failures=0", "+reward.openjudge.on_failure=drop")
+    with verl_run(mode, model_dir, graders, *overrides) as run:
+        run.fit()
+    assert len(run.steps) == 3
+    evicted = sum(s["training/openjudge/evicted_groups"] for s in run.steps)
+    assert 1.0 <= evicted <= 3.0  # each failed member took its whole group (two failures may share one)
+    assert evicted == sum(
+        s.get("training/rollout_failure/evicted_samples", 0) for s in run.steps
+    )  # VERL's count
+    assert run.steps[-1]["training/openjudge/run/evicted_groups"] == evicted
 
 
 def v0_steps(model_dir: Path, graders: Path, steps: int, *overrides: str) -> list[DataProto]:
@@ -144,3 +188,90 @@ def test_v0_judge_down_for_a_while_trains_on_and_counts_the_failures(
     # live loop; this test's loops end with asyncio.run), so under Ray "samples" is a lower bound.
     assert (counts["failed"], counts["blocked"]) == (3, 0)
     assert 3 <= counts["samples"] <= 3 * BATCH * N
+
+
+class ExperimentalRun:
+    """Batches of one of VERL's experimental trainers, made by its own code (``experimental_rig``)."""
+
+    def __init__(self, trainer: str, config: Any, worker: Any, loop: EventLoopThread) -> None:
+        self.trainer, self.config, self.worker, self.loop = trainer, config, worker, loop
+        self.steps = 0
+
+    def batch(self) -> DataProto:
+        self.steps += 1
+        if self.trainer == ONE_STEP_OFF:  # the trainer awaits its agent-loop manager on its own loop
+            out: DataProto = self.loop.run(one_step_off_batch(self.config, self.worker))
+            return out
+        sample = fully_async_sample(self.config, self.worker, self.loop.loop, self.steps)
+        return asyncio.run(sample)  # on the rollouter's loop
+
+    def batches(self, count: int) -> list[DataProto]:
+        return [self.batch() for _ in range(count)]
+
+
+@contextmanager
+def experimental_run(
+    trainer: str, model_dir: Path, graders: Path, *overrides: str, extra_handles: Sequence[object] = ()
+) -> Iterator[ExperimentalRun]:
+    """The experimental ``trainer``'s batch-making over V0's ``AgentLoopWorker`` and VERL's
+    ``RewardLoopWorker`` (in process; ``extra_handles``: more reward workers, e.g. Ray actors)."""
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+
+    config = experimental_config(
+        trainer,
+        model_dir,
+        [
+            f"actor_rollout_ref.rollout.n={N}",
+            "reward.reward_manager.name=openjudge",
+            f"+reward.openjudge.config={graders}",
+            f"+reward.openjudge.failure_window={WINDOW}",
+            *overrides,
+        ],
+    )
+    loop = EventLoopThread()
+    try:
+        reward = loop.run(in_loop(lambda: RewardLoopWorker(config)))
+        handles = [LocalRewardHandle(reward), *extra_handles]
+        worker = loop.run(in_loop(lambda: agent_loop_worker(config, ScriptedServer(answers()), handles)))
+        yield ExperimentalRun(trainer, config, worker, loop)
+    finally:
+        loop.close()
+
+
+EXPERIMENTAL = [ONE_STEP_OFF, FULLY_ASYNC]
+
+
+@pytest.mark.parametrize("trainer", EXPERIMENTAL)
+def test_experimental_judge_down_for_the_whole_run_stops_it_naming_the_judge(
+    model_dir: Path, tmp_path: Path, trainer: str
+) -> None:
+    url = dead_url()
+    with (
+        experimental_run(trainer, model_dir, graders_yaml(tmp_path, url)) as run,
+        pytest.raises(FailureRateExceeded) as stop,
+    ):
+        run.batches(4 * WINDOW)
+    assert f"judge [{url}, model 'test-judge']" in str(stop.value)
+    _, counts = driver_view()
+    assert counts["failed"] == counts["samples"] <= WINDOW + N  # the window, plus the prompt in flight
+    assert (run.steps - 1) * N <= WINDOW  # every batch before the stop was neutral, none past the window
+
+
+@pytest.mark.parametrize("trainer", EXPERIMENTAL)
+def test_experimental_judge_down_for_a_while_trains_on_with_failures_neutral(
+    model_dir: Path, tmp_path: Path, judge_server: JudgeServerProcess, trainer: str
+) -> None:
+    """The config says ``trainer.use_v1: true``, and ``on_failure`` is ``drop``: raising here would end
+    the step (V0's worker gathers without ``return_exceptions``), so each failure is neutral instead."""
+    graders = graders_yaml(tmp_path, judge_server.base_url, fail_first=3, tag=f"while-{trainer}")
+    with experimental_run(trainer, model_dir, graders, "+reward.openjudge.breaker_failures=0") as run:
+        assert run.config.trainer.use_v1 is True and run.config.trainer.v1.trainer_mode == "sync"
+        batches = [run.batch() for _ in range(3)]
+    flags = [f for b in batches for f in b.non_tensor_batch["openjudge/failed"].tolist()]
+    assert len(flags) == 3 * N and sum(flags) == 3.0  # every batch whole; the failed samples flagged
+    for b in batches:  # a failed member has its group's mean (zero advantage), or 0.0 when none scored
+        rewards = b.batch["rm_scores"].sum(-1).tolist()
+        failed = b.non_tensor_batch["openjudge/failed"].tolist()
+        scored = [r for r, f in zip(rewards, failed, strict=True) if not f]
+        expected = sum(scored) / len(scored) if scored else 0.0
+        assert all(r == pytest.approx(expected) for r, f in zip(rewards, failed, strict=True) if f)

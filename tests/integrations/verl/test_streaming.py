@@ -18,7 +18,6 @@ import pytest
 from verl import DataProto
 from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
 
-from openjudge.integrations.scoring._guard import SampleFailed
 from openjudge.integrations.scoring._scorer import Placement, ScoredSample
 from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager
 from openjudge.testing.judge_server import JudgeServerProcess
@@ -209,11 +208,17 @@ def test_a_v0_step_trains_around_a_failed_trajectory(model_dir: Path, agent_yaml
     assert rewards[2:] == [0.0, 0.0]  # a group where every member failed: equal rewards, no signal
 
 
-def test_drop_on_v1_fails_the_session(model_dir: Path, agent_yaml: Path) -> None:
-    dropping = reward_worker(model_dir, agent_yaml)  # V1 (VERL 0.9's default): VERL drops the trajectory
+def test_drop_under_v0_s_worker_is_neutral_whatever_the_flag_says(model_dir: Path, agent_yaml: Path) -> None:
+    """VERL's experimental trainers keep ``trainer.use_v1: true`` but generate with V0's
+    ``AgentLoopWorker``, which gathers a step without ``return_exceptions``: a raised reward
+    would end the step, so the row (no ``session_id``) makes the failure neutral."""
+    dropping = reward_worker(model_dir, agent_yaml)  # on_failure=drop, the default; trainer.use_v1=true
     worker = agent_worker(model_dir, dropping, "single_turn_agent")
-    with pytest.raises(SampleFailed, match=r"quality: provider_error"):
-        asyncio.run(worker.generate_sequences(dataset_batch([PARIS, BROKEN])))
+    out = asyncio.run(worker.generate_sequences(dataset_batch([PARIS, BROKEN])))  # no SampleFailed
+    extra = out.non_tensor_batch
+    assert list(extra["openjudge/failed"]) == [0.0, 1.0]
+    assert extra["openjudge/quality/error_kind"][1] == "provider_error"
+    assert float(out.batch["rm_scores"][1].sum()) == 0.0  # a group of one: 0.0 is its zero advantage
 
 
 def test_several_outputs_of_one_trajectory_are_read_by_their_lengths(

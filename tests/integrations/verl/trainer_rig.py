@@ -297,9 +297,9 @@ def verl_run(
     )
     loop = EventLoopThread()
     try:
-        reward = loop.run(_in_loop(lambda: RewardLoopWorker(config)))  # VERL builds it in its actor's loop
+        reward = loop.run(in_loop(lambda: RewardLoopWorker(config)))  # VERL builds it in its actor's loop
         worker = loop.run(
-            _in_loop(
+            in_loop(
                 lambda: v1_agent_loop_worker(
                     config, ScriptedServer(answers()), None if colocated else [LocalRewardHandle(reward)]
                 )
@@ -368,5 +368,5 @@ def ray_get_identity() -> Iterator[None]:
         module.get = saved
 
 
-async def _in_loop(make: Callable[[], Any]) -> Any:
+async def in_loop(make: Callable[[], Any]) -> Any:
     return make()

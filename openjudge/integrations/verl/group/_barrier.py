@@ -12,14 +12,21 @@ Rollout time (:class:`RolloutClock`) stops while the worker's rollout does: VERL
 ``colocate_async`` trainer aborts and pauses generation for every training step, and a
 step longer than the wait would otherwise make every sibling still generating late.
 The clock treats any stretch of more than ``idle_s`` (30 s) in which no session of the
-worker started, ended or arrived as a pause, and does not count it; a wall-clock cap of
-four times ``wait_timeout_s`` bounds the wait whatever happens.
+worker started, ended or arrived as a pause, and does not count it. Beyond rollout
+time the wait is bounded in one of two ways:
+
+* with ``max_pauses`` (``colocate_async`` with VERL's ``max_off_policy_threshold``): by
+  pauses, that is training steps. A group may span up to that many policy versions
+  before VERL evicts it as stale, whatever each step lasts, so its wait ends once rollout
+  paused more often than that since its first member arrived;
+* otherwise by wall time: four times ``wait_timeout_s``, whatever happens.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Generic, TypeVar
@@ -43,11 +50,16 @@ class RolloutClock:
         self._clock = clock
         self._last = clock()
         self._paused = 0.0
+        self.pauses = 0
+        """Pauses that ended so far (each a stretch of more than ``idle_s`` without a tick)."""
 
     def tick(self) -> None:
         """Rollout made progress now (a session started, ended or arrived)."""
         now = self._clock()
-        self._paused += max(0.0, now - self._last - self.idle_s)
+        gap = now - self._last - self.idle_s
+        if gap > 0:
+            self._paused += gap
+            self.pauses += 1
         self._last = now
 
     def now(self) -> float:
@@ -74,6 +86,9 @@ class GroupBarrier(Generic[M, R]):
         judge: Called once with ``{session_id: member}`` of the members that arrived in
             time; returns the group's verdict.
         clock: The worker's rollout clock (default: wall time, never paused).
+        max_pauses: Judge whoever is there once rollout paused more often than this since
+            the first arrival (``colocate_async``: VERL's ``max_off_policy_threshold``),
+            instead of after a wall time of four times ``wait_timeout_s``.
     """
 
     def __init__(
@@ -83,6 +98,7 @@ class GroupBarrier(Generic[M, R]):
         wait_timeout_s: float,
         judge: Callable[[Mapping[int, M]], Awaitable[R]],
         clock: RolloutClock | None = None,
+        max_pauses: int | None = None,
     ) -> None:
         if expected < 1:
             raise ValueError(f"group {uid}: expected at least one member, got {expected}")
@@ -96,6 +112,8 @@ class GroupBarrier(Generic[M, R]):
         self._clock = clock if clock is not None else RolloutClock(idle_s=float("inf"))
         self._deadline: float | None = None
         self._wall_deadline: float | None = None
+        self._max_pauses = max_pauses
+        self._pauses_at_first = 0
         self._verdict: asyncio.Task[R] | None = None
         self._judged_ids: frozenset[int] = frozenset()
 
@@ -115,7 +133,13 @@ class GroupBarrier(Generic[M, R]):
         self._clock.tick()
         if self._deadline is None:
             self._deadline = self._clock.now() + self.wait_timeout_s
-            self._wall_deadline = self._clock.wall() + WALL_CAP * self.wait_timeout_s
+            bounded_by_pauses = self._max_pauses is not None
+            self._wall_deadline = (
+                math.inf if bounded_by_pauses else self._clock.wall() + WALL_CAP * self.wait_timeout_s
+            )
+            self._pauses_at_first = self._clock.pauses
+        if not self.judged and self._stale():  # the group outlived VERL's staleness bound: judge it as it is
+            self._start_judging()
         if not self.judged:
             self.arrived[session_id] = member
         self._update()
@@ -126,6 +150,10 @@ class GroupBarrier(Generic[M, R]):
             self.left.add(session_id)
             self._update()
 
+    def _stale(self) -> bool:
+        """More training steps passed since the first arrival than the group may span."""
+        return self._max_pauses is not None and self._clock.pauses - self._pauses_at_first > self._max_pauses
+
     async def verdict(self, session_id: int) -> tuple[R, bool]:
         """Wait for the group's verdict; also say whether this member was part of it.
 
@@ -134,13 +162,20 @@ class GroupBarrier(Generic[M, R]):
         while not self.judged and not self._complete.is_set():
             assert self._deadline is not None and self._wall_deadline is not None, "verdict() before arrive()"
             remaining = min(self._deadline - self._clock.now(), self._wall_deadline - self._clock.wall())
-            if remaining <= 0:
+            if remaining <= 0 or self._stale():
                 break  # judge whoever is there
+            if self._max_pauses is not None:  # notice the pauses as they end
+                remaining = min(remaining, self._clock.idle_s)
             with contextlib.suppress(TimeoutError):  # rollout time may have paused meanwhile: check again
                 await asyncio.wait_for(self._complete.wait(), remaining)
-        if self._verdict is None:
-            self._judged_ids = frozenset(self.arrived)
-            self._verdict = asyncio.ensure_future(self._judge(dict(self.arrived)))
+        self._start_judging()
+        assert self._verdict is not None
         # shield: a cancelled member must not cancel its siblings' judgement.
         verdict = await asyncio.shield(self._verdict)
         return verdict, session_id in self._judged_ids
+
+    def _start_judging(self) -> None:
+        """Judge the members that arrived, once (later arrivals are late)."""
+        if self._verdict is None:
+            self._judged_ids = frozenset(self.arrived)
+            self._verdict = asyncio.ensure_future(self._judge(dict(self.arrived)))

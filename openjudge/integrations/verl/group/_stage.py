@@ -6,9 +6,11 @@ import logging
 import os
 from dataclasses import dataclass
 
-from openjudge.config import build_job, load_config
+from openjudge.config import JobConfig, build_job, load_config
+from openjudge.integrations.scoring._loader import describe_providers
 from openjudge.integrations.verl._functions import find_reward_function
 from openjudge.integrations.verl._gc_freeze import freeze_long_lived_objects
+from openjudge.integrations.verl._hosted_judge import HOSTED_KIND
 from openjudge.integrations.verl._ledger import run_ledger
 from openjudge.integrations.verl._scoring import reward_loop_names
 from openjudge.integrations.verl._settings import FailurePolicy, SettingsError, config_value, read_settings
@@ -78,7 +80,9 @@ def _stage(config: object, custom_reward_fn: object) -> GroupStage:
         except SettingsError:  # no graders YAML there: the reward manager reports its own options
             logger.debug("openjudge: reward.openjudge names no graders YAML; group names checked per group")
     path = os.path.realpath(settings.config)
-    job = build_job(load_config(path), source=settings.config, use_cache=False, members_scored=True)
+    config = load_config(path)
+    _refuse_hosted_judge(config, settings.config)
+    job = build_job(config, source=settings.config, use_cache=False, members_scored=True)
     close_at_exit(job)
     try:
         policy = read_settings(per_sample).failure_policy() if per_sample is not None else FailurePolicy()
@@ -90,7 +94,9 @@ def _stage(config: object, custom_reward_fn: object) -> GroupStage:
         source=settings.config,
         reward_loop_names=taken,
         grader_providers=job.grader_providers,
-        ledger=run_ledger(policy),  # the run's breaker and failure rate, shared with the reward workers
+        # The run's breaker and failure rate, shared with the reward workers; the group judges are named
+        # in its messages beside theirs (each joins with its own providers).
+        ledger=run_ledger(policy, describe_providers(job)),
     )
     logger.info(
         "openjudge: group graders %s, reward = %s, from %s",
@@ -99,3 +105,21 @@ def _stage(config: object, custom_reward_fn: object) -> GroupStage:
         path,
     )
     return GroupStage(settings, judge, pointwise=settings.pointwise)
+
+
+def _refuse_hosted_judge(config: JobConfig, source: str) -> None:
+    """Group graders cannot call the judge VERL hosts: say so at start, in the driver.
+
+    VERL hands its router's address (a random port) to the reward workers only
+    (``RewardLoopWorker(config, reward_router_address)``); the agent-loop workers, where
+    groups are judged, never receive it.
+    """
+    hosted = [name for name, spec in config.providers.items() if spec.kind == HOSTED_KIND]
+    if hosted:
+        raise SettingsError(
+            f"{source}: providers {', '.join(hosted)}: kind: verl (the judge VERL hosts) cannot judge groups: "
+            "VERL gives its router's address to the reward workers only, not to the agent-loop workers that "
+            "judge groups. Point the group graders at a judge server of your own (kind: openai or vllm, with "
+            "its base_url), or use the hosted judge in the pointwise graders (reward.openjudge.config), whose "
+            "reward each member's 'pointwise' field carries into the group YAML"
+        )

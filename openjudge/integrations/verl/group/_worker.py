@@ -90,12 +90,27 @@ class OpenJudgeAgentLoopWorker(_BaseWorker):  # type: ignore[misc]  # a base of 
             return await judge.judge(members, n)
 
         self.groups[uid] = GroupBarrier(
-            uid, n, self.group_stage.settings.wait_timeout_s, judge_group, clock=self.rollout_clock
+            uid,
+            n,
+            self.group_stage.settings.wait_timeout_s,
+            judge_group,
+            clock=self.rollout_clock,
+            max_pauses=self._max_training_steps(validate),
         )
         try:
             await super()._run_prompt(prompt, sampling_params, trajectory, trace)
         finally:
             self.groups.pop(uid, None)
+
+    def _max_training_steps(self, validate: bool) -> int | None:
+        """The training steps a group may span while it waits (``colocate_async``, which pauses
+        rollout for each): VERL's ``max_off_policy_threshold``, past which it evicts the group
+        as stale. ``None``: the barrier's wall-time cap instead."""
+        threshold = config_value(self.config, "trainer", "v1", "sampler", "max_off_policy_threshold")
+        mode = config_value(self.config, "trainer", "v1", "trainer_mode")
+        if validate or mode != "colocate_async" or not isinstance(threshold, int):
+            return None
+        return threshold
 
     async def _run_agent_loop(
         self,

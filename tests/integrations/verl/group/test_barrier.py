@@ -139,3 +139,51 @@ def test_a_training_step_longer_than_the_wait_does_not_make_siblings_late() -> N
 
     assert asyncio.run(main()) == [("judged m0", True), ("judged m1", True)]
     assert judge.calls == [[0, 1]]
+
+
+def test_colocate_async_groups_wait_across_training_steps_up_to_vERL_s_staleness_bound() -> None:
+    """A group may span ``max_off_policy_threshold`` steps (VERL evicts it past that), however long each
+    step takes: its wait is bounded by the training pauses, not by four times ``wait_timeout_s`` of wall time."""
+    wall = FakeClock()
+
+    async def wait_through(steps: int) -> list[bool]:
+        barrier: GroupBarrier[str, dict[int, str]] = GroupBarrier(
+            "u", 2, 600.0, Judge(), clock=RolloutClock(idle_s=30.0, clock=wall), max_pauses=2
+        )
+        barrier.arrive(0, "m0")
+        first = asyncio.ensure_future(barrier.verdict(0))
+        for _ in range(steps):  # training steps of 1,000 s: 2,400 s (4 x wait) pass by the second one
+            await asyncio.sleep(0)
+            wall.t += 1000.0
+            barrier._clock.tick()  # rollout resumed after the step
+            await asyncio.sleep(0.01)  # the waiting member looks again
+        if not barrier.judged:
+            barrier.arrive(1, "m1")
+        second = asyncio.ensure_future(barrier.verdict(1))
+        return [judged for _, judged in await asyncio.gather(first, second)]
+
+    assert asyncio.run(wait_through(2)) == [True, True]  # 2,000 s of wall time, two steps: still one group
+    assert asyncio.run(wait_through(3)) == [True, False]  # a third step: VERL would evict it; judged alone
+
+
+@pytest.mark.parametrize(
+    ("mode", "validate", "bound"),
+    [
+        ("colocate_async", False, 3),
+        ("colocate_async", True, None),
+        ("separate_async", False, None),
+        ("sync", False, None),
+    ],
+)
+def test_the_worker_bounds_groups_by_training_steps_only_where_rollout_pauses_for_them(
+    mode: str, validate: bool, bound: int | None
+) -> None:
+    """Only ``colocate_async`` pauses rollout for each training step; validation runs between steps."""
+    from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker
+    from tests.integrations.verl.helpers import trainer_config
+
+    worker = OpenJudgeAgentLoopWorker.__new__(OpenJudgeAgentLoopWorker)  # VERL's config only, no Ray actor
+    worker.config = trainer_config(
+        [f"trainer.v1.trainer_mode={mode}", "trainer.v1.sampler.max_off_policy_threshold=3"]
+    )
+    assert worker._max_training_steps(validate) == bound

@@ -4,6 +4,7 @@ import asyncio
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -92,6 +93,36 @@ def test_stage_refuses_group_graders_that_reuse_the_reward_loops_names(tmp_path:
         build_stage(OmegaConf.create(config))
     config["reward"]["openjudge_group"]["pointwise"] = False  # no reward loop: no clash
     assert build_stage(OmegaConf.create(config)).judge.grader_names == ("rank",)  # type: ignore[attr-defined]
+
+
+def test_stage_refuses_the_judge_vERL_hosts_at_start(tmp_path: Path) -> None:
+    """VERL gives its router's address (a random port) to reward workers only, never to the
+    agent-loop workers that judge groups: refused in the driver, with what to do instead."""
+    group = tmp_path / "group.yaml"
+    group.write_text(
+        "providers:\n  judge: {kind: verl}\n"
+        "graders:\n  rank: {type: listwise_ranking, provider: judge, mapper: {query: query, responses: responses}}\n"
+    )
+    config = OmegaConf.create({"reward": {"openjudge_group": {"config": str(group), "pointwise": False}}})
+    refused = r"providers judge: kind: verl \(the judge VERL hosts\) cannot judge groups"
+    with pytest.raises(SettingsError, match=refused):
+        build_stage(config)
+    # As VERL's V1 task runner builds the manager it is named by (before any agent-loop worker starts).
+    from verl.utils.import_utils import load_class_from_fqn
+
+    from tests.integrations.verl.helpers import trainer_config
+
+    fqn = "openjudge.integrations.verl.group.OpenJudgeAgentLoopManager"
+    cfg = trainer_config(
+        [
+            f"+actor_rollout_ref.rollout.agent.agent_loop_manager_class={fqn}",
+            f"+reward.openjudge_group.config={group}",
+        ]
+    )
+    named = cfg.actor_rollout_ref.rollout.agent.agent_loop_manager_class
+    manager_cls: Any = load_class_from_fqn(named, "AgentLoopManager")  # as TaskRunnerV1 loads it
+    with pytest.raises(SettingsError, match=refused):
+        manager_cls.create(config=cfg, llm_client=None, teacher_client=None, reward_loop_worker_handles=[])
 
 
 @dataclass
