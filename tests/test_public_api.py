@@ -198,6 +198,7 @@ PUBLIC_MODULES = {
     "openjudge.errors": "the exception tree, under the result vocabulary (the floor of the layers)",
     # Run by name.
     "openjudge.graders.catalogue": "python -m openjudge.graders.catalogue",
+    "openjudge.graders.reference": "python -m openjudge.graders.reference",
     "openjudge.testing.judge_server": "python -m openjudge.testing.judge_server",
     "openjudge.integrations.verl.plugin": "the verl.plugins entry point (pyproject.toml)",
     "openjudge.integrations.verl.agent_loop": "VERL agent-loop configs name its class by path",

@@ -44,18 +44,28 @@ def run_command(args: argparse.Namespace) -> int:
         )
         return EXIT_INVALID
     try:
-        config_text = job_config_yaml(load_json(text, str(source)), source=source.name, data_path=args.data)
-        # The written file must load: parse it as `openjudge run` will (no environment needed).
-        config = parse_config(
-            config_text, source=str(args.out or "<generated>"), env={"OPENAI_API_KEY": "sk-check"}
-        )
-        build_job(config, source=str(args.out or "<generated>"), use_cache=False)
+        # Every grader is built here, so a problem names the JSON file and the grader's path.
+        config_text = job_config_yaml(load_json(text, str(source)), source=str(source), data_path=args.data)
     except ConfigError as exc:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
         return EXIT_INVALID
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        # The written file must load: parse it as `openjudge run` will (no environment needed).
+        generated = f"<the config generated from {source}>"
+        config = parse_config(config_text, source=generated, env={"OPENAI_API_KEY": "sk-check"})
+        build_job(config, source=generated, use_cache=False)
+    except ValueError as exc:  # the graders built: a fault of this command, not of the JSON
+        problems = exc.problems if isinstance(exc, ConfigError) else [str(exc)]
+        print(
+            f"error: the config generated from {source} does not load (a bug in import-openai-graders):",
+            file=sys.stderr,
+        )
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
         return EXIT_INVALID
     out: Path | None = args.out
     if out is None:

@@ -24,6 +24,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from openjudge.config._grader_schema import discriminate_graders
 from openjudge.config._locations import Located
 from openjudge.models._secrets import safe_url
 from openjudge.models.chat_model import StructuredOutputMode
@@ -388,6 +389,9 @@ class JobConfig(_Spec):
 def config_json_schema() -> dict[str, JsonValue]:
     """The JSON Schema of a job config file, for editor completion and validation."""
     schema: dict[str, JsonValue] = JobConfig.model_json_schema(mode="validation")
+    defs = schema["$defs"]
+    assert isinstance(defs, dict)
+    discriminate_graders(defs)  # each built-in type's own params, so editors complete them
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "openjudge job config"
     return schema

@@ -41,6 +41,12 @@ class ModelCapabilities(BaseModel):
     structured_output: StructuredOutputMode = "json_schema"
     logprobs: bool = True
     max_top_logprobs: int = Field(default=20, ge=0)
+    image_input: bool = True
+    """Takes chat-completions ``image_url`` content parts (whether the model can see them is the server's)."""
+    audio_input: bool = True
+    """Takes chat-completions ``input_audio`` content parts."""
+    reasoning_effort: bool = True
+    """Passes :attr:`Sampling.reasoning_effort` to the server."""
 
 
 class Sampling(BaseModel):
@@ -53,6 +59,9 @@ class Sampling(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     seed: int | None = None
     stop: tuple[str, ...] | None = None
+    reasoning_effort: str | None = None
+    """A reasoning model's effort (``low``, ``medium``, ...), where the backend takes it
+    (:attr:`ModelCapabilities.reasoning_effort`)."""
     extra_body: Mapping[str, JsonValue] | None = None
     """Provider-specific request fields merged into the request body."""
 
@@ -123,12 +132,16 @@ class ChatRequest:
     top_logprobs: int | None = None
 
     def prompt_chars(self) -> int:
-        """Characters of the messages' text contents."""
+        """Characters of the messages' text contents (text parts of a list of parts included)."""
         chars = 0
         for m in self.messages:
             content = m.get("content")
             if isinstance(content, str):
                 chars += len(content)
+            elif isinstance(content, list):
+                chars += sum(
+                    len(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+                )
         return chars
 
     def estimated_tokens(self) -> int:

@@ -18,10 +18,15 @@ from openjudge.results import TokenUsage
 __all__ = ["add_sampling_fields", "parse_completion"]
 
 
-def add_sampling_fields(fields: dict[str, Any], request: ChatRequest) -> None:
+def add_sampling_fields(
+    fields: dict[str, Any], request: ChatRequest, *, max_tokens_field: str = "max_tokens"
+) -> None:
     """Add the sampling options ``request`` sets, and its logprobs, under their API names.
 
-    ``extra_body`` and the response format are left to the caller: where they go differs.
+    ``max_tokens_field`` names the completion cap: ``max_tokens`` (what OpenAI-compatible
+    servers document), or ``max_completion_tokens`` (OpenAI's own API, whose reasoning
+    models refuse ``max_tokens``). ``extra_body`` and the response format are left to the
+    caller: where they go differs.
     """
     s = request.sampling
     if s.temperature is not None:
@@ -29,11 +34,13 @@ def add_sampling_fields(fields: dict[str, Any], request: ChatRequest) -> None:
     if s.top_p is not None:
         fields["top_p"] = s.top_p
     if s.max_tokens is not None:
-        fields["max_tokens"] = s.max_tokens
+        fields[max_tokens_field] = s.max_tokens
     if s.seed is not None:
         fields["seed"] = s.seed
     if s.stop:
         fields["stop"] = list(s.stop)
+    if s.reasoning_effort is not None:
+        fields["reasoning_effort"] = s.reasoning_effort
     if request.top_logprobs:
         fields["logprobs"] = True
         fields["top_logprobs"] = request.top_logprobs

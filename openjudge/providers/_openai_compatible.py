@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import SecretStr
 
@@ -48,6 +48,8 @@ class OpenAICompatibleTransport:
         max_connections: Connection pool size (the provider's concurrency).
         organization: ``OpenAI-Organization`` header.
         http_client_factory: Builds an ``httpx.AsyncClient``; forces the httpx path (tests).
+        max_tokens_field: The request field of ``Sampling.max_tokens``: ``max_tokens`` (what
+            OpenAI-compatible servers document) or ``max_completion_tokens`` (OpenAI's API).
 
     Raises:
         ValueError: Both an API key and URL credentials were given.
@@ -63,6 +65,7 @@ class OpenAICompatibleTransport:
         max_connections: int,
         organization: str | None = None,
         http_client_factory: HttpClientFactory | None = None,
+        max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
     ) -> None:
         url, user, password = split_url_credentials(base_url.strip().rstrip("/"))
         key = api_key.get_secret_value() if api_key is not None else None
@@ -85,6 +88,7 @@ class OpenAICompatibleTransport:
         self._model_name = model
         self._where = f"{safe_url(url)} model {model!r}"
         self._headers = headers
+        self._max_tokens_field = max_tokens_field
         pair = f"{user}:{password}" if user is not None and password else None
         auth = headers.get("authorization")
         basic = auth.removeprefix("Basic ") if auth is not None and auth.startswith("Basic ") else None
@@ -147,7 +151,7 @@ class OpenAICompatibleTransport:
         """
         mode = mode or self._structured.mode()
         params: dict[str, Any] = {"model": self._model_name, "messages": request.messages}
-        add_sampling_fields(params, request)
+        add_sampling_fields(params, request, max_tokens_field=self._max_tokens_field)
         if request.output is not None and mode != "prompt":
             params["response_format"] = self.response_format(request.output, mode)
         extra_body = request.sampling.extra_body

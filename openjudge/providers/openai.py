@@ -183,6 +183,8 @@ class OpenAIChatModel(ChatClient):
             max_connections=policy.limits.max_concurrency,
             organization=organization,
             http_client_factory=http_client_factory,
+            # OpenAI's reasoning models refuse max_tokens; every OpenAI chat model takes this name.
+            max_tokens_field="max_completion_tokens" if _is_openai(url) else "max_tokens",
         )
         super().__init__(
             transport,

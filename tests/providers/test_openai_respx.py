@@ -13,6 +13,7 @@ import respx
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models._errors import ChatModelError
+from openjudge.models.chat_model import Sampling
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
 from openjudge.providers._errors import parse_retry_after
 from openjudge.providers.openai import OpenAIChatModel
@@ -81,6 +82,25 @@ async def test_usage_logprobs_and_request_body() -> None:
     assert route.calls.last.request.headers["authorization"] == "Bearer sk-secret-value"
     assert "sk-secret-value" not in repr(m)
     assert m.usage.requests == 1
+
+
+@respx.mock
+@pytest.mark.parametrize(
+    ("base_url", "cap_field"),
+    [("https://api.openai.com/v1", "max_completion_tokens"), (BASE, "max_tokens")],
+)
+async def test_sampling_fields_under_the_names_the_server_takes(base_url: str, cap_field: str) -> None:
+    """OpenAI's reasoning models refuse max_tokens; OpenAI-compatible servers document it."""
+    route = respx.post(f"{base_url}/chat/completions").mock(
+        return_value=httpx.Response(200, json=completion("4"))
+    )
+    m = OpenAIChatModel(
+        "judge", api_key="sk-secret-value", base_url=base_url, http_client_factory=httpx.AsyncClient
+    )
+    await m.achat(MESSAGES, sampling=Sampling(max_tokens=64, reasoning_effort="low", seed=1))
+    body = json.loads(route.calls.last.request.content)
+    assert body[cap_field] == 64 and body["reasoning_effort"] == "low" and body["seed"] == 1
+    assert not {"temperature", "top_p", "max_tokens", "max_completion_tokens"} - {cap_field} & set(body)
 
 
 @respx.mock

@@ -24,7 +24,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import anyio
 import anyio.to_thread
@@ -34,11 +34,12 @@ from openjudge.errors import ContextOverflow
 from openjudge.graders._degenerate import CAUSE as DEGENERATE
 from openjudge.graders._degenerate import degenerate_reason
 from openjudge.graders.base_grader import BaseGrader, InputSpec
-from openjudge.graders.blame import check_response_text, context_overflow_of, message_chars, overflow_failure
+from openjudge.graders.blame import context_overflow_of, message_chars, overflow_failure
 from openjudge.graders.code._backends import sandbox_backend
 from openjudge.graders.code._sandbox import BackendName, SandboxBackend, SandboxError, SandboxLimits
 from openjudge.graders.openai import _blame as blame
 from openjudge.graders.openai._formula import Formula, FormulaError, Interval
+from openjudge.graders.openai._importer import FoundGrader, located_graders
 from openjudge.graders.openai._model_graders import ModelJudge
 from openjudge.graders.openai._python_grader import (
     PythonSource,
@@ -47,6 +48,7 @@ from openjudge.graders.openai._python_grader import (
     third_party_imports,
 )
 from openjudge.graders.openai._sample import SampleError, build_sample
+from openjudge.graders.openai._score_reading import NonNumeric
 from openjudge.graders.openai._similarity import Embedder, Metric, cosine, metric_for
 from openjudge.graders.openai._spec import (
     LabelModelSpec,
@@ -58,10 +60,10 @@ from openjudge.graders.openai._spec import (
     TextSimilaritySpec,
     parse_grader,
 )
-from openjudge.graders.openai._templates import Template, VariableError
+from openjudge.graders.openai._templates import Template, VariableError, template_at
 from openjudge.models._loop_local import LoopLocal
 from openjudge.models.chat_model import ChatModel
-from openjudge.results import GraderError, GraderScore, ResponseFailure, ScoreRange, TokenUsage
+from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["OpenAIGrader", "from_openai_grader", "read_grader_json"]
 
@@ -79,8 +81,10 @@ def read_grader_json(source: str | os.PathLike[str]) -> dict[str, JsonValue]:
     Raises:
         ValueError: The file is unreadable, not JSON, or holds no single grader.
     """
-    from openjudge.graders.openai._importer import graders_in
+    return _found_in_file(source).grader
 
+
+def _found_in_file(source: str | os.PathLike[str]) -> FoundGrader:
     path = Path(source)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -88,12 +92,12 @@ def read_grader_json(source: str | os.PathLike[str]) -> dict[str, JsonValue]:
         raise ValueError(f"{path}: cannot read the grader file ({exc.strerror or exc})") from None
     except ValueError as exc:
         raise ValueError(f"{path}: not JSON ({exc})") from None
-    found = graders_in(data)
+    found = located_graders(data)
     if len(found) != 1:
         raise ValueError(
             f"{path}: expected one grader, found {len(found)} (use openjudge import-openai-graders)"
         )
-    return found[0][1]
+    return found[0]
 
 
 class OpenAIGrader(BaseGrader):
@@ -120,6 +124,9 @@ class OpenAIGrader(BaseGrader):
         response_failure_score: The score of a response-caused failure (default: the
             bottom of the range).
         max_reasks: Re-asks of a model grader after an unusable reply.
+        score_model_non_numeric: A score_model output without a number: ``zero`` scores 0,
+            OpenAI's rule, flagged ``metadata["non_numeric_output"]``; ``error`` re-asks,
+            then gives ``GraderError(parse_error)`` (openjudge's rule for its own judges).
         name: Result name (default: the JSON's ``name``).
         description: One line on what is graded.
         reject_degenerate: A ``score_model``/``label_model`` grader scores a degenerate
@@ -152,11 +159,12 @@ class OpenAIGrader(BaseGrader):
         score_range: ScoreRange | tuple[float, float] | Sequence[float] | None = None,
         response_failure_score: float | None = None,
         max_reasks: int = 1,
+        score_model_non_numeric: NonNumeric = "zero",
         name: str = "",
         description: str = "",
         reject_degenerate: bool = True,
     ) -> None:
-        self.spec: OpenAIGraderSpec = _load(grader)
+        self.spec, where = _load(grader)
         self.reject_degenerate = reject_degenerate
         python_range = ScoreRange.coerce(python_score_range)
         assert python_range is not None  # coerce only returns None for None
@@ -164,25 +172,24 @@ class OpenAIGrader(BaseGrader):
         self.model = model
         self.embedder = embedder
         self.response_failure_score = response_failure_score
+        self.score_model_non_numeric: NonNumeric = score_model_non_numeric
         self._templates: dict[int, tuple[Template, Template]] = {}
         self._metrics: dict[int, Metric] = {}
         self._judges: dict[int, ModelJudge] = {}
         self._sources: dict[int, PythonSource] = {}
         self._ranges: dict[int, ScoreRange] = {}
         self._formula: Formula | None = None
-        leaves = list(self.spec.graders.values()) if isinstance(self.spec, MultiSpec) else [self.spec]
-        for leaf in leaves:
-            self._prepare(leaf, max_reasks)
+        try:
+            leaves = self._compile(max_reasks)
+        except ValueError as exc:  # a grader from a file: name the file and where the grader is in it
+            raise ValueError(f"{where}{exc}") from None
         declared = ScoreRange.coerce(score_range)
         # Sub-graders that wait (a judge, a sandbox, an embedder) run concurrently.
         self._waits = bool(self._judges or self._sources) or any(
             isinstance(leaf, TextSimilaritySpec) and leaf.evaluation_metric == "cosine" for leaf in leaves
         )
         if isinstance(self.spec, MultiSpec):
-            try:
-                self._formula = Formula(self.spec.calculate_output, set(self.spec.graders))
-            except FormulaError as exc:
-                raise ValueError(f"{self.spec.name}: formula_parse_error: {exc}") from None
+            assert self._formula is not None  # compiled with the sub-graders
             if declared is None:
                 bounds = self._formula.bounds(
                     {
@@ -217,10 +224,33 @@ class OpenAIGrader(BaseGrader):
             frozenset({"response"}), frozenset({"tool_calls", "item"}), accepts_any=True
         )
 
+    def _compile(self, max_reasks: int) -> list[LeafSpec]:
+        """Check and compile every leaf grader and the formula; the leaves.
+
+        Raises:
+            ValueError: What is wrong, named by its path in the JSON (``graders.<key>``).
+        """
+        if not isinstance(self.spec, MultiSpec):
+            self._prepare(self.spec, max_reasks)
+            return [self.spec]
+        for key, leaf in self.spec.graders.items():
+            try:
+                self._prepare(leaf, max_reasks)
+            except ValueError as exc:
+                raise ValueError(f"graders.{key}: {exc}") from None
+        try:
+            self._formula = Formula(self.spec.calculate_output, set(self.spec.graders))
+        except FormulaError as exc:
+            raise ValueError(f"formula_parse_error: {exc}") from None
+        return list(self.spec.graders.values())
+
     def _prepare(self, leaf: LeafSpec, max_reasks: int) -> None:
         key = id(leaf)
         if isinstance(leaf, StringCheckSpec | TextSimilaritySpec):
-            self._templates[key] = (Template(leaf.input), Template(leaf.reference))
+            self._templates[key] = (
+                template_at(leaf.input, "input"),
+                template_at(leaf.reference, "reference"),
+            )
             self._ranges[key] = _UNIT
             if isinstance(leaf, TextSimilaritySpec):
                 if leaf.evaluation_metric == "cosine":
@@ -229,7 +259,7 @@ class OpenAIGrader(BaseGrader):
                 else:
                     self._metrics[key] = metric_for(leaf.evaluation_metric)
         elif isinstance(leaf, PythonSpec):
-            self._sources[key] = PythonSource.check(leaf.source, leaf.name)
+            self._sources[key] = PythonSource.check(leaf.source, leaf.name or leaf.type)
             self._ranges[key] = self.python_range
             runners = executes_text(leaf.source)
             if runners:
@@ -244,10 +274,12 @@ class OpenAIGrader(BaseGrader):
         else:
             if self.model is None:
                 raise ValueError(
-                    f"{leaf.type} grader {leaf.name!r} needs a judge: pass model=<chat model> "
+                    f"{leaf.type} grader {leaf.name or leaf.type!r} needs a judge: pass model=<chat model> "
                     "(in a job config: provider: <name>)"
                 )
-            judge = ModelJudge(leaf, self.model, max_reasks=max_reasks)
+            judge = ModelJudge(
+                leaf, self.model, max_reasks=max_reasks, non_numeric=self.score_model_non_numeric
+            )
             self._judges[key] = judge
             self._ranges[key] = judge.score_range
 
@@ -341,9 +373,9 @@ class OpenAIGrader(BaseGrader):
                 if reason is not None:
                     return blame.response_failure(name, rng, DEGENERATE, reason)
             messages = judge.render(item, sample)
-            unsendable = _unsendable(messages)
+            unsendable = blame.unsendable(messages)
             if unsendable is not None:  # text no judge can be sent: whose is it?
-                surrogate = _lone_surrogate(sample)
+                surrogate = blame.lone_surrogate(sample)
                 if surrogate is not None:
                     return blame.response_failure(name, rng, "lone_surrogate", surrogate)
                 return GraderError(
@@ -371,7 +403,7 @@ class OpenAIGrader(BaseGrader):
         judge: ModelJudge,
         name: str,
         rng: ScoreRange,
-        messages: Sequence[Mapping[str, str]],
+        messages: Sequence[Mapping[str, Any]],
         item: Mapping[str, JsonValue],
         sample: Mapping[str, JsonValue],
     ) -> GraderScore | GraderError:
@@ -450,12 +482,15 @@ class OpenAIGrader(BaseGrader):
         if outcome.value is None:
             return blame.response_failure(name, rng, outcome.cause, outcome.detail, metadata=metadata)
         if not rng.contains(outcome.value):
-            return blame.response_failure(
-                name,
-                rng,
-                "python_grader_out_of_range",
-                f"grade() returned {outcome.value:g}, outside [{rng.low:g}, {rng.high:g}] "
-                "(a grader whose scores have another range: set python_score_range)",
+            # The source decides the values grade() returns, and the config their range: a
+            # value outside it is a config error to fix, not a reward to train on.
+            return GraderError(
+                name=name,
+                kind="internal",
+                message=f"python_grader_runtime_error: python grader {leaf.name!r}: grade() returned "
+                f"{outcome.value:g}, outside python_score_range [{rng.low:g}, {rng.high:g}]: set "
+                "python_score_range to the range grade() returns, or make grade() return values in it",
+                error_type="ValueError",
                 metadata=metadata,
             )
         return GraderScore(
@@ -552,32 +587,6 @@ def _json(value: object) -> JsonValue:
     return str(value)
 
 
-def _lone_surrogate(sample: Mapping[str, JsonValue]) -> str | None:
-    """Why the sample's text cannot be sent to a judge (a lone surrogate), or ``None``."""
-    try:
-        check_response_text("the response", str(sample.get("output_text") or ""))
-        tools = sample.get("output_tools")
-        if tools:
-            check_response_text("the response's tool calls", json.dumps(tools, ensure_ascii=False))
-    except ResponseFailure as failure:
-        return failure.message
-    except (ValueError, RecursionError):
-        return None  # JSON cannot write the calls: the judge is not sent them as JSON either
-    return None
-
-
-def _unsendable(messages: Sequence[Mapping[str, str]]) -> str | None:
-    """Why the rendered messages cannot be sent (text with no UTF-8 form), or ``None``."""
-    for message in messages:
-        content = message["content"]
-        if not content.isascii():
-            try:
-                content.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                return f"has text with no UTF-8 form (a lone surrogate U+{ord(content[exc.start]):04X})"
-    return None
-
-
 def _string_check(spec: StringCheckSpec, name: str, left: str, right: str) -> GraderScore:
     if spec.operation == "eq":
         passed = left == right
@@ -596,21 +605,29 @@ def _string_check(spec: StringCheckSpec, name: str, left: str, right: str) -> Gr
     )
 
 
-def _load(grader: Mapping[str, object] | OpenAIGraderSpec | str | os.PathLike[str]) -> OpenAIGraderSpec:
+def _load(
+    grader: Mapping[str, object] | OpenAIGraderSpec | str | os.PathLike[str],
+) -> tuple[OpenAIGraderSpec, str]:
+    """The grader's spec, and how to name it in messages ("" unless it comes from a file)."""
     if isinstance(
         grader,
         StringCheckSpec | TextSimilaritySpec | PythonSpec | ScoreModelSpec | LabelModelSpec | MultiSpec,
     ):
-        return grader
+        return grader, ""
     if isinstance(grader, str) and grader.lstrip().startswith("{"):
         try:
             data = json.loads(grader)
         except ValueError as exc:
             raise ValueError(f"the grader is not valid JSON: {exc}") from None
-        return parse_grader(data)
+        return parse_grader(data), ""
     if isinstance(grader, str | os.PathLike):
-        return parse_grader(read_grader_json(grader))
-    return parse_grader(grader)
+        found = _found_in_file(grader)
+        where = f"{os.fspath(grader)}: {found.where}: "
+        try:
+            return parse_grader(found.grader), where
+        except ValueError as exc:
+            raise ValueError(f"{where}{exc}") from None
+    return parse_grader(grader), ""
 
 
 def from_openai_grader(

@@ -19,13 +19,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import yaml
 from pydantic import JsonValue
 
-from openjudge.graders.openai._spec import MultiSpec, parse_grader
+from openjudge.errors import ConfigError
+from openjudge.graders.openai._spec import json_path, parse_grader
+from openjudge.models.chat_model import ChatResponse, ModelCapabilities, OutputSpec, Sampling
 
-__all__ = ["graders_in", "job_config_yaml"]
+__all__ = ["FoundGrader", "graders_in", "job_config_yaml", "located_graders"]
 
 _MODEL_TYPES = frozenset({"score_model", "label_model"})
 
@@ -50,43 +54,103 @@ def _is_grader(value: object) -> bool:
     )
 
 
-def graders_in(data: object) -> list[tuple[str, dict[str, JsonValue]]]:
-    """``(name, grader)`` for every grader in ``data`` (see the module docstring for the shapes)."""
-    found: list[tuple[str, dict[str, JsonValue]]] = []
+@dataclass(frozen=True, slots=True)
+class FoundGrader:
+    """A grader found in a JSON document, with where it is.
 
-    def add(grader: Mapping[str, JsonValue]) -> None:
-        found.append((str(grader.get("name") or grader.get("type")), dict(grader)))
+    Attributes:
+        name: Its ``name`` (its ``type`` when it has none).
+        grader: The grader object.
+        path: Its JSON path in the document (``method.reinforcement.grader``,
+            ``testing_criteria[1]``); "" for the document itself.
+    """
 
-    def walk(value: object) -> None:
+    name: str
+    grader: dict[str, JsonValue]
+    path: str
+
+    @property
+    def where(self) -> str:
+        """``grader 'name' (at <path>)``, for messages."""
+        at = f"at {self.path}" if self.path else "the whole file"
+        return f"grader {self.name!r} ({at})"
+
+
+def located_graders(data: object) -> list[FoundGrader]:
+    """Every grader in ``data`` with its JSON path (see the module docstring for the shapes)."""
+    found: list[FoundGrader] = []
+
+    def add(grader: Mapping[str, JsonValue], path: Sequence[int | str]) -> None:
+        found.append(
+            FoundGrader(str(grader.get("name") or grader.get("type")), dict(grader), json_path(path))
+        )
+
+    def walk(value: object, path: tuple[int | str, ...]) -> None:
         if isinstance(value, list):
-            for entry in value:
-                walk(entry)
+            for index, entry in enumerate(value):
+                walk(entry, (*path, index))
             return
         if not isinstance(value, Mapping):
             return
         if _is_grader(value) and value.get("type") not in ("reinforcement", "supervised", "dpo"):
-            add(value)
+            add(value, path)
             return
         method = value.get("method")
         if isinstance(method, Mapping):
             reinforcement = method.get("reinforcement")
             if isinstance(reinforcement, Mapping) and _is_grader(reinforcement.get("grader")):
-                add(reinforcement["grader"])
+                add(reinforcement["grader"], (*path, "method", "reinforcement", "grader"))
                 return
         for key in ("grader", "reinforcement"):
             inner = value.get(key)
             if _is_grader(inner):
-                add(inner)  # type: ignore[arg-type]  # checked: a grader mapping
+                add(inner, (*path, key))  # type: ignore[arg-type]  # checked: a grader mapping
                 return
             if isinstance(inner, Mapping) and _is_grader(inner.get("grader")):
-                add(inner["grader"])
+                add(inner["grader"], (*path, key, "grader"))
                 return
         criteria = value.get("testing_criteria")
         if isinstance(criteria, list):
-            walk(criteria)
+            walk(criteria, (*path, "testing_criteria"))
 
-    walk(data)
+    walk(data, ())
     return found
+
+
+def graders_in(data: object) -> list[tuple[str, dict[str, JsonValue]]]:
+    """``(name, grader)`` for every grader in ``data`` (see the module docstring for the shapes)."""
+    return [(found.name, found.grader) for found in located_graders(data)]
+
+
+class _StandInJudge:
+    """A judge that is never called: it lets a model grader be built to check its JSON."""
+
+    def __init__(self, model: str) -> None:
+        self.model_name = model
+        self.capabilities = ModelCapabilities()
+
+    async def achat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        output: OutputSpec | None = None,
+        sampling: Sampling | None = None,
+        top_logprobs: int | None = None,
+        cache_tag: str = "",
+    ) -> ChatResponse:
+        raise RuntimeError("the stand-in judge of import-openai-graders is never called")
+
+
+def _build_problem(grader: Mapping[str, JsonValue]) -> str:
+    """Why ``grader`` cannot be built ("" when it can)."""
+    from openjudge.graders.openai._grader import OpenAIGrader
+
+    try:
+        spec = parse_grader(grader)
+        OpenAIGrader(spec, model=_StandInJudge(str(grader.get("model", ""))), sandbox="process")
+    except (ValueError, ImportError) as exc:
+        return str(exc)
+    return ""
 
 
 def _key(name: str, taken: set[str]) -> str:
@@ -110,10 +174,16 @@ def _models(grader: Mapping[str, JsonValue]) -> list[str]:
 def job_config_yaml(data: object, *, source: str = "the JSON", data_path: str | None = None) -> str:
     """A job config for every grader in ``data``, as YAML text.
 
+    Every grader is built once first (a model grader with a stand-in judge that is never
+    called), so what a grader gets wrong is reported now, naming ``source``, the grader
+    and the JSON path of the problem.
+
     Raises:
-        ValueError: No grader was found, or one is not valid (the message names it and the field).
+        ConfigError: Graders that are not valid, one problem each (``source: grader 'name'
+            (at <path>): <field>: <message>``).
+        ValueError: No grader was found.
     """
-    found = graders_in(data)
+    found = located_graders(data)
     if not found:
         raise ValueError(
             f"{source}: no grader found (expected a grader object, a fine-tuning job with "
@@ -122,20 +192,21 @@ def job_config_yaml(data: object, *, source: str = "the JSON", data_path: str | 
     graders: dict[str, object] = {}
     taken: set[str] = set()
     models: list[str] = []
-    for name, grader in found:
-        try:
-            spec = parse_grader(grader)
-        except ValueError as exc:
-            raise ValueError(f"{source}: grader {name!r}: {exc}") from None
+    problems: list[str] = []
+    for one in found:
+        problem = _build_problem(one.grader)
+        if problem:
+            problems.append(f"{source}: {one.where}: {problem}")
+            continue
         entry: dict[str, object] = {"type": "openai_grader"}
-        needs = _models(grader)
+        needs = _models(one.grader)
         if needs:
             entry["provider"] = "judge"
             models += needs
-        entry["params"] = {"grader": grader}
-        if isinstance(spec, MultiSpec) and not spec.graders:
-            continue
-        graders[_key(name, taken)] = entry
+        entry["params"] = {"grader": one.grader}
+        graders[_key(one.name, taken)] = entry
+    if problems:
+        raise ConfigError(problems)
     config: dict[str, object] = {"version": 1}
     if models:
         distinct = sorted(set(models))

@@ -1,44 +1,55 @@
 """OpenAI ``score_model`` and ``label_model`` graders, through any openjudge chat model.
 
 The grader's ``input`` messages are rendered (templates filled, ``developer`` sent as
-``system``, text parts joined) and sent to the configured provider, whatever the
-JSON's ``model`` says (it is kept in the result's metadata). The judge is asked for
-structured output in the strongest mode the provider declares, with this schema:
+``system``, image and audio parts as chat-completions parts: see :mod:`._messages`) and
+sent to the configured provider, whatever the JSON's ``model`` says (it is kept in the
+result's metadata). The judge is asked for structured output in the strongest mode the
+provider declares, with this schema:
 
 * ``score_model``: ``{"steps": [{"description", "conclusion"}], "result": <number>}``;
-  the result must lie in ``range`` (default [0, 1]) and is the score;
+  the number is truncated into ``range`` (default [0, 1]) and a non-numeric output
+  scores 0, by OpenAI's rule (see :mod:`._score_reading`);
 * ``label_model``: ``{"steps": [...], "result": <one of labels>}``; the score is 1.0
   when the label is one of ``passing_labels``, else 0.0.
 
 OpenAI enforces that format with structured outputs; open models also need to be told,
 so one system message stating it is put before the grader's messages. The response's
 text goes in verbatim, except that tags the prompt itself uses are escaped inside it
-(see :meth:`ModelJudge.render`). An unusable
-reply gets one re-ask, then ``GraderError(parse_error)`` (OpenAI's
-``model_grader_parse_error``), as for every LLM judge here; a provider failure keeps the
-provider's kind. A judge that refuses (a content filter, a refusal) refuses what the
+(see :meth:`ModelJudge.render`). A judge that refuses (a content filter, or the
+provider's ``refusal`` field: ``ChatModelError(kind="refused")``) refuses what the
 response wrote: the response's failure at the bottom of the range (cause
-``judge_refused``), as :class:`~openjudge.graders.llm_grader.LLMGrader` scores it.
+``judge_refused``), as :class:`~openjudge.graders.llm_grader.LLMGrader` scores it. That
+is decided before the reply is read, so a refusal is never a score_model's non-numeric 0;
+a refusal written as plain text in the reply (no refusal field, no filter) is a reply
+without a number, read by OpenAI's rule like any other (see :mod:`._score_reading`). An
+unusable label_model reply (and, with ``non_numeric="error"``, a score_model's) gets one
+re-ask, then ``GraderError(parse_error)`` (OpenAI's ``model_grader_parse_error``), as for
+every LLM judge here; a provider failure keeps the provider's kind.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import JsonValue
 
-from openjudge.graders._judge_output import evict_unusable, extract_json_object
+from openjudge.graders._judge_output import evict_unusable
 from openjudge.graders.blame import overflow_metadata
 from openjudge.graders.openai._blame import response_failure
-from openjudge.graders.openai._spec import LabelModelSpec, MessageSpec, SamplingParams, ScoreModelSpec
-from openjudge.graders.openai._templates import Template
+from openjudge.graders.openai._messages import PromptMessage
+from openjudge.graders.openai._score_reading import (
+    NonNumeric,
+    non_numeric_score,
+    number_in,
+    read_reply,
+    truncate,
+)
+from openjudge.graders.openai._spec import LabelModelSpec, SamplingParams, ScoreModelSpec
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatModel, OutputSpec, Sampling
-from openjudge.models.schema._data_blocks import escape_tags
 from openjudge.results import GraderError, GraderScore, ScoreRange, TokenUsage
 
 __all__ = ["ModelJudge"]
@@ -53,17 +64,36 @@ _STEPS: dict[str, Any] = {
     },
 }
 _SNIPPET = 200
-_TAG = re.compile(r"<\s*/?\s*([A-Za-z][\w.-]*)")
+_log = logging.getLogger(__name__)
 
 
-def _sampling(params: SamplingParams | None) -> Sampling | None:
+def _sampling(params: SamplingParams | None, model: ChatModel, grader: str) -> Sampling | None:
+    """The judge's sampling from OpenAI's ``sampling_params``: what the provider takes.
+
+    An absent field is left out (the provider's own setting applies, then the server's
+    default); ``max_completions_tokens`` (or the guide's ``max_tokens``) is the completion
+    cap, sent under the name the provider uses; ``reasoning_effort`` is passed where the
+    provider declares it
+    (:attr:`~openjudge.models.chat_model.ModelCapabilities.reasoning_effort`), else
+    dropped with a warning.
+    """
     if params is None:
         return None
+    effort = params.reasoning_effort
+    if effort is not None and not model.capabilities.reasoning_effort:
+        _log.warning(
+            "%s: sampling_params.reasoning_effort %r is not sent: the judge %r does not take it",
+            grader,
+            effort,
+            model.model_name,
+        )
+        effort = None
     return Sampling(
         temperature=params.temperature,
         top_p=params.top_p,
         seed=params.seed,
         max_tokens=params.max_completions_tokens or params.max_tokens,
+        reasoning_effort=effort,
     )
 
 
@@ -71,44 +101,38 @@ def _fmt(value: float) -> str:
     return str(int(value)) if value.is_integer() else f"{value:g}"
 
 
-class _Message:
-    """One prompt message with its text parts compiled as templates."""
-
-    def __init__(self, spec: MessageSpec, grader: str) -> None:
-        self.role = "system" if spec.role == "developer" else spec.role
-        parts = spec.content if isinstance(spec.content, list) else [spec.content]
-        texts: list[str] = []
-        for part in parts:
-            if isinstance(part, str):
-                texts.append(part)
-            elif part.type in ("input_text", "output_text") and part.text is not None:
-                texts.append(part.text)
-            else:
+def _check_media(messages: Sequence[PromptMessage], model: ChatModel) -> None:
+    """Refuse image or audio parts the judge cannot take, when the grader is built."""
+    takes = {"image": model.capabilities.image_input, "audio": model.capabilities.audio_input}
+    for index, message in enumerate(messages):
+        for kind in sorted(message.media):
+            if not takes[kind]:
                 raise ValueError(
-                    f"{grader}: {part.type} content parts are not supported (openjudge's chat judges take text)"
+                    f"input[{index}]: the judge {model.model_name!r} takes text only, not input_{kind} parts: "
+                    f"use a provider that takes them (an OpenAI-compatible server such as vLLM or OpenAI, "
+                    f"with a model that reads {kind}s), or remove the part"
                 )
-        self.template = Template("".join(texts))
-        self.tags = frozenset(m.group(1).lower() for m in _TAG.finditer(self.template.literal_text()))
-
-    def render(
-        self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue], tags: frozenset[str]
-    ) -> dict[str, str]:
-        escape = (lambda text: escape_tags(text, tags)) if tags else None
-        return {"role": self.role, "content": self.template.render(item, sample, escape)}
 
 
 class ModelJudge:
     """The judge call of one ``score_model`` or ``label_model`` grader (stateless after construction)."""
 
     def __init__(
-        self, spec: ScoreModelSpec | LabelModelSpec, model: ChatModel, *, max_reasks: int = 1
+        self,
+        spec: ScoreModelSpec | LabelModelSpec,
+        model: ChatModel,
+        *,
+        max_reasks: int = 1,
+        non_numeric: NonNumeric = "zero",
     ) -> None:
         self.spec = spec
         self.model = model
         self.max_reasks = max_reasks
-        self.messages = [_Message(m, spec.name) for m in spec.input]
+        self.non_numeric = non_numeric
+        self.messages = [PromptMessage(m, f"input[{i}]") for i, m in enumerate(spec.input)]
+        _check_media(self.messages, model)
         self.tags = frozenset().union(*(m.tags for m in self.messages))
-        self.sampling = _sampling(spec.sampling_params)
+        self.sampling = _sampling(spec.sampling_params, model, spec.name or spec.type)
         if isinstance(spec, ScoreModelSpec):
             low, high = spec.range or (0.0, 1.0)
             self.score_range = ScoreRange(low=low, high=high)
@@ -130,7 +154,7 @@ class ModelJudge:
             f"where the steps are your reasoning and {rule}"
         )
 
-    def render(self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue]) -> list[dict[str, str]]:
+    def render(self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue]) -> list[dict[str, Any]]:
         """The messages sent to the judge (raises :class:`~._templates.VariableError`).
 
         The response's text is inserted as the grader's author wrote the template, except
@@ -143,28 +167,26 @@ class ModelJudge:
             *(m.render(item, sample, self.tags) for m in self.messages),
         ]
 
-    def _read(self, content: str) -> tuple[float, str, list[JsonValue]]:
-        """(score, label or "", steps) from a reply; ValueError if it is not usable."""
-        try:
-            reply = json.loads(content)
-        except ValueError:
-            reply = extract_json_object(content)
-        if not isinstance(reply, dict) or "result" not in reply:
-            raise ValueError('the reply has no "result"')
-        result = reply["result"]
-        steps = reply.get("steps")
-        steps_out: list[JsonValue] = steps if isinstance(steps, list) else []
+    def _read(self, content: str) -> tuple[float, str, list[JsonValue], dict[str, JsonValue]]:
+        """(score, label or "", steps, metadata) from a reply; ValueError if it is not usable.
+
+        A score_model's number is read by OpenAI's rule (see :mod:`._score_reading`).
+        """
+        reply = read_reply(content)
+        result = reply.result
         if isinstance(self.spec, LabelModelSpec):
+            if result is None:
+                raise ValueError(reply.problem)
             if not isinstance(result, str) or result not in self.spec.labels:
                 raise ValueError(f'"result" must be one of {self.spec.labels}, got {result!r}')
-            return (1.0 if result in self.spec.passing_labels else 0.0), result, steps_out
-        if isinstance(result, bool) or not isinstance(result, int | float) or not math.isfinite(result):
-            raise ValueError(f'"result" must be a number, got {result!r}')
-        if not self.score_range.contains(float(result)):
-            raise ValueError(
-                f'"result" {result} is outside the range {_fmt(self.score_range.low)} to {_fmt(self.score_range.high)}'
-            )
-        return float(result), "", steps_out
+            return (1.0 if result in self.spec.passing_labels else 0.0), result, reply.steps, {}
+        number = number_in(result)
+        if number is None:
+            if self.non_numeric == "error":
+                raise ValueError(reply.problem or f'"result" must be a number, got {result!r}')
+            return non_numeric_score(self.score_range), "", reply.steps, {"non_numeric_output": True}
+        score = truncate(number, self.score_range)
+        return score, "", reply.steps, ({} if score == number else {"truncated_from": number})
 
     async def judge(self, name: str, messages: Sequence[Mapping[str, Any]]) -> GraderScore | GraderError:
         """Ask the judge (with one bounded re-ask on an unusable reply)."""
@@ -198,7 +220,7 @@ class ModelJudge:
                 message = "the judge's reply was blocked by the content filter"
                 return self._refused(name, message, usage, latency_s)
             try:
-                score, label, steps = self._read(response.content)
+                score, label, steps, read = self._read(response.content)
             except ValueError as exc:
                 await evict_unusable(self.model, response)
                 if round_ < self.max_reasks:
@@ -221,9 +243,23 @@ class ModelJudge:
             metadata: dict[str, JsonValue] = {
                 "openai_model": self.spec.model,
                 "judge_model": response.model or self.model.model_name,
+                **read,
             }
             if label:
                 metadata["label"] = label
+            if read.get("non_numeric_output"):
+                # Scored by OpenAI's rule, but not a verdict: a rerun asks the judge again.
+                await evict_unusable(self.model, response)
+                return GraderScore(
+                    name=name,
+                    score=score,
+                    reason=f"the judge's output is not a number, so {_fmt(score)} (OpenAI's rule); "
+                    f"it began: {response.content[:_SNIPPET]!r}",
+                    metadata=metadata,
+                    score_range=self.score_range,
+                    usage=usage,
+                    latency_s=latency_s,
+                )
             reason = "; ".join(
                 str(step.get("conclusion", ""))
                 for step in steps

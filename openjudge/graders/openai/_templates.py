@@ -32,6 +32,7 @@ __all__ = [
     "VariableError",
     "parse_reference",
     "render_value",
+    "template_at",
 ]
 
 Namespace: TypeAlias = Literal["item", "sample"]
@@ -214,6 +215,18 @@ class Template:
 
     def namespaces(self) -> frozenset[Namespace]:
         return frozenset(ref.namespace for ref in self.references)
+
+
+def template_at(text: str, where: str) -> Template:
+    """``Template(text)``, its error naming ``where`` (the field's path in the grader JSON).
+
+    Raises:
+        ValueError: ``where: <what is wrong>``.
+    """
+    try:
+        return Template(text)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def templates_in(values: Sequence[str]) -> list[Template]:

@@ -221,7 +221,13 @@ class TransformersChatModel(ChatClient):
             policy=policy,
             sampling=_GREEDY.merged(sampling),
             capabilities=ModelCapabilities(
-                structured_output=mode, logprobs=True, max_top_logprobs=MAX_TOP_LOGPROBS
+                structured_output=mode,
+                logprobs=True,
+                max_top_logprobs=MAX_TOP_LOGPROBS,
+                # A chat template of text: no image or audio parts, no reasoning effort.
+                image_input=False,
+                audio_input=False,
+                reasoning_effort=False,
             ),
             cache=cache,
             limits=limits,

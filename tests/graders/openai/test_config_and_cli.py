@@ -15,6 +15,7 @@ from openjudge.config import ConfigError, load_config
 from openjudge.config._build import build_job
 from openjudge.graders.openai import OpenAIGrader, graders_in, job_config_yaml
 from openjudge.testing.judge_server import JudgeServerProcess
+from tests.cli._support import openjudge
 from tests.graders.openai.helpers import DATA, GUIDE_MULTI, GUIDE_SCORE_MODEL
 
 
@@ -67,7 +68,10 @@ def test_import_refuses_to_overwrite_and_explains_bad_json(
         '{"type": "string_check", "name": "x", "input": "a", "reference": "b", "operation": "neq"}'
     )
     assert main(["import-openai-graders", str(bad)]) == 1
-    assert "grader 'x': operation: Input should be 'eq', 'ne', 'like' or 'ilike'" in capsys.readouterr().err
+    assert (
+        f"{bad}: grader 'x' (the whole file): operation: Input should be 'eq', 'ne', 'like' or 'ilike'"
+        in capsys.readouterr().err
+    )
     broken = tmp_path / "broken.json"
     broken.write_text('{\n  "type": ')
     assert main(["import-openai-graders", str(broken)]) == 1
@@ -154,3 +158,139 @@ graders:
         "graders.missing.params: cannot build 'openai_grader':" in problems
         and "nowhere.json: cannot read" in problems
     )
+
+
+def test_import_errors_name_the_json_file_and_the_graders_path(tmp_path: Path) -> None:
+    """As a user runs it: every broken grader reported, by file and JSON path, never by a YAML line."""
+    eval_file = tmp_path / "eval.json"
+    eval_file.write_text(
+        json.dumps(
+            {
+                "name": "my eval",
+                "testing_criteria": [
+                    {
+                        "type": "string_check",
+                        "name": "fine",
+                        "input": "{{ sample.output_text }}",
+                        "reference": "{{ item.answer }}",
+                        "operation": "eq",
+                    },
+                    {
+                        "type": "multi",
+                        "calculate_output": "a +* b",
+                        "graders": {
+                            "a": {
+                                "type": "string_check",
+                                "name": "a",
+                                "input": "{{ sample.output_text }}",
+                                "reference": "x",
+                                "operation": "eq",
+                            },
+                            "b": {
+                                "type": "string_check",
+                                "name": "b",
+                                "input": "{{ sample.output_text }}",
+                                "reference": "x",
+                                "operation": "eq",
+                            },
+                        },
+                    },
+                    {
+                        "type": "multi",
+                        "calculate_output": "a",
+                        "graders": {
+                            "a": {
+                                "type": "text_similarity",
+                                "name": "a",
+                                "input": "{{ model.output }}",
+                                "reference": "x",
+                                "evaluation_metric": "bleu",
+                            },
+                        },
+                    },
+                    {
+                        "type": "score_model",
+                        "name": "judge",
+                        "model": "gpt-4o",
+                        "input": [
+                            {
+                                "role": "user",
+                                "content": [
+                                    "Rate {{ sample.output_text }}",
+                                    {"type": "input_image", "file_id": "file-1"},
+                                ],
+                            },
+                        ],
+                    },
+                ],
+            }
+        )
+    )
+    done = openjudge("import-openai-graders", str(eval_file), "-o", "job.yaml", cwd=tmp_path)
+    assert done.returncode == 1 and not (tmp_path / "job.yaml").exists()
+    assert done.stderr.splitlines() == [
+        f"error: {eval_file}: grader 'multi' (at testing_criteria[1]): formula_parse_error: "
+        "calculate_output 'a +* b' is not a formula: invalid syntax",
+        f"error: {eval_file}: grader 'multi' (at testing_criteria[2]): graders.a: input: {{{{ model.output }}}}: "
+        "a template reference starts with 'item.' or 'sample.' (e.g. {{ item.reference_answer }} or "
+        "{{ sample.output_text }})",
+        f"error: {eval_file}: grader 'judge' (at testing_criteria[3]): input[0].content[1]: an input_image with "
+        "file_id 'file-1' is in OpenAI's file store, which openjudge cannot reach: give its image_url (a URL or "
+        "a data: URL)",
+    ]
+    assert "<generated>" not in done.stderr and ".yaml" not in done.stderr
+
+
+def test_a_grader_file_in_a_config_is_named_with_the_graders_path(tmp_path: Path) -> None:
+    job = {
+        "method": {
+            "type": "reinforcement",
+            "reinforcement": {"grader": {**GUIDE_MULTI, "calculate_output": "name +"}},
+        }
+    }
+    (tmp_path / "rft.json").write_text(json.dumps(job))
+    (tmp_path / "job.yaml").write_text(
+        "graders:\n  tools:\n    type: openai_grader\n    params: {grader: rft.json}\n"
+    )
+    done = openjudge("validate", "job.yaml", cwd=tmp_path)
+    assert done.returncode == 1
+    assert (
+        "job.yaml:4: graders.tools.params: cannot build 'openai_grader': "
+        "rft.json: grader 'multi' (at method.reinforcement.grader): formula_parse_error: "
+        "calculate_output 'name +' is not a formula: invalid syntax"
+    ) in done.stderr
+
+
+def test_openjudge_run_scores_a_score_model_as_openai_does(
+    tmp_path: Path, judge_server: JudgeServerProcess
+) -> None:
+    """As a user runs it: a judge's number is the reward; its prose (no number) is OpenAI's 0, flagged."""
+    grader = {
+        "type": "score_model",
+        "name": "match",
+        "model": "o4-mini-2025-04-16",
+        "range": [0, 1],
+        "input": [{"role": "user", "content": "Reference: {{ item.ref }}. Answer: {{ sample.output_text }}"}],
+        "sampling_params": {"seed": 3, "reasoning_effort": "low"},
+    }
+    (tmp_path / "grader.json").write_text(json.dumps(grader))
+    (tmp_path / "job.yaml").write_text(
+        "providers:\n"
+        f"  judge: {{kind: openai, model: m, base_url: '{judge_server.base_url}', api_key: sk-test, max_retries: 0}}\n"
+        "graders:\n"
+        "  match: {type: openai_grader, provider: judge, params: {grader: grader.json}}\n"
+        "cache: {enabled: false}\n"
+    )
+    rows = [
+        {"id": "number", "response": "Paris", "ref": "Paris"},
+        {"id": "prose", "response": "Lyon #oj:reply=prose", "ref": "Paris"},
+    ]
+    (tmp_path / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    found = results(tmp_path / "results.jsonl")
+    number, prose = found["number"]["match"], found["prose"]["match"]
+    # The test judge writes the middle of the schema's range into "result": 0.5.
+    assert number["score"] == 0.5 and "non_numeric_output" not in number["metadata"]
+    assert prose["score"] == 0.0 and prose["metadata"]["non_numeric_output"] is True
+    assert "not a number, so 0 (OpenAI's rule)" in prose["reason"]

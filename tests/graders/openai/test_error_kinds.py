@@ -23,6 +23,16 @@ def model(reply: Callable[[ChatRequest], str | ChatResponse]) -> FunctionChatMod
     return FunctionChatModel(reply, policy=ProviderPolicy(retry=RetryPolicy(max_attempts=1)))
 
 
+LABELS: dict[str, object] = {
+    "type": "label_model",
+    "name": "tone",
+    "model": "gpt-4o",
+    "input": [{"role": "user", "content": "Tone of: {{ sample.output_text }}"}],
+    "labels": ["calm", "angry"],
+    "passing_labels": ["calm"],
+}
+
+
 def raise_503(request: ChatRequest) -> str:
     raise ChatModelError("503 Service Unavailable", kind="provider_error", status_code=503)
 
@@ -84,13 +94,30 @@ SYSTEM_CAUSED: list[tuple[str, str, Callable[[], GraderResult]]] = [
         lambda: grade(from_openai_grader(string_check("eq")), response="Paris", question="no reference here"),
     ),
     (
-        "model_grader_parse_error",
+        "model_grader_parse_error (label_model)",
         "parse_error",
         lambda: grade(
-            from_openai_grader(GUIDE_SCORE_MODEL, model=model(lambda r: "I think it is good")),
+            from_openai_grader(LABELS, model=model(lambda r: "I think it is good")),
+            response="x",
+        ),
+    ),
+    (
+        "model_grader_parse_error (score_model, openjudge's rule)",
+        "parse_error",
+        lambda: grade(
+            OpenAIGrader(
+                GUIDE_SCORE_MODEL,
+                model=model(lambda r: "I think it is good"),
+                score_model_non_numeric="error",
+            ),
             response="x",
             reference_answer="y",
         ),
+    ),
+    (
+        "python_grader_runtime_error (a value outside python_score_range)",
+        "internal",
+        lambda: grade(from_openai_grader(python("return 7.5")), response="x"),
     ),
     (
         "model_grader_server_error",

@@ -75,14 +75,59 @@ def test_developer_messages_and_text_parts() -> None:
     ]
 
 
-def test_an_out_of_range_score_is_re_asked_then_a_parse_error() -> None:
-    replies = iter(['{"steps": [], "result": 3}', '{"steps": [], "result": 0.5}'])
-    grader = from_openai_grader(GUIDE_SCORE_MODEL, model=judge(lambda r: next(replies)))
+@pytest.mark.parametrize(
+    ("reply", "score", "flag"),
+    [
+        ('{"steps": [], "result": 3}', 1.0, {"truncated_from": 3.0}),
+        ('{"steps": [], "result": -2.5}', 0.0, {"truncated_from": -2.5}),
+        ('{"steps": [], "result": "0.75"}', 0.75, {}),
+        ("0.25", 0.25, {}),
+        ('{"steps": [], "result": "high"}', 0.0, {"non_numeric_output": True}),
+        ('{"steps": [], "result": true}', 0.0, {"non_numeric_output": True}),
+        ('{"steps": [], "result": NaN}', 0.0, {"non_numeric_output": True}),
+        ("I cannot decide.", 0.0, {"non_numeric_output": True}),
+    ],
+)
+def test_score_model_output_is_truncated_and_non_numeric_scores_0(
+    reply: str, score: float, flag: dict[str, object]
+) -> None:
+    """OpenAI's guide: "truncated to the given range, and default to 0 for all non-numeric outputs"."""
+    seen: list[ChatRequest] = []
+    grader = from_openai_grader(GUIDE_SCORE_MODEL, model=judge(lambda r: reply, seen))
+    result = scored(grade(grader, response="x", reference_answer="y"))
+    assert result.score == score and len(seen) == 1  # no re-ask: OpenAI scores the first output
+    assert {
+        k: result.metadata[k] for k in ("truncated_from", "non_numeric_output") if k in result.metadata
+    } == flag
+    assert "blame" not in result.metadata  # the judge's output, not the response's failure
+
+
+def test_non_numeric_scores_the_bottom_when_0_is_outside_the_range() -> None:
+    grader = from_openai_grader(
+        {**GUIDE_SCORE_MODEL, "range": [1, 7]}, model=judge(lambda r: '{"result": "?"}')
+    )
+    result = scored(grade(grader, response="x", reference_answer="y"))
+    assert result.score == 1.0 and result.metadata["non_numeric_output"] is True
+    assert "not a number, so 1 (OpenAI's rule)" in result.reason
+
+
+def test_openjudges_own_rule_on_request_re_asks_then_a_parse_error() -> None:
+    replies = iter(['{"steps": [], "result": "high"}', '{"steps": [], "result": 0.5}'])
+    grader = OpenAIGrader(
+        GUIDE_SCORE_MODEL, model=judge(lambda r: next(replies)), score_model_non_numeric="error"
+    )
     assert score_of(grade(grader, response="x", reference_answer="y")) == 0.5
-    stubborn = from_openai_grader(GUIDE_SCORE_MODEL, model=judge(lambda r: '{"result": "high"}'))
+    stubborn = OpenAIGrader(
+        GUIDE_SCORE_MODEL, model=judge(lambda r: '{"result": "high"}'), score_model_non_numeric="error"
+    )
     err = error_of(grade(stubborn, response="x", reference_answer="y"))
     assert err.kind == "parse_error" and err.message.startswith("model_grader_parse_error")
     assert err.usage is not None and err.usage.requests == 2
+    # A number out of range is still truncated under either rule.
+    loud = OpenAIGrader(
+        GUIDE_SCORE_MODEL, model=judge(lambda r: '{"result": 9}'), score_model_non_numeric="error"
+    )
+    assert scored(grade(loud, response="x", reference_answer="y")).metadata["truncated_from"] == 9.0
 
 
 def test_an_unusable_reply_is_not_kept_in_the_judge_cache(tmp_path: Path) -> None:
@@ -93,16 +138,16 @@ def test_an_unusable_reply_is_not_kept_in_the_judge_cache(tmp_path: Path) -> Non
 
     def reply(request: ChatRequest) -> str:
         calls.append(request.messages[-1]["content"])
-        return good if len(calls) > 2 else '{"result": "high"}'
+        return good if len(calls) > 1 else '{"result": "high"}'
 
     model = FunctionChatModel(reply, model="local-judge", sampling=Sampling(temperature=0.0), cache=cache)
     grader = from_openai_grader(GUIDE_SCORE_MODEL, model=model)
-    assert error_of(grade(grader, response="x", reference_answer="y")).kind == "parse_error"
-    assert len(calls) == 2  # the reply and its re-ask, both unusable
+    first = scored(grade(grader, response="x", reference_answer="y"))
+    assert first.score == 0.0 and first.metadata["non_numeric_output"] is True and len(calls) == 1
     assert score_of(grade(grader, response="x", reference_answer="y")) == 0.5
-    assert len(calls) == 3  # asked again, not served the unusable reply from the cache
+    assert len(calls) == 2  # asked again, not served the non-numeric reply from the cache
     assert score_of(grade(grader, response="x", reference_answer="y")) == 0.5
-    assert len(calls) == 3 and cache.hits == 1  # the usable reply is kept
+    assert len(calls) == 2 and cache.hits == 1  # the usable reply is kept
 
 
 LABELS = {
@@ -160,15 +205,9 @@ def test_a_lone_surrogate_is_the_responses_in_the_sample_and_the_datasets_in_the
     assert err.kind == "provider_error" and err.message.startswith("model_grader_server_error")
 
 
-def test_a_model_grader_needs_a_model_and_text_only() -> None:
+def test_a_model_grader_needs_a_model() -> None:
     with pytest.raises(ValueError, match="needs a judge: pass model="):
         OpenAIGrader(LABELS)
-    image = {
-        **LABELS,
-        "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "http://x/y.png"}]}],
-    }
-    with pytest.raises(ValueError, match="input_image content parts are not supported"):
-        OpenAIGrader(image, model=judge(lambda r: ""))
 
 
 def test_a_response_cannot_close_the_block_its_prompt_puts_it_in() -> None:

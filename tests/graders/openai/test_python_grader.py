@@ -64,7 +64,6 @@ def test_the_guides_example_with_rapidfuzz_in_the_sandbox() -> None:
         ("return sample['output_text']", "python_grader_runtime_error", "returned str, not a number"),
         ("return float('nan')", "python_grader_runtime_error", "not a finite number"),
         ("return 10 ** 400", "python_grader_runtime_error", "not a finite number"),
-        ("return 1.5", "python_grader_out_of_range", "outside [0, 1]"),
         ("return grade(sample, item)", "python_grader_runtime_error", "grade() raised RecursionError"),
     ],
 )
@@ -72,6 +71,17 @@ def test_what_grade_does_with_a_sample_is_the_samples(body: str, cause: str, det
     grader = from_openai_grader(python(f"def grade(sample, item):\n    {body}\n"))
     result = blamed(grade(grader, response="not a number"), cause)
     assert result.score == 0.0 and detail in result.reason
+
+
+def test_a_value_outside_the_declared_range_is_a_config_error() -> None:
+    """grade() returning 7.5 against [0, 1] is the config's mistake: an error naming the fix, not a 0."""
+    grader = from_openai_grader(python("def grade(sample, item):\n    return 7.5\n"))
+    err = error_of(grade(grader, response="x"))
+    assert err.kind == "internal" and err.message.startswith("python_grader_runtime_error")
+    assert "returned 7.5, outside python_score_range [0, 1]: set python_score_range" in err.message
+    wider = OpenAIGrader(python("def grade(sample, item):\n    return 7.5\n"), python_score_range=(0, 10))
+    result = scored(grade(wider, response="x"))
+    assert result.score == 7.5 and result.normalized_score == 0.75
 
 
 @pytest.mark.slow  # a hang waits out its budget
