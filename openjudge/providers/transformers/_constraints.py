@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import torch
-from transformers import LogitsProcessor, PreTrainedTokenizerBase, PreTrainedTokenizerFast
+from transformers import LogitsProcessor, PreTrainedTokenizerBase
+
+from openjudge.providers.transformers._vocabulary import llguidance_tokenizer
 
 if TYPE_CHECKING:
     from llguidance._lib import JsonCompileOptions
@@ -44,17 +46,11 @@ class GrammarCompiler:
         self, tokenizer: PreTrainedTokenizerBase, vocab_size: int, eos_token_ids: Sequence[int]
     ) -> None:
         import llguidance
-        import llguidance.hf
 
-        if not isinstance(tokenizer, PreTrainedTokenizerFast):
-            raise ValueError(
-                "constrained decoding needs a fast (Rust) tokenizer; use structured_output: prompt"
-            )
         self._llguidance = llguidance
         n_vocab = max(vocab_size, len(tokenizer))
         self.vocab_size = n_vocab
-        eos = list(eos_token_ids) or None
-        self._tokenizer = llguidance.hf.from_tokenizer(tokenizer, n_vocab=n_vocab, eos_token=eos)
+        self._tokenizer = llguidance_tokenizer(tokenizer, n_vocab, eos_token_ids)
         self._grammar = functools.lru_cache(maxsize=128)(self._compile)
 
     def _compile(self, json_schema: str) -> str:
