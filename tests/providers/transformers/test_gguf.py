@@ -76,6 +76,10 @@ def test_the_first_load_converts_and_later_loads_read_the_copy(
     again.local_model.load()
     assert len(conversions) == 1
     assert sorted(p.name for p in cache.iterdir()) == [target.name, f"{target.name}.lock"]  # no staging left
+    assert first.checkpoint_dir() == str(target)  # what a trainer loads to get the same weights
+    # transformers' conversion takes another EOS than the one the file declares (id 2, "</s>").
+    assert record["special_tokens_set"] == {"eos_token": "</s>"}
+    assert loaded.tokenizer.eos_token == "</s>" and loaded.eos_token_ids == (2,)
     first.close()
     again.close()
 
@@ -132,3 +136,7 @@ async def test_a_missing_file_and_a_gguf_reward_model_fail_with_the_reason(
     reward = TransformersRewardModel(str(gguf_path), device="cpu")
     with pytest.raises(Exception, match="a GGUF file holds a language model"):
         reward.local_model.load()
+
+
+def test_a_checkpoint_directory_is_its_own_checkpoint(judge_path: Path) -> None:
+    assert TransformersChatModel(str(judge_path), device="cpu").checkpoint_dir() == str(judge_path)
