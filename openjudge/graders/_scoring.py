@@ -29,12 +29,14 @@ __all__ = ["ExpectedScore", "WrittenScore", "expected_score", "vote_decided", "v
 
 _INTEGER = re.compile(r"-?\d+")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_BARE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\s*\Z")
+_BARE = re.compile(r"\s*(-?\d+(?:\.\d+)?)\Z")
 # A closing line such as "Score: 4", "**Final score:** 4/5" or "Rating = 3.": the verdict
 # written as text. Only the reply's last line counts, as only the last JSON object does.
+# Matched against the reply without its trailing whitespace, and no two runs of the
+# pattern can take the same spaces, so a failing match costs linear time.
 _TEXT = re.compile(
     r"(?im)^[ \t*#>_-]*(?:final[ \t]+)?(?:score|rating)[ \t*_]*[:=][ \t*_]*(-?\d+(?:\.\d+)?)"
-    r"[ \t]*(?:/[ \t]*\d+)?[ \t*_.]*\s*\Z"
+    r"(?:[ \t]*/[ \t]*\d+)?[*_.]*\Z"
 )
 
 
@@ -72,10 +74,11 @@ def written_score(content: str) -> WrittenScore | None:
     try:
         _, start, _ = verdict_object(content)
     except ValueError:
-        bare = _BARE.match(content)
+        closing = content.rstrip()
+        bare = _BARE.match(closing)
         if bare is not None:
             return WrittenScore(bare.start(1), float(bare.group(1)), "number")
-        text = _TEXT.search(content)
+        text = _TEXT.search(closing)
         return WrittenScore(text.start(1), float(text.group(1)), "text") if text is not None else None
     at = key_value_offset(content, start, "score")
     if at is None:
