@@ -38,7 +38,7 @@ __all__ = ["converted_checkpoint", "default_cache_dir", "gguf_digest"]
 
 logger = logging.getLogger(__name__)
 
-_FORMAT = "openjudge-gguf 2"
+_FORMAT = "openjudge-gguf 3"
 """Part of the digest: bump it when the conversion writes something else."""
 
 _SPECIAL_TOKENS = {
@@ -115,6 +115,9 @@ def _convert(source: Path, target: Path, *, trust_remote_code: bool) -> None:
     options = {"gguf_file": source.name, "trust_remote_code": trust_remote_code}
     tokenizer = transformers.AutoTokenizer.from_pretrained(source.parent, **options)
     repaired = _declared_special_tokens(source, tokenizer)
+    # The conversion asks for WordPiece's space clean-up, which transformers refuses for the
+    # BPE vocabularies GGUF files hold, with a warning at every load: say what it does.
+    tokenizer.clean_up_tokenization_spaces = False
     model = transformers.AutoModelForCausalLM.from_pretrained(source.parent, **options)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     staging.chmod(0o755)  # mkdtemp's 0o700 would hide a shared cache from other users
