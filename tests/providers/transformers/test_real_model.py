@@ -100,6 +100,7 @@ async def test_the_guides_in_process_config(gguf: Path) -> None:
     """docs/guide.md's config as written (the default verdict, whose schema has no range)."""
     config = yaml.safe_load(guide_blocks("yaml")[0].replace(GUIDE_PATH, str(gguf)))
     config.pop("data")
+    config["providers"]["smol"]["timeout_s"] = PATIENT.timeout_s  # a busy CI machine is no laptop
     # Constrained decoding: every reply is a JSON verdict, so only a score off the scale can fail.
     at_most_two_unusable_verdicts(await run_guide_config(config), why="is outside the range 1 to 5")
 
