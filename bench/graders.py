@@ -1,4 +1,4 @@
-"""Per-call cost of the rule graders, and the import cost of the seed grader module.
+"""Per-call cost of the rule graders, and the import cost of an agent grader at OpenJudge's path.
 
 Run: ``python bench/graders.py [--only agent,import,code,math] [--calls N] [--repeats R]``
 from the repository root.
@@ -6,7 +6,7 @@ from the repository root.
 Targets:
 
 * per call, averaged over ActionLoopDetectionGrader and ObservationInformationGainGrader on
-  the three trajectories of research/openjudge.md §5a: 4.7 µs, a tenth of OpenJudge 0.2.4's
+  three hand-made trajectories (efficient, looping, partial): 4.7 µs, a tenth of OpenJudge 0.2.4's
   ~47 µs measured on the 2-vCPU reference machine;
 * ``from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader`` in a
   fresh interpreter: under 150 ms (OpenJudge: 3.3–5.0 s).
@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET_US = 4.7
 OPENJUDGE_US = 47.0
 IMPORT_TARGET_MS = 150.0
-SEED_IMPORT = "from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader"
+AGENT_IMPORT = "from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader"
 
 Message = dict[str, object]
 
@@ -108,7 +108,7 @@ TRAJECTORIES: dict[str, list[Message]] = {
 }
 
 
-# --- a plain restatement of OpenJudge 0.2.4 (research §3a, §3b), for the same-machine ratio ------
+# --- a plain restatement of OpenJudge 0.2.4's two graders, for the same-machine ratio -------------
 
 
 def _plain_pairs(messages: Sequence[Mapping[str, object]]) -> list[tuple[Mapping[str, object], str]]:
@@ -214,17 +214,17 @@ async def _bench_graders(calls: int, repeats: int) -> None:
             _PlainGain().aevaluate,
         ),
     ]
-    walls: list[float] = []
+    walls_s: list[float] = []
     plains: list[float] = []
     print(f"per call, best of {repeats} x {calls} calls   wall µs   cpu µs   plain-OpenJudge-algorithm µs")
     for label, evaluate, plain in graders:
         for name, messages in TRAJECTORIES.items():
             wall, cpu = await _per_call_us(evaluate, messages, calls, repeats)
             plain_wall, _ = await _per_call_us(plain, messages, calls, repeats)
-            walls.append(wall)
+            walls_s.append(wall)
             plains.append(plain_wall)
             print(f"  {label:<34}{name:<10}{wall:>9.2f}{cpu:>9.2f}{plain_wall:>12.2f}")
-    average = sum(walls) / len(walls)
+    average = sum(walls_s) / len(walls_s)
     plain_average = sum(plains) / len(plains)
     floor, _ = await _per_call_us(_Floor().aevaluate, TRAJECTORIES["partial"], calls, repeats)
     print(f"  floor: a @grader_boundary grader that only builds its result{floor:>20.2f}")
@@ -242,8 +242,8 @@ async def _bench_graders(calls: int, repeats: int) -> None:
 
 def _import_cost(runs: int) -> None:
     bare = min(_timed(["-c", "pass"]) for _ in range(runs))
-    seed = min(_timed(["-c", SEED_IMPORT]) for _ in range(runs))
-    code = f"import sys; sys.stderr.write('MARK\\n'); {SEED_IMPORT}"
+    agent = min(_timed(["-c", AGENT_IMPORT]) for _ in range(runs))
+    code = f"import sys; sys.stderr.write('MARK\\n'); {AGENT_IMPORT}"
     marked = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stderr
@@ -258,9 +258,9 @@ def _import_cost(runs: int) -> None:
             cumulative_us += int(parts[1])
         if name.strip().startswith("openjudge.graders.agent"):
             agent_us += int(parts[0].split(":")[1])
-    delta_ms = (seed - bare) * 1e3
-    print(f"import cost of `{SEED_IMPORT}` (fresh interpreter, best of {runs}):")
-    print(f"  wall: {seed * 1e3:.1f} ms - bare interpreter {bare * 1e3:.1f} ms = {delta_ms:.1f} ms")
+    delta_ms = (agent - bare) * 1e3
+    print(f"import cost of `{AGENT_IMPORT}` (fresh interpreter, best of {runs}):")
+    print(f"  wall: {agent * 1e3:.1f} ms - bare interpreter {bare * 1e3:.1f} ms = {delta_ms:.1f} ms")
     print(f"  -X importtime, cumulative over the statement's imports: {cumulative_us / 1e3:.1f} ms")
     print(
         f"    of which openjudge.graders.agent.* modules themselves: {agent_us / 1e3:.1f} ms; "

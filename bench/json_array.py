@@ -6,7 +6,8 @@ Writes N (default 60,000) agent-style records, pretty-printed (about 35 MB), and
 three times each way, printing the best CPU time and MB/s of each:
 
 * ``JsonArrayReader`` (``openjudge/jobs/_json_array.py``): one element at a time, with the
-  file line where each starts; memory O(largest element).
+  file line where each starts, as ``iter_samples`` runs it (undecodable bytes kept for a
+  per-element check, the size cap on); memory O(largest element, at most the cap).
 * ``json.load``: the whole file in memory at once; the floor for pure decoding.
 * ``ijson.items(..., use_float=True)`` with its C backend (yajl2_c), when ijson is installed:
   the streaming library that could replace the reader. It gives no line numbers.
@@ -26,6 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from openjudge.config._spec import DEFAULT_MAX_RECORD_BYTES
 from openjudge.jobs._json_array import JsonArrayReader
 
 
@@ -60,9 +62,9 @@ def main(n: int) -> None:
         path.write_text("[\n" + ",\n".join(json.dumps(_record(i, rng), indent=1) for i in range(n)) + "\n]\n")
         megabytes = path.stat().st_size / 1e6
 
-        def reader() -> int:
-            with path.open(encoding="utf-8") as f:
-                return sum(1 for _ in JsonArrayReader(f, 1 << 20))
+        def reader() -> int:  # as iter_samples reads: bytes that are not UTF-8 kept, the size cap on
+            with path.open(encoding="utf-8", errors="surrogateescape") as f:
+                return sum(1 for _ in JsonArrayReader(f, 1 << 20, max_element=DEFAULT_MAX_RECORD_BYTES))
 
         def whole() -> int:
             with path.open(encoding="utf-8") as f:

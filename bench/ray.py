@@ -1,6 +1,6 @@
 """The Ray engine against the single-process engine: same data, same judge server.
 
-    python -m bench.ray [N] [--workers W] [--limit C] [--latency S] [--cpus K]
+    python -m bench.ray [N] [--workers W] [--limit C] [--latency-s S] [--cpus K]
 
 (run it as a module from the repository root: ``python bench/ray.py`` would make this
 file shadow the ``ray`` package.)
@@ -121,17 +121,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("n", nargs="?", type=int, default=10_000, help="samples (default 10,000)")
     parser.add_argument("--workers", type=int, default=2, help="Ray grading actors (default 2)")
     parser.add_argument("--limit", type=int, default=16, help="provider max_concurrency (default 16)")
-    parser.add_argument("--latency", type=float, default=0.01, help="judge latency in seconds (default 0.01)")
+    parser.add_argument(
+        "--latency-s", type=float, default=0.01, help="judge latency in seconds (default 0.01)"
+    )
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 2, help="CPUs of the local Ray cluster")
     args = parser.parse_args(argv)
     n, limit = args.n, args.limit
-    ideal = math.ceil(n / limit) * args.latency
+    ideal = math.ceil(n / limit) * args.latency_s
     print(
-        f"{n:,} samples, provider max_concurrency {limit}, judge latency {args.latency * 1000:g} ms, "
+        f"{n:,} samples, provider max_concurrency {limit}, judge latency {args.latency_s * 1000:g} ms, "
         f"{os.cpu_count()} CPUs here; ideal {ideal:.2f} s"
     )
     ray = import_ray()
-    with tempfile.TemporaryDirectory() as tmp, JudgeServerProcess(latency_s=args.latency) as server:
+    with tempfile.TemporaryDirectory() as tmp, JudgeServerProcess(latency_s=args.latency_s) as server:
         folder = Path(tmp)
         config_path = folder / "job.yaml"
         config_path.write_text(JOB.format(base_url=server.base_url, limit=limit), encoding="utf-8")

@@ -117,7 +117,7 @@ def timed(fn: Callable[[], object], repeats: int) -> float:
     main thread (several times slower here at load 11 on 2 cores), so running the
     baselines on the main thread would flatter the provider.
     """
-    elapsed: list[float] = []
+    elapsed_s: list[float] = []
 
     def run() -> None:
         started = time.perf_counter()
@@ -125,13 +125,13 @@ def timed(fn: Callable[[], object], repeats: int) -> float:
             fn()
         if torch.cuda.is_available():
             torch.cuda.synchronize()
-        elapsed.append(time.perf_counter() - started)
+        elapsed_s.append(time.perf_counter() - started)
 
     for _ in range(repeats):
         thread = threading.Thread(target=run)
         thread.start()
         thread.join()
-    return min(elapsed)
+    return min(elapsed_s)
 
 
 def best_of(repeats: int, run: Callable[[], tuple[float, float]]) -> tuple[float, float]:
@@ -154,10 +154,10 @@ async def with_ticker(work: Awaitable[object]) -> tuple[float, float]:
     ticker = asyncio.create_task(tick())
     started = time.perf_counter()
     await work
-    elapsed = time.perf_counter() - started
+    elapsed_s = time.perf_counter() - started
     done.set()
     await ticker
-    return elapsed, max(lateness, default=0.0)
+    return elapsed_s, max(lateness, default=0.0)
 
 
 def batching_figures(

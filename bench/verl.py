@@ -46,7 +46,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers  # type: ignore[import-
 from transformers import PreTrainedTokenizerFast
 from verl import DataProto
 
-from bench.runner import report
+from bench.common import report
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.scoring._scorer import RewardScorer
@@ -304,9 +304,9 @@ class ManagerHandle:
 class StreamingStep:
     """One measured streaming step and the figures it is judged against."""
 
-    seconds: float
-    ideal: float
-    after_rollout: float
+    wall_s: float
+    ideal_s: float
+    after_rollout_s: float
     trajectories: int
 
 
@@ -338,11 +338,11 @@ def streaming_step(
     batch = dataset_batch([Question("Answer briefly.", "what is 2+2 ?", "4", data_source="math")], n=n)
     start = time.perf_counter()
     out = asyncio.run(worker.generate_sequences(batch))
-    seconds = time.perf_counter() - start
+    wall_s = time.perf_counter() - start
     assert len(out) == n and "rm_scores" in out.batch.keys()  # noqa: SIM118  # TensorDict keys
     waves = math.ceil(n / capacity)
-    ideal = waves * max(gen_s, judge_s) + min(gen_s, judge_s)
-    return StreamingStep(seconds, ideal, waves * (gen_s + judge_s), n)
+    ideal_s = waves * max(gen_s, judge_s) + min(gen_s, judge_s)
+    return StreamingStep(wall_s, ideal_s, waves * (gen_s + judge_s), n)
 
 
 def streaming(n: int = 256, capacity: int = 32, gen_s: float = 0.2, judge_s: float = 0.2) -> None:
@@ -370,17 +370,17 @@ def streaming(n: int = 256, capacity: int = 32, gen_s: float = 0.2, judge_s: flo
     for g, lat in ((gen_s, judge_s), (gen_s, judge_s * 2), (gen_s * 2, judge_s)):
         # VERL's own agent-loop cost: the same step with a reward worker that answers at once.
         bare = streaming_step(_Recorder(), n=n, capacity=capacity, gen_s=g, judge_s=0.0)
-        verl_cpu = max(0.0, bare.seconds - math.ceil(n / capacity) * g)
+        verl_cpu_s = max(0.0, bare.wall_s - math.ceil(n / capacity) * g)
         latency[0] = lat
         result = streaming_step(handle, n=n, capacity=capacity, gen_s=g, judge_s=lat)
         print(
-            f"streaming step, {n} trajectories, {capacity} at a time, G={g}s L={lat}s: {result.seconds:.2f}s; "
-            f"ideal {result.ideal:.2f}s; scoring after rollout would take {result.after_rollout:.2f}s; "
-            f"VERL's agent loop alone (instant reward) adds {verl_cpu:.2f}s to its {math.ceil(n / capacity) * g:.2f}s"
+            f"streaming step, {n} trajectories, {capacity} at a time, G={g}s L={lat}s: {result.wall_s:.2f}s; "
+            f"ideal {result.ideal_s:.2f}s; scoring after rollout would take {result.after_rollout_s:.2f}s; "
+            f"VERL's agent loop alone (instant reward) adds {verl_cpu_s:.2f}s to its {math.ceil(n / capacity) * g:.2f}s"
         )
         report(
             "  ratio to ideal + VERL's own agent-loop time",
-            result.seconds / (result.ideal + verl_cpu),
+            result.wall_s / (result.ideal_s + verl_cpu_s),
             "x",
             1.15,
         )

@@ -37,7 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 
-from bench.runner import report
+from bench.common import report
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.graders.comparison import (
     AnchorComparisonGrader,
@@ -78,10 +78,10 @@ def verdict(request: ChatRequest) -> str:
     return json.dumps({"reason": "r", "score": 4})
 
 
-def judge_model(latency: float) -> FunctionChatModel:
+def judge_model(latency_s: float) -> FunctionChatModel:
     async def reply(request: ChatRequest) -> str:
-        if latency:
-            await asyncio.sleep(latency)
+        if latency_s:
+            await asyncio.sleep(latency_s)
         return verdict(request)
 
     return FunctionChatModel(reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=4096)))
@@ -122,9 +122,9 @@ def member(prompt: int, session: int) -> Member:
     return Member(session_id=session, sample=sample, pointwise=None)
 
 
-def group_judge(kind: str, latency: float) -> GraderGroupJudge:
+def group_judge(kind: str, latency_s: float) -> GraderGroupJudge:
     make, mapper, _ = GRADERS[kind]
-    runner = GradingRunner({kind: GraderConfig(make(judge_model(latency)), mapper)}, show_progress=False)
+    runner = GradingRunner({kind: GraderConfig(make(judge_model(latency_s)), mapper)}, show_progress=False)
     return GraderGroupJudge(runner, GroupSettings(pointwise=False), source=f"<{kind}>")
 
 

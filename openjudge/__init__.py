@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
 from openjudge.results import ErrorKind as ErrorKind
 from openjudge.results import GraderError as GraderError
 from openjudge.results import GraderMode as GraderMode
@@ -24,11 +24,13 @@ from openjudge.results import GraderRank as GraderRank
 from openjudge.results import GraderResult as GraderResult
 from openjudge.results import GraderScore as GraderScore
 from openjudge.results import InvalidInputError as InvalidInputError
+from openjudge.results import NotApplicable as NotApplicable
 from openjudge.results import ResponseFailure as ResponseFailure
+from openjudge.results import RowResult as RowResult
 from openjudge.results import ScoreRange as ScoreRange
 from openjudge.results import TokenUsage as TokenUsage
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.graders.base_grader import BaseGrader as BaseGrader
     from openjudge.graders.function_grader import FunctionGrader as FunctionGrader
     from openjudge.graders.llm_grader import LLMGrader as LLMGrader
@@ -59,29 +61,13 @@ __all__ = [
     "InvalidInputError",
     "LLMGrader",
     "MinAggregator",
+    "NotApplicable",
     "OpenAIChatModel",
     "PromptTemplate",
     "ResponseFailure",
+    "RowResult",
     "ScoreRange",
     "TokenUsage",
     "WeightedMeanAggregator",
     "__version__",
 ]
-
-_LAZY = {
-    "BaseGrader": "openjudge.graders.base_grader",
-    "ChatMessage": "openjudge.models.schema.oai.message",
-    "FunctionGrader": "openjudge.graders.function_grader",
-    "GateAggregator": "openjudge.runner.aggregators",
-    "GraderConfig": "openjudge.runner._grader_config",
-    "GradingRunner": "openjudge.runner.grading_runner",
-    "LLMGrader": "openjudge.graders.llm_grader",
-    "MinAggregator": "openjudge.runner.aggregators",
-    "OpenAIChatModel": "openjudge.providers.openai",
-    "PromptTemplate": "openjudge.models.schema.prompt_template",
-    "WeightedMeanAggregator": "openjudge.runner.aggregators",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

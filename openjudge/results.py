@@ -1,7 +1,8 @@
 """The result vocabulary: what a grader returns and the words every layer shares.
 
-This module is the floor of the package: it imports nothing from openjudge, and every
-layer (models, graders, runner, providers, the application, integrations) may import it.
+This module is the floor of the package, over :mod:`openjudge.errors` (the only openjudge
+module it imports; the exceptions named below are defined there): every layer (models,
+graders, runner, providers, the application, integrations) may import it.
 
 A grader returns exactly one of:
 
@@ -10,6 +11,14 @@ A grader returns exactly one of:
 * :class:`GraderError`: a typed *system* failure. It has no ``score``: a failure of the
   system (a judge or sandbox unavailable, our own timeout, a bug, a bad dataset field) is
   never a number. Callers pick the policy (fallback value, mask) explicitly.
+
+A pair the config's routing leaves out (the grader's ``when:`` does not hold for the
+sample, or the sample does not name it) is neither graded nor failed: the runner gives
+:class:`NotApplicable` for it, and an aggregate none of whose inputs applies is
+:class:`NotApplicable` too. :data:`RowResult` is what a runner returns per pair and per
+aggregate: a grader's result, or ``NotApplicable``. Graders never return it: whether a
+grader applies is decided from the sample's routing fields before it is called, never
+from the response.
 
 A failure the *response* caused (malformed, hostile, unbounded, unparseable as an answer)
 is the response's: a grader raises :class:`ResponseFailure`, and the grader boundary turns
@@ -24,9 +33,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+
+from openjudge.errors import ErrorKind as ErrorKind
+from openjudge.errors import InvalidInputError as InvalidInputError
+from openjudge.errors import ResponseFailure as ResponseFailure
 
 __all__ = [
     "RESPONSE_BLAME",
@@ -37,19 +50,23 @@ __all__ = [
     "GraderResult",
     "GraderScore",
     "InvalidInputError",
+    "NotApplicable",
     "ResponseFailure",
+    "RowResult",
     "ScoreRange",
     "TokenUsage",
     "is_response_failure",
 ]
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class TokenUsage:
     """Tokens spent by one or more chat calls.
 
     A plain frozen dataclass (not a pydantic model): it is built several times per
-    judge call, and pydantic construction costs were measurable there.
+    judge call, and pydantic construction costs were measurable there. Pydantic models
+    that hold one (a result's ``usage``) validate it from JSON like any dataclass.
+    Gate: ``python -m bench.runner ratios`` (framework CPU per judge call <= 0.10x raw aiohttp's).
 
     Attributes:
         prompt_tokens: Tokens sent to the model.
@@ -60,13 +77,6 @@ class TokenUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     requests: int = 0
-
-    def __init__(self, prompt_tokens: int = 0, completion_tokens: int = 0, requests: int = 0) -> None:
-        # Still frozen: the generated __init__ sets each slot through object.__setattr__, the
-        # slots' own setters cost ~40% less, and one usage is built per judge call.
-        _set_prompt_tokens(self, prompt_tokens)
-        _set_completion_tokens(self, completion_tokens)
-        _set_requests(self, requests)
 
     @property
     def total_tokens(self) -> int:
@@ -80,27 +90,11 @@ class TokenUsage:
         )
 
 
-_set_prompt_tokens = TokenUsage.__dict__["prompt_tokens"].__set__
-_set_completion_tokens = TokenUsage.__dict__["completion_tokens"].__set__
-_set_requests = TokenUsage.__dict__["requests"].__set__
-
-
 class GraderMode(StrEnum):
     """How a grader looks at its inputs: one response at a time, or a list of them."""
 
     POINTWISE = "pointwise"
     LISTWISE = "listwise"
-
-
-ErrorKind: TypeAlias = Literal[
-    "parse_error",
-    "provider_error",
-    "timeout",
-    "invalid_input",
-    "refused",
-    "budget_exceeded",
-    "internal",
-]
 
 
 _RANGE_KEYS = frozenset({"low", "high", "higher_is_better"})
@@ -217,32 +211,27 @@ class GraderScore(_ResultBase):
     ) -> GraderScore:
         """A score built from values its caller has checked, without validating them again.
 
-        For the LLM grader's hot path, where validation cost as much as reading the verdict.
-        The caller guarantees what validation would: a finite float inside ``score_range`` and
-        JSON metadata. The object is what ``GraderScore(...)`` with every field builds (pinned
-        by tests/test_results.py), as ``model_construct`` builds it, at a third of its cost.
+        For the LLM grader's hot path. The caller guarantees what validation would: a finite
+        float inside ``score_range`` and JSON metadata. The object is what ``GraderScore(...)``
+        with every field builds (pinned by tests/test_results.py). ``model_construct`` costs
+        about what validation does here; it is used for its ``_fields_set``: one set shared
+        by every checked score (pydantic copies it before any change, in ``model_copy``), where
+        a set of 8 names per kept result costs ~0.7 kB and one more object for the garbage
+        collector to count and scan.
+
+        Gate: ``python -m bench.runner ratios`` (framework CPU per judge call <= 0.10x raw aiohttp's).
         """
-        result = cls.__new__(cls)
-        _set_dict(
-            result,
-            {
-                "name": name,
-                "metadata": metadata,
-                "usage": usage,
-                "latency_s": latency_s,
-                "queue_s": queue_s,
-                "score": score,
-                "reason": reason,
-                "score_range": score_range,
-            },
+        return cls.model_construct(
+            _ALL_SCORE_FIELDS,
+            name=name,
+            metadata=metadata,
+            usage=usage,
+            latency_s=latency_s,
+            queue_s=queue_s,
+            score=score,
+            reason=reason,
+            score_range=score_range,
         )
-        # One set shared by every checked score, as model_construct(_fields_set=...) allows:
-        # pydantic copies it before any change (model_copy), and a set of 8 names per kept
-        # result cost ~0.7 kB and one more object for the garbage collector to scan.
-        _set_fields_set(result, _ALL_SCORE_FIELDS)
-        _set_extra(result, None)
-        _set_private(result, None)
-        return result
 
     @property
     def normalized_score(self) -> float:
@@ -253,11 +242,6 @@ class GraderScore(_ResultBase):
 
 
 _ALL_SCORE_FIELDS = set(GraderScore.model_fields)
-# BaseModel's own slot setters, as model_construct sets them (object.__setattr__ costs twice as much).
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 class GraderRank(_ResultBase):
@@ -301,36 +285,27 @@ class GraderError(_ResultBase):
 GraderResult: TypeAlias = GraderScore | GraderRank | GraderError
 
 
-class InvalidInputError(ValueError):
-    """Raised inside a grader for unusable input that is *not* the response's doing (a missing
-    or malformed dataset field, a bad reference); the boundary turns it into ``invalid_input``."""
+class NotApplicable(_ResultBase):
+    """The grader (or aggregate) does not apply to this sample: neither a score nor an error.
+
+    The config's routing decided it (``when:``, or the sample's graders field): the grader
+    was not called. Aggregators leave it out (a weighted mean is over the graders that
+    apply), summaries count it apart from scores and errors, and it never counts toward an
+    error rate.
+
+    Attributes:
+        reason: Why it does not apply, e.g. ``"task is 'facts', not 'math'"``.
+    """
+
+    reason: str = ""
+
+
+RowResult: TypeAlias = GraderResult | NotApplicable
+"""What a runner gives for one (sample, grader) pair or one sample's aggregate."""
 
 
 RESPONSE_BLAME = "response"
 """``metadata["blame"]`` of a score given for a failure the response caused."""
-
-
-class ResponseFailure(Exception):
-    """Raised inside a grader when the *response* made grading fail.
-
-    The grader boundary turns it into a :class:`GraderScore` at the bottom of the grader's
-    range (or the grader's ``response_failure_score``) with ``metadata["blame"] ==
-    "response"``, ``metadata["cause"]`` and the message as the reason: never an error that
-    a trainer would drop or a caller would fall back from.
-
-    Args:
-        cause: A short snake_case name of what went wrong (``unparseable_answer``,
-            ``too_deep``, ``overflow``, ``lone_surrogate``, ...).
-        message: What the response did, for the reason (keep it short; it is truncated).
-    """
-
-    def __init__(self, cause: str, message: str) -> None:
-        super().__init__(message)
-        self.cause = cause
-        self.message = message
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.cause, self.message))
 
 
 def is_response_failure(result: GraderResult) -> bool:

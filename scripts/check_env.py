@@ -19,7 +19,7 @@ from pathlib import Path
 
 DEFAULT_LOCK = Path(__file__).resolve().parent.parent / "requirements" / "test.txt"
 
-# verl 0.9.1 requires these, but the reward path never imports them (research/verl.md §3).
+# verl 0.9.1 requires these, but its reward path never imports them (checked on a CPU install).
 VERL_SKIPPED = frozenset({"pybind11", "pylatexenc", "tensorboard", "wandb", "datasets"})
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)")

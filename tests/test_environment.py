@@ -7,6 +7,8 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 CHECK = ROOT / "scripts" / "check_env.py"
 LOCK = ROOT / "requirements" / "test.txt"
@@ -31,6 +33,7 @@ def test_the_tools_the_suite_depends_on_are_the_locked_versions() -> None:
     assert {tool: version(tool) for tool in TOOLS} == {tool: pins[tool] for tool in TOOLS}
 
 
+@pytest.mark.slow  # pip's view of every package (scripts/test.sh --fast runs the same check itself)
 def test_the_whole_environment_matches_the_lock() -> None:
     run = _check(str(LOCK))
     assert run.returncode == 0, run.stderr

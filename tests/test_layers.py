@@ -53,3 +53,26 @@ def test_a_reversed_import_breaks_the_contract(tmp_path: Path) -> None:
     result = lint_imports(project)
     assert result.returncode == 1
     assert "openjudge.models.engine -> openjudge.graders.base_grader" in result.stdout
+
+
+def test_an_export_planted_in_a_package_breaks_the_contract(tmp_path: Path) -> None:
+    # A lazy export is an import statement (openjudge/_lazy.py), so exporting a provider
+    # from the graders package is an arrow from graders up to providers, which lint-imports sees.
+    project = copy_project(tmp_path)
+    init = project / "openjudge" / "graders" / "__init__.py"
+    guard = "if TYPE_CHECKING or not lazy_exports(globals()):\n"
+    planted = "    from openjudge.providers.openai import OpenAIChatModel as OpenAIChatModel\n"
+    assert guard in init.read_text()
+    init.write_text(init.read_text().replace(guard, guard + planted))
+    exported = subprocess.run(
+        [sys.executable, "-c", "import openjudge.graders as g; print(g.OpenAIChatModel.__module__)"],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(project)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert exported.stdout.strip() == "openjudge.providers.openai"  # the plant is a working export
+    result = lint_imports(project)
+    assert result.returncode == 1
+    assert "openjudge.graders -> openjudge.providers.openai" in result.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import pickle
 
 import pytest
@@ -51,3 +53,25 @@ def test_a_checked_score_is_the_validated_score(
     assert GraderScore.model_validate(checked.model_dump()) == validated
     with pytest.raises(ValidationError):
         checked.score = 1.0  # type: ignore[misc]  # frozen, as a validated score is
+
+
+def test_token_usage_is_a_frozen_value_that_adds_and_round_trips_through_a_result() -> None:
+    usage = TokenUsage(10, 2, 1) + TokenUsage(prompt_tokens=5, completion_tokens=3, requests=2)
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.requests, usage.total_tokens) == (
+        15,
+        5,
+        3,
+        20,
+    )
+    assert TokenUsage() == TokenUsage(0, 0, 0) and not hasattr(usage, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        usage.requests = 4  # type: ignore[misc]  # frozen on purpose
+    score = GraderScore(name="judge", score=1.0, usage=usage)
+    assert json.loads(score.model_dump_json())["usage"] == {
+        "prompt_tokens": 15,
+        "completion_tokens": 5,
+        "requests": 3,
+    }
+    assert GraderScore.model_validate_json(score.model_dump_json()).usage == usage
+    with pytest.raises(ValidationError, match="prompt_tokens"):
+        GraderScore.model_validate({"name": "judge", "score": 1.0, "usage": {"prompt_tokens": "many"}})

@@ -50,7 +50,8 @@ def _max_tokens(grader: JudgeGrader) -> int | None:
 
 
 def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[GraderEstimate]:
-    """Tokens per LLM grader: rendered prompt length / 4, plus the reply allowance, per sample."""
+    """Tokens per LLM grader: rendered prompt length / 4, plus the reply allowance, per sample it
+    applies to (routing)."""
     graders = {
         name: cfg for name, cfg in job.runner.grader_configs.items() if isinstance(cfg.grader, JudgeGrader)
     }
@@ -67,7 +68,10 @@ def estimate_job(config: JobConfig, job: BuiltJob, data_path: Path) -> list[Grad
     ):
         if not isinstance(record, SampleRecord):
             continue
+        routed = job.runner.route(record.data)  # graders that do not apply make no call there
         for name, cfg in graders.items():
+            if name in routed:
+                continue
             grader = cfg.grader
             assert isinstance(grader, JudgeGrader)
             mapper = mappers[name]

@@ -7,6 +7,7 @@ its arguments to its parser and a function that runs it and returns the exit cod
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import openjudge
 from openjudge.cli import _import_openai as import_openai
+from openjudge.cli import _metaeval as metaeval_cli
 from openjudge.cli._codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_OK, EXIT_SIGPIPE
 from openjudge.cli._run import add_run_arguments, cmd_run
 from openjudge.cli._validate import add_estimate_arguments, add_validate_arguments, cmd_estimate, cmd_validate
@@ -26,7 +28,6 @@ from openjudge.graders._registry import BUILTIN_GRADERS
 from openjudge.jobs._datasets import DatasetError
 from openjudge.jobs._results import ResultsFileError
 from openjudge.jobs._resume import DISTRIBUTION
-from openjudge.metaeval import _cli as metaeval_cli
 
 __all__ = ["COMMANDS", "Command", "main"]
 
@@ -166,8 +167,16 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
+def _encodable_stdout() -> None:
+    """Print a lone surrogate from a dataset or a response as ``\\udXXX`` (the rule of
+    :mod:`openjudge._text`; stderr already does) instead of failing on it."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``openjudge`` console script."""
+    _encodable_stdout()
     args = _parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

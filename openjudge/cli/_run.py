@@ -19,6 +19,7 @@ from openjudge.jobs._preflight import check_data
 from openjudge.jobs._report import SampleSource, write_report
 from openjudge.jobs._results import read_results
 from openjudge.jobs._summary import Price, RunSummary, SummaryBuilder, render_table
+from openjudge.providers._negotiation import structured_output_choice
 from openjudge.runner._grader_config import BoundGrader
 
 __all__ = ["add_run_arguments", "cmd_run", "data_path", "default_out", "plural", "prices"]
@@ -169,6 +170,15 @@ def _report_counts(stats: RunStats, out: Path) -> None:
         )
 
 
+def _report_structured_output(job: BuiltJob) -> None:
+    """Say which structured-output mode a judge whose mode was not set was found to take, when its
+    server refused a stronger one (a server that takes ``json_schema`` is the quiet case)."""
+    for name, provider in job.providers.items():
+        choice = structured_output_choice(provider)
+        if choice is not None and choice.found and choice.refused:
+            print(f"provider {name!r} ({choice.where}): {choice.describe()}")
+
+
 @dataclass(frozen=True, slots=True)
 class FileErrors:
     """Errors among the grader results of the whole results file."""
@@ -225,6 +235,8 @@ def _check_data_first(config: JobConfig, job: BuiltJob, data: Path, *, source: s
         ConfigError: One ``file:line: field:`` line per such grader.
     """
     check = check_data(config, job, data, source=source, records=DATA_CHECK_RECORDS)
+    for line in check.absent_fields:  # maybe a misspelt field; maybe a field later records have
+        print(f"warning: {line}", file=sys.stderr)
     if check.unreadable:
         raise ConfigError(
             [
@@ -258,7 +270,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     out: Path = args.out if args.out is not None else default_out(args.config)
     local = args.engine == "local"
     job = build_job(
-        config, source=str(args.config), base_dir=args.config.parent, use_cache=local and not args.no_cache
+        config,
+        source=str(args.config),
+        base_dir=args.config.parent,
+        use_cache=local and not args.no_cache,
+        own_process=True,  # this command's process: the runner may tune its garbage collector
     )
     _check_data_first(config, job, data, source=str(args.config))
     stats = anyio.run(
@@ -289,12 +305,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"from {job.cache.path}"
             )
         job.cache.close()
+    _report_structured_output(job)
     if args.report is not None:
         source = SampleSource(
             data,
             format=config.data.format,
             id_field=config.data.id_field,
             inputs={name: BoundGrader(name, cfg).inputs for name, cfg in job.runner.grader_configs.items()},
+            max_record_bytes=config.data.max_record_bytes,
         )
         title = f"openjudge: {args.config.name}"
         write_report(out, args.report, title=title, prices=priced, samples=source)

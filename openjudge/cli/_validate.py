@@ -47,7 +47,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"error: {problem}", file=sys.stderr)
         return EXIT_INVALID
     first = "the first record" if check.records == 1 else f"the first {check.records} records"
-    print(f"{args.config}: ok ({summary}; {first} of {data} fit every grader)")
+    if not check.routed:
+        print(f"{args.config}: ok ({summary}; {first} of {data} fit every grader)")
+        return EXIT_OK
+    applies = ", ".join(f"{name} {check.applies.get(name, 0):,}" for name in config.graders)
+    print(
+        f"{args.config}: ok ({summary}; {first} of {data} fit every grader that applies to them; "
+        f"records per grader: {applies})"
+    )
     return EXIT_OK
 
 

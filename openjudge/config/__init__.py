@@ -11,13 +11,13 @@ is one entry under ``graders:``); :class:`JobConfig` is the whole file.
 
 from openjudge.config._build import BuiltJob as BuiltJob
 from openjudge.config._build import build_job as build_job
-from openjudge.config._loader import ConfigError as ConfigError
 from openjudge.config._loader import load_config as load_config
 from openjudge.config._loader import parse_config as parse_config
 from openjudge.config._spec import GraderSpec as GraderSpec
 from openjudge.config._spec import JobConfig as JobConfig
 from openjudge.config._spec import ProviderSpec as ProviderSpec
 from openjudge.config._spec import config_json_schema as config_json_schema
+from openjudge.errors import ConfigError as ConfigError
 
 __all__ = [
     "BuiltJob",

@@ -5,24 +5,24 @@ the config file's folder on the Python path (so a ``my_graders.py`` beside ``job
 ``type: my_graders:NumericAnswer``), then the class is checked like a built-in one: its
 ``params`` against its constructor's signature. A class that takes a ``model`` parameter
 is a judge: its grader needs ``provider: <name>``, and the provider's model is passed as
-``model``. Every failure is a message for the config's ``file:line: field:`` prefix.
+``model`` (:meth:`~openjudge.graders._registry.GraderType.of_class`). Every failure is a
+message for the config's ``file:line: field:`` prefix.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
-import inspect
 import re
 import sys
 import traceback
 from pathlib import Path
 from typing import Literal
 
-from openjudge.graders._registry import lookup
+from openjudge.graders._registry import GraderType, lookup
 from openjudge.graders.base_grader import BaseGrader
 
-__all__ = ["grader_class", "grader_kind", "importable", "is_import_path", "load_class"]
+__all__ = ["grader_class", "importable", "is_import_path", "load_class"]
 
 _PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -114,17 +114,8 @@ def load_class(target: str, base_dir: Path | None, *, what: Literal["grader", "a
     return found
 
 
-def grader_kind(cls: type) -> Literal["rule", "llm"]:
-    """``"llm"`` for a class whose constructor takes ``model`` (its provider's), else ``"rule"``."""
-    try:
-        parameters = inspect.signature(cls).parameters
-    except (TypeError, ValueError):
-        return "rule"
-    return "llm" if "model" in parameters else "rule"
-
-
-def grader_class(type_name: str, base_dir: Path | None) -> tuple[type[BaseGrader], Literal["rule", "llm"]]:
-    """The class and kind of a config's grader ``type``: a built-in name or ``module:Class``.
+def grader_class(type_name: str, base_dir: Path | None) -> tuple[type[BaseGrader], GraderType]:
+    """The class and type entry of a config's grader ``type``: a built-in name or ``module:Class``.
 
     Raises:
         ValueError: An unknown built-in name (with a "did you mean") or a class that
@@ -133,7 +124,7 @@ def grader_class(type_name: str, base_dir: Path | None) -> tuple[type[BaseGrader
     if is_import_path(type_name):
         cls = load_class(type_name, base_dir, what="grader")
         assert issubclass(cls, BaseGrader)  # load_class checked it
-        return cls, grader_kind(cls)
+        return cls, GraderType.of_class(type_name, cls)
     try:
         entry = lookup(type_name)
     except KeyError as exc:
@@ -144,4 +135,4 @@ def grader_class(type_name: str, base_dir: Path | None) -> tuple[type[BaseGrader
         else:
             message += "; a class of your own is named 'module:ClassName'"
         raise ValueError(message) from None
-    return entry.load(), entry.kind
+    return entry.load(), entry

@@ -23,9 +23,11 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from openjudge.config._binding import binding_problems
 from openjudge.config._custom import grader_class, is_import_path, load_class
 from openjudge.config._locations import FieldPath, Located, duplicate_keys, line_map
 from openjudge.config._spec import PROVIDER_KINDS, AggregatorSpec, JobConfig
+from openjudge.errors import ConfigError
 
 __all__ = [
     "ConfigError",
@@ -38,17 +40,6 @@ __all__ = [
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _INSTANCE_OF = re.compile(r" or instance of \w+")
-
-
-class ConfigError(ValueError):
-    """A config file is invalid; ``problems`` holds one ``file:line: field: message`` per issue."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.problems,))
 
 
 def did_you_mean(name: str, choices: Sequence[str], what: str) -> str:
@@ -90,33 +81,6 @@ def _expand(
     if isinstance(value, list):
         return [_expand(v, (*path, i), where, problems, env, unset) for i, v in enumerate(value)]
     return value
-
-
-_REWARD_MODEL_KINDS = ("transformers", "vllm")
-_OPTIONAL_PROVIDER = frozenset({"openai_grader"})  # a provider only for the JSON's model graders
-
-
-def _reward_model_provider(config: JobConfig, name: str, where: Located) -> list[str]:
-    """A ``reward_model`` grader scores with a provider that can serve a reward model."""
-    provider = config.graders[name].provider
-    kinds = "'transformers' (in process) or 'vllm' (its /classify endpoint)"
-    if provider is None:
-        return [
-            where.at(
-                ("graders", name),
-                f"grader type 'reward_model' scores with a reward model and needs 'provider: <name>' "
-                f"(a provider of kind {kinds})",
-            )
-        ]
-    spec = config.providers.get(provider)
-    if spec is not None and spec.kind not in _REWARD_MODEL_KINDS:
-        return [
-            where.at(
-                ("graders", name, "provider"),
-                f"reward_model graders need a provider of kind {kinds}; {provider!r} is of kind {spec.kind!r}",
-            )
-        ]
-    return []
 
 
 def _model_at(root: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
@@ -200,20 +164,10 @@ def _grader_checks(
     grader = config.graders[name]
     base = ("graders", name)
     try:
-        cls, kind = grader_class(grader.type, base_dir)
+        cls, entry = grader_class(grader.type, base_dir)
     except ValueError as exc:
         return [where.at((*base, "type"), str(exc))]
-    problems: list[str] = []
-    if grader.type == "reward_model":
-        problems.extend(_reward_model_provider(config, name, where))
-    elif kind == "llm" and grader.provider is None:
-        problems.append(
-            where.at(base, f"grader type {grader.type!r} is an LLM judge and needs 'provider: <name>'")
-        )
-    if kind == "rule" and grader.provider is not None and grader.type not in _OPTIONAL_PROVIDER:
-        problems.append(
-            where.at((*base, "provider"), f"grader type {grader.type!r} is rule-based and takes no provider")
-        )
+    problems = binding_problems(grader.type, entry.binding, grader.provider, config.providers, where, base)
     if (
         grader.provider is not None
         and grader.provider not in config.providers
@@ -290,15 +244,26 @@ def _semantic_checks(
                     "weights, gates, on_error and fail_score",
                 )
             )
+        earlier = [a.result_name for a in config.aggregators[:i]]
+        later = {a.result_name for a in config.aggregators[i:]}
         for key in ("weights", "gates"):
             table = getattr(agg, key) or {}
             for grader_name in table:
-                if grader_name not in config.graders and grader_name not in dropped.graders:
+                if grader_name in config.graders or grader_name in dropped.graders or grader_name in earlier:
+                    continue
+                at = ("aggregators", i, key, grader_name)
+                if grader_name in later:
                     problems.append(
                         where.at(
-                            ("aggregators", i, key, grader_name),
-                            did_you_mean(grader_name, list(config.graders), "grader"),
+                            at,
+                            f"aggregator {grader_name!r} is computed after this one: list it before "
+                            "the aggregators that read it",
                         )
+                    )
+                else:
+                    known = [*config.graders, *earlier]
+                    problems.append(
+                        where.at(at, did_you_mean(grader_name, known, "grader or earlier aggregator"))
                     )
         if agg.type == "gate" and not agg.gates:
             problems.append(

@@ -17,14 +17,15 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from openjudge.config._loader import did_you_mean, error_message, problems_from
 from openjudge.config._locations import FieldPath, Located
+from openjudge.graders._binding import JUDGE, REWARD_MODEL
 from openjudge.models.chat_model import Sampling
 from openjudge.results import ScoreRange
 
 __all__ = ["INJECTED_PARAMS", "grader_arguments"]
 
-INJECTED_PARAMS = frozenset({"model", "client"})
+INJECTED_PARAMS = frozenset({JUDGE.parameter, REWARD_MODEL.parameter})
 """Constructor parameters the config sets itself from the grader's provider (``model`` for
-judges, ``client`` for the reward model of ``reward_model`` graders)."""
+judges, ``client`` for reward-model graders; see :mod:`openjudge.graders._binding`)."""
 
 _SKIPPED = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
@@ -27,9 +28,12 @@ from openjudge.config._locations import Located
 from openjudge.models._secrets import safe_url
 from openjudge.models.chat_model import StructuredOutputMode
 from openjudge.models.policy import ProviderLimits
+from openjudge.runner._routing import ConditionValue
+from openjudge.runner._routing import When as _When
 
 __all__ = [
     "AGGREGATOR_TYPES",
+    "DEFAULT_MAX_RECORD_BYTES",
     "PROVIDER_KINDS",
     "AggregatorSpec",
     "CacheSpec",
@@ -136,7 +140,8 @@ class ProviderSpec(_Spec):
         api_key: Key; write ``${ENV_VAR}`` rather than the key itself.
         timeout_s: Per-attempt timeout.
         max_retries: Retries after the first attempt.
-        structured_output: How the server takes JSON requests.
+        structured_output: How the server takes JSON requests; unset, the first call finds
+            it (``json_schema``, else ``json_object`` with the schema, else ``prompt``).
         limits: Concurrency and rate limits.
         sampling: Sampling defaults.
         price: Dollars per 1,000 tokens, for cost estimates.
@@ -152,7 +157,7 @@ class ProviderSpec(_Spec):
     api_key: SecretStr | None = None
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=19)
-    structured_output: StructuredOutputMode = "json_schema"
+    structured_output: StructuredOutputMode | None = None
     limits: ProviderLimits = ProviderLimits()
     sampling: SamplingSpec = SamplingSpec()
     price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None
@@ -201,6 +206,24 @@ class ProviderSpec(_Spec):
 _IMPORT_PATH = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 
 
+def _condition(value: object) -> object:
+    if isinstance(value, dict):
+        _When(value)  # the runner's own check, before pydantic's: one clear message per mistake
+    return value
+
+
+When = Annotated[
+    dict[str, ConditionValue | list[ConditionValue]],
+    BeforeValidator(_condition),
+    Field(
+        description="The rows this applies to: {field: value} or {field: [values]} (any of); every "
+        "field must hold; fields are dotted paths, as in mappers. Elsewhere: not applicable.",
+        json_schema_extra={"minProperties": 1},
+    ),
+]
+"""A routing condition (``when:``): see :mod:`openjudge.runner._routing`."""
+
+
 class GraderSpec(_Spec):
     """One grader.
 
@@ -214,6 +237,9 @@ class GraderSpec(_Spec):
         response_failure_score: The score of a response that made grading fail (deep
             nesting, huge numbers, a lone surrogate, a judge's refusal ...); default: the
             bottom of the grader's range. It must lie in the grader's range.
+        when: The rows the grader applies to, e.g. ``{task: math}`` (a list of values is
+            "any of"; every field must hold). Elsewhere its result is ``not_applicable``:
+            neither a score nor an error. Default: every row.
     """
 
     type: str = Field(min_length=1)
@@ -221,6 +247,7 @@ class GraderSpec(_Spec):
     params: dict[str, JsonValue] = Field(default_factory=dict)
     mapper: dict[str, str] | None = None
     response_failure_score: FiniteFloat | None = None
+    when: When | None = None
 
 
 AGGREGATOR_TYPES = ("weighted_mean", "min", "gate")
@@ -236,10 +263,13 @@ class AggregatorSpec(_Spec):
         name: Result name (defaults to the type; for a class, the class's name).
         params: Constructor arguments of an aggregator class of your own.
         weights: For ``weighted_mean`` (and the inner mean of ``gate``): grader -> weight
-            (0 or more). Every grader it mixes must declare a score range.
+            (0 or more). Every grader it mixes must declare a score range. A name may be an
+            aggregator listed before this one: its 0-1 value is mixed like a grader's.
         on_error: ``error`` (a failed input fails the aggregate) or ``skip``.
-        gates: For ``gate``: grader -> minimum normalised score, in [0, 1].
+        gates: For ``gate``: grader (or earlier aggregator) -> minimum normalised score, in [0, 1].
         fail_score: For ``gate``: the score when a gate fails.
+        when: The rows this aggregator applies to (as a grader's ``when``); elsewhere it
+            is not applicable. Without it, it applies wherever one of its inputs does.
     """
 
     type: str = Field(
@@ -251,6 +281,7 @@ class AggregatorSpec(_Spec):
     on_error: Literal["error", "skip"] = "error"
     gates: dict[str, Minimum] | None = None
     fail_score: FiniteFloat = 0.0
+    when: When | None = None
 
     @property
     def result_name(self) -> str:
@@ -277,22 +308,40 @@ class RunnerSpec(_Spec):
 
     Attributes:
         tune_collector: Raise the garbage collector's young threshold while the run is
-            active (see :class:`~openjudge.runner.grading_runner.RunSettings`).
+            active (see :class:`~openjudge.runner.grading_runner.RunSettings`). Unset: on
+            where the process is openjudge's own (``openjudge run`` and its Ray workers),
+            off in a host's process (a trainer's reward worker, a program that builds the job).
     """
 
     max_concurrency: int = Field(default=32, ge=1)
     timeout_s: float | None = Field(default=300.0, gt=0)
     deadline_s: float | None = Field(default=None, gt=0)
-    tune_collector: bool = True
+    tune_collector: bool | None = None
+
+
+DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""The default cap on one dataset record's size (``data.max_record_bytes``): 64 MiB."""
 
 
 class DataSpec(_Spec):
-    """Where samples come from (``--data`` overrides ``path``)."""
+    """Where samples come from (``--data`` overrides ``path``).
+
+    Attributes:
+        graders_field: A field of each row naming the graders that apply to it (a name, a
+            list of names, or names separated by commas); the others are not applicable
+            there. A row without the field runs every grader whose ``when`` holds.
+        max_record_bytes: The largest record read: a JSON Lines line, a CSV line or a JSON
+            array element (counted in characters there) past it is recorded as malformed
+            without being held in memory, so memory is bounded by this cap, not by the
+            largest record.
+    """
 
     path: str | None = None
     format: Literal["auto", "jsonl", "json", "csv"] = "auto"
     id_field: str = "id"
+    graders_field: str | None = Field(default=None, min_length=1)
     on_error: Literal["skip", "fail"] = "skip"
+    max_record_bytes: int = Field(default=DEFAULT_MAX_RECORD_BYTES, ge=1)
 
 
 class CacheSpec(_Spec):

@@ -183,13 +183,13 @@ class RayBackend:
                 deliver(line)
 
         try:
-            deadline = self._config.runner.deadline_s
+            deadline_s = self._config.runner.deadline_s
             grader_args = (
                 self._plan.config,
                 self._source,
                 str(self._root),
                 self._use_cache,
-                None if deadline is None else time.time() + deadline,
+                None if deadline_s is None else time.time() + deadline_s,
                 replay,
             )
             while items := anyio.from_thread.run_sync(take):

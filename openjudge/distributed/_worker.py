@@ -17,9 +17,9 @@ from typing import Any
 
 from openjudge.config._build import build_job
 from openjudge.config._spec import JobConfig
+from openjudge.jobs._engine import aggregate_values
 from openjudge.jobs._replay import replaying_runner
 from openjudge.jobs._results import SampleOutcome
-from openjudge.results import GraderScore
 from openjudge.runner._sync import SyncPortal
 from openjudge.runner.grading_runner import GradingRunner
 
@@ -59,6 +59,7 @@ class BatchGrader:
             source=source,
             base_dir=Path(base_dir) if base_dir is not None else None,
             use_cache=use_cache,
+            own_process=True,  # a grading actor's process is ours
         )
         self._base = replaying_runner(job.runner) if replay else job.runner
         self._deadline_at = deadline_at
@@ -78,7 +79,7 @@ class BatchGrader:
         if self._deadline_at is None:
             return runner
         remaining = max(self._deadline_at - time.time(), _TINY_DEADLINE_S)
-        return runner.replace(show_progress=False, deadline=remaining)
+        return runner.replace(show_progress=False, deadline_s=remaining)
 
     async def _grade(self, ids: list[str], lines: list[int | None], texts: list[str]) -> list[str]:
         samples = [json.loads(text) for text in texts]
@@ -86,10 +87,6 @@ class BatchGrader:
         async with self._runner().astream(samples) as stream:
             async for item in stream:
                 i = item.index
-                aggregates = {
-                    name: r.score if isinstance(r, GraderScore) else None
-                    for name, r in item.aggregates.items()
-                }
-                outcome = SampleOutcome(ids[i], lines[i], item.results, aggregates)
+                outcome = SampleOutcome(ids[i], lines[i], item.results, aggregate_values(item.aggregates))
                 outcomes[i] = outcome.to_line().model_dump_json()
         return outcomes

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.graders.agent.action.action_loop import (
         ActionLoopDetectionGrader as ActionLoopDetectionGrader,
     )
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from openjudge.graders.base_grader import BaseGrader as BaseGrader
     from openjudge.graders.base_grader import grader_boundary as grader_boundary
+    from openjudge.graders.blame import set_response_failure_score as set_response_failure_score
     from openjudge.graders.code._code_execution import CodeExecutionGrader as CodeExecutionGrader
     from openjudge.graders.common._correctness import CorrectnessGrader as CorrectnessGrader
     from openjudge.graders.common._hallucination import HallucinationGrader as HallucinationGrader
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
     )
     from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
     from openjudge.graders.function_grader import FunctionGrader as FunctionGrader
+    from openjudge.graders.judge_grader import JudgeGrader as JudgeGrader
+    from openjudge.graders.judge_grader import PreparedCall as PreparedCall
     from openjudge.graders.llm_grader import LLMGrader as LLMGrader
     from openjudge.graders.math._answer_equivalence import (
         MathAnswerEquivalenceGrader as MathAnswerEquivalenceGrader,
@@ -80,6 +83,7 @@ __all__ = [
     "JsonMatchGrader",
     "JsonSchemaGrader",
     "JsonValidatorGrader",
+    "JudgeGrader",
     "KnockoutTournamentGrader",
     "LLMGrader",
     "LengthPenaltyGrader",
@@ -90,6 +94,7 @@ __all__ = [
     "ObservationInformationGainGrader",
     "OpenAIGrader",
     "PairwisePreferenceGrader",
+    "PreparedCall",
     "ProvidedScoreGrader",
     "ReasoningFormatGrader",
     "RelevanceGrader",
@@ -102,46 +107,5 @@ __all__ = [
     "TrajectoryStepEfficiencyGrader",
     "from_openai_grader",
     "grader_boundary",
+    "set_response_failure_score",
 ]
-
-_LAZY = {
-    "ActionLoopDetectionGrader": "openjudge.graders.agent.action.action_loop",
-    "AnchorComparisonGrader": "openjudge.graders.comparison._anchor",
-    "BaseGrader": "openjudge.graders.base_grader",
-    "CodeExecutionGrader": "openjudge.graders.code._code_execution",
-    "CorrectnessGrader": "openjudge.graders.common._correctness",
-    "FunctionGrader": "openjudge.graders.function_grader",
-    "GroupTournamentGrader": "openjudge.graders.comparison._group_tournament",
-    "HallucinationGrader": "openjudge.graders.common._hallucination",
-    "HarmfulnessGrader": "openjudge.graders.common._harmfulness",
-    "InstructionFollowingGrader": "openjudge.graders.common._instruction_following",
-    "JsonMatchGrader": "openjudge.graders.format._json_match",
-    "JsonSchemaGrader": "openjudge.graders.format._json_schema",
-    "JsonValidatorGrader": "openjudge.graders.format._json_validator",
-    "KnockoutTournamentGrader": "openjudge.graders.comparison._knockout",
-    "LLMGrader": "openjudge.graders.llm_grader",
-    "LengthPenaltyGrader": "openjudge.graders.format._length_penalty",
-    "ListwiseRankingGrader": "openjudge.graders.comparison._listwise",
-    "MathAnswerEquivalenceGrader": "openjudge.graders.math._answer_equivalence",
-    "NgramRepetitionPenaltyGrader": "openjudge.graders.format._ngram_repetition",
-    "NumberAccuracyGrader": "openjudge.graders.text._number_accuracy",
-    "ObservationInformationGainGrader": "openjudge.graders.agent.observation.observation_information_gain",
-    "OpenAIGrader": "openjudge.graders.openai",
-    "PairwisePreferenceGrader": "openjudge.graders.comparison._pairwise",
-    "ProvidedScoreGrader": "openjudge.graders.provided_score",
-    "ReasoningFormatGrader": "openjudge.graders.format.reasoning_format",
-    "RelevanceGrader": "openjudge.graders.common._relevance",
-    "RewardModelGrader": "openjudge.graders.reward_model",
-    "SimilarityGrader": "openjudge.graders.text._similarity",
-    "StringMatchGrader": "openjudge.graders.text.string_match",
-    "ToolCallPrecisionRecallMatchGrader": "openjudge.graders.agent.tool._tool_call_precision_recall_match",
-    "ToolCallStepSequenceMatchGrader": "openjudge.graders.agent.tool._tool_call_step_sequence_match",
-    "TrajectoryComprehensiveGrader": "openjudge.graders.agent.trajectory.trajectory_comprehensive",
-    "TrajectoryStepEfficiencyGrader": "openjudge.graders.agent.trajectory._trajectory_step_efficiency",
-    "from_openai_grader": "openjudge.graders.openai",
-    "grader_boundary": "openjudge.graders.base_grader",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

@@ -8,8 +8,16 @@ and SIGKILLs a worker whose call overruns its budget (or whose caller is cancell
 
 Functions are named ``"package.module:function"`` and take and return JSON values.
 Workers start with the grader's ``sys.path``, import ``preload`` modules once, and then
-serve calls one at a time; startup is not charged to any call's budget. A worker dies
-with the grading process (``PR_SET_PDEATHSIG`` on Linux, and end of input everywhere).
+serve calls one at a time. A worker dies with the grading process (``PR_SET_PDEATHSIG`` on
+Linux, and end of input everywhere).
+
+Whose time is whose. A call's ``timeout_s`` is its own compute: its clock starts when a
+worker starts it. Waiting for a free worker (the pool admits ``max_workers`` calls at once,
+first come first served; the others wait: that is the pool's backpressure) and starting a
+worker (after a kill, or the first time) are charged to no call: they run under
+:func:`~openjudge.models._timeouts.untimed`, so a runner's per-pair timeout does not count
+them either (the run's deadline still does). A batch of calls sent to a worker in one
+round trip would keep this by timing each item from the moment the worker starts it.
 
 A worker is a fresh ``python -I`` running :mod:`openjudge.graders._worker_process` by path,
 not :mod:`multiprocessing`: a forked child would inherit the event loop's threads and
@@ -34,6 +42,7 @@ import anyio.to_thread
 from pydantic import JsonValue
 
 from openjudge.models._loop_local import LoopLocal
+from openjudge.models._timeouts import untimed
 
 __all__ = ["WorkFailed", "WorkTimeout", "WorkerPool"]
 
@@ -120,7 +129,7 @@ class WorkerPool:
     settings (a copy starts its own workers).
 
     Args:
-        max_workers: Calls running at once per event loop (others wait their turn).
+        max_workers: Calls running at once per event loop (others wait their turn, untimed).
         preload: Modules each worker imports before its first call (e.g. ``"sympy"``).
         memory_mb: Address-space limit of each worker after preloading (None: none);
             a call that needs more fails inside the function with ``MemoryError``.
@@ -144,6 +153,10 @@ class WorkerPool:
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
         self._limiters = LoopLocal(lambda: anyio.CapacityLimiter(max_workers))
+        # The pool's own threads (twice its workers: a killed call's thread may linger until
+        # it reads the end of its pipe): a busy shared thread pool would otherwise delay a
+        # call's start inside its budget.
+        self._threads = LoopLocal(lambda: anyio.CapacityLimiter(2 * max_workers))
         self._finalizer = weakref.finalize(self, _kill_all, self._idle)
 
     def __getstate__(self) -> dict[str, object]:
@@ -188,7 +201,13 @@ class WorkerPool:
         try:
             with anyio.move_on_after(self.startup_timeout_s):
                 memory = None if self.memory_mb is None else self.memory_mb * 1024 * 1024
-                await anyio.to_thread.run_sync(worker.handshake, self.preload, memory, abandon_on_cancel=True)
+                await anyio.to_thread.run_sync(
+                    worker.handshake,
+                    self.preload,
+                    memory,
+                    abandon_on_cancel=True,
+                    limiter=self._threads.get(),
+                )
                 ready = True
         finally:
             if not ready:
@@ -200,24 +219,36 @@ class WorkerPool:
     async def call(self, function: str, args: list[JsonValue], *, timeout_s: float) -> JsonValue:
         """``function(*args)`` in a worker, killed after ``timeout_s`` seconds of its own time.
 
+        The time spent waiting for a worker, or for one to start, is not counted (see the
+        module docstring).
+
         Raises:
             WorkTimeout: The call overran ``timeout_s``.
             WorkFailed: The worker could not start or died, or the function raised.
         """
-        async with self._limiters.get():
-            worker = self._take_idle() or await self._start()
-            finished = False
+        limiter = self._limiters.get()
+        with untimed():  # queueing behind other calls, and a worker's start, are no caller's time
+            await limiter.acquire()
             try:
-                with anyio.move_on_after(timeout_s):
-                    request: dict[str, object] = {"function": function, "args": args}
-                    reply = await anyio.to_thread.run_sync(worker.call, request, abandon_on_cancel=True)
-                    finished = True
-            finally:
-                if finished:
-                    with self._lock:
-                        self._idle.append(worker)
-                else:
-                    worker.kill()  # overran or cancelled: the only way to stop it
+                worker = self._take_idle() or await self._start()
+            except BaseException:
+                limiter.release()
+                raise
+        finished = False
+        try:
+            with anyio.move_on_after(timeout_s):
+                request: dict[str, object] = {"function": function, "args": args}
+                reply = await anyio.to_thread.run_sync(
+                    worker.call, request, abandon_on_cancel=True, limiter=self._threads.get()
+                )
+                finished = True
+        finally:
+            if finished:
+                with self._lock:
+                    self._idle.append(worker)
+            else:
+                worker.kill()  # overran or cancelled: the only way to stop it
+            limiter.release()
         if not finished:
             raise WorkTimeout(f"{function.rpartition(':')[2]} did not finish within {timeout_s:g} s")
         if reply.get("ok") is not True:

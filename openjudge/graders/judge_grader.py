@@ -42,6 +42,7 @@ from typing_extensions import TypeVar
 
 from openjudge.graders._judge_output import JudgeVerdict, evict_unusable, extract_json_object
 from openjudge.graders._scoring import expected_score, vote_decided, vote_winner, written_score
+from openjudge.graders._verdict_schema import range_rule, verdict_output
 from openjudge.graders.base_grader import BaseGrader, response_failure_result
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_client import ChatClient
@@ -78,7 +79,7 @@ ScoreMode: TypeAlias = Literal["verdict", "logprobs", "vote"]
 Messages: TypeAlias = list[dict[str, Any]]
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class PreparedCall(Generic[ContextT]):
     """One evaluation's judge request, and what reading its verdict needs.
 
@@ -95,16 +96,6 @@ class PreparedCall(Generic[ContextT]):
 
     messages: Messages
     context: ContextT
-
-    def __init__(self, messages: Messages, context: ContextT) -> None:
-        # Still frozen: the slots' own setters cost ~40% less than the generated __init__'s
-        # object.__setattr__ per field, and one call is prepared per evaluation.
-        _set_messages(self, messages)
-        _set_context(self, context)
-
-
-_set_messages = PreparedCall.__dict__["messages"].__set__
-_set_context = PreparedCall.__dict__["context"].__set__
 
 
 class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
@@ -194,7 +185,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                 f"{self.name}: template placeholders {sorted(in_system)} are in a system message; "
                 "move inputs to a user message so untrusted text cannot act as instructions"
             )
-        self._output = OutputSpec.for_model(structured_model)
+        self._output = verdict_output(structured_model, self.score_range)
         self._instructions = self._build_instructions()
         self._cache_tag = f"{type(self).__qualname__}:{self.name}@{self.version}"
         self.score_mode: ScoreMode = score_mode
@@ -219,6 +210,12 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         ``parse_error``. Usage, latency and queue time are added by the caller.
         """
 
+    def output_spec(self, call: PreparedCall[ContextT]) -> OutputSpec:
+        """The schema ``call``'s reply must fit: the verdict model's, with the score range in it
+        (:mod:`openjudge.graders._verdict_schema`). Override when it depends on the call (the
+        candidate ids of a ranking)."""
+        return self._output
+
     # -- prompts ----------------------------------------------------------------------
 
     def _build_instructions(self) -> str:
@@ -226,8 +223,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             f"Reply with only a JSON object that matches this JSON schema: {self._output.schema_text}"
         )
         if self.score_range is not None:
-            low, high = fmt_number(self.score_range.low), fmt_number(self.score_range.high)
-            reply_rule += f"\nThe score must be a number from {low} to {high}."
+            reply_rule += f"\n{range_rule(self.score_range)}"
         return f"{SYSTEM_INSTRUCTIONS}\n{reply_rule}"
 
     def build_messages(self, values: Mapping[str, object]) -> Messages:
@@ -258,6 +254,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         """Ask the judge about ``call`` in this grader's score mode (await it); never raises for a bad reply.
 
         A plain method returning the coroutine: one frame fewer alive per call in flight.
+        Gate: ``python -m bench.runner ratios`` (openjudge over HTTP <= 1.25x raw aiohttp's CPU per call).
         """
         if self.score_mode == "vote":
             return self._vote(call)
@@ -285,10 +282,10 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             values = [r.score for r in scores]
         every = (*scores, *others)
         usage = sum((r.usage for r in every if r.usage is not None), TokenUsage())
-        latency = sum(r.latency_s or 0.0 for r in every)
-        queue = sum(r.queue_s or 0.0 for r in every) or None
+        latency_s = sum(r.latency_s or 0.0 for r in every)
+        queue_s = sum(r.queue_s or 0.0 for r in every) or None
         if not scores:
-            return others[0].model_copy(update={"usage": usage, "latency_s": latency, "queue_s": queue})
+            return others[0].model_copy(update={"usage": usage, "latency_s": latency_s, "queue_s": queue_s})
         winner = vote_winner(values)
         chosen = next(r for r in scores if r.score == winner)
         metadata: dict[str, JsonValue] = {
@@ -299,15 +296,15 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             "agreement": values.count(winner) / len(values),
         }
         return chosen.model_copy(
-            update={"metadata": metadata, "usage": usage, "latency_s": latency, "queue_s": queue}
+            update={"metadata": metadata, "usage": usage, "latency_s": latency_s, "queue_s": queue_s}
         )
 
     async def _judge_rounds(self, call: PreparedCall[ContextT]) -> GraderResult:
         messages: Sequence[Mapping[str, Any]] = call.messages
         usage: TokenUsage | None = None
-        latency = 0.0
-        queued = 0.0
-        output = None if self.model.capabilities.structured_output == "prompt" else self._output
+        latency_s = 0.0
+        queued_s = 0.0
+        output = None if self.model.capabilities.structured_output == "prompt" else self.output_spec(call)
         for round_ in range(self.max_reasks + 1):
             try:
                 response = await self.model.achat(
@@ -321,34 +318,34 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                 spent = TokenUsage(0, 0, exc.requests)
                 total = spent if usage is None else usage + spent
                 if exc.kind == "refused" and self.blame_refusals:
-                    return self._refused(exc.message, total, latency or None, queued)
+                    return self._refused(exc.message, total, latency_s or None, queued_s)
                 return GraderError(
                     name=self.name,
                     kind=exc.kind,
                     message=exc.message,
                     error_type=exc.error_type,
                     usage=total,
-                    latency_s=latency or None,
-                    queue_s=queued or None,
+                    latency_s=latency_s or None,
+                    queue_s=queued_s or None,
                 )
             usage = response.usage if usage is None else usage + response.usage
-            latency += response.latency_s
-            queued += response.queue_s
+            latency_s += response.latency_s
+            queued_s += response.queue_s
             if response.finish_reason == "content_filter":
                 await evict_unusable(self.model, response)
                 message = "the judge's reply was blocked by the provider's content filter"
                 if self.blame_refusals:
-                    return self._refused(message, usage, latency, queued)
+                    return self._refused(message, usage, latency_s, queued_s)
                 return GraderError(
                     name=self.name,
                     kind="refused",
                     message=message,
                     usage=usage,
-                    latency_s=latency,
-                    queue_s=queued or None,
+                    latency_s=latency_s,
+                    queue_s=queued_s or None,
                 )
             try:
-                result = self._result(self._read_verdict(response), call, usage, latency, queued or None)
+                result = self._result(self._read_verdict(response), call, usage, latency_s, queued_s or None)
             except (ValueError, ValidationError) as exc:
                 await evict_unusable(self.model, response)
                 problem = _describe(exc)
@@ -365,8 +362,8 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                     message=f"invalid judge reply ({problem}); reply began: {response.content[:_SNIPPET]!r}",
                     error_type=type(exc).__name__,
                     usage=usage,
-                    latency_s=latency,
-                    queue_s=queued or None,
+                    latency_s=latency_s,
+                    queue_s=queued_s or None,
                 )
             if self.score_mode == "logprobs" and isinstance(result, GraderScore):
                 return result.model_copy(update=self._weighted(result, response))
@@ -390,11 +387,11 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         return result.model_copy(update={"usage": usage, "latency_s": latency_s, "queue_s": queue_s})
 
     def _refused(
-        self, message: str, usage: TokenUsage | None, latency: float | None, queued: float
+        self, message: str, usage: TokenUsage | None, latency_s: float | None, queued_s: float
     ) -> GraderScore:
         failure = ResponseFailure("judge_refused", f"the judge refused to grade the response: {message}")
         result = response_failure_result(self, failure)
-        return result.model_copy(update={"usage": usage, "latency_s": latency, "queue_s": queued or None})
+        return result.model_copy(update={"usage": usage, "latency_s": latency_s, "queue_s": queued_s or None})
 
     def _weighted(self, result: GraderScore, response: ChatResponse) -> dict[str, JsonValue]:
         """The fields that replace the verdict's score by its logprob expectation, when it can be read."""
@@ -440,10 +437,8 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
 
     def _parse(self, content: str) -> VerdictT:
         try:
-            # Fast path: the whole reply is the JSON object, parsed in Rust by the model's
-            # validator (model_validate_json is a Python wrapper around this one call).
-            verdict: VerdictT = self.structured_model.__pydantic_validator__.validate_json(content)
-            return verdict
+            # Usually the whole reply is the JSON object: parsed and validated in one call.
+            return self.structured_model.model_validate_json(content)
         except ValidationError as exc:
             if exc.errors()[0]["type"] != "json_invalid":
                 raise

@@ -19,8 +19,8 @@ class RewardModelGrader(BaseGrader):
     """A grader whose score is a reward model's raw output.
 
     Args:
-        client: The reward model (shared by every grader that uses it), e.g.
-            ``openjudge.providers.vllm_reward.RewardModelClient``.
+        reward_model: The reward model (shared by every grader that uses it), e.g.
+            ``openjudge.providers.vllm_reward.VLLMRewardModel``.
         name: Result name (default ``reward_model``).
         score_range: The declared range of the reward, if known; a reward outside it is
             a ``parse_error`` unless ``clip_to_range``.
@@ -31,7 +31,7 @@ class RewardModelGrader(BaseGrader):
 
     def __init__(
         self,
-        client: RewardModel,
+        reward_model: RewardModel,
         name: str = "",
         description: str = "",
         *,
@@ -39,14 +39,14 @@ class RewardModelGrader(BaseGrader):
         clip_to_range: bool = False,
     ) -> None:
         super().__init__(name=name, description=description, score_range=score_range)
-        if not isinstance(client, RewardModel):
+        if not isinstance(reward_model, RewardModel):
             raise TypeError(
-                f"{self.name}: client must be a reward model (an object with ascore(), e.g. "
-                f"RewardModelClient(...)), got {type(client).__name__}"
+                f"{self.name}: reward_model must be a reward model (an object with ascore(), e.g. "
+                f"VLLMRewardModel(...)), got {type(reward_model).__name__}"
             )
         if clip_to_range and self.score_range is None:
             raise ValueError(f"{self.name}: clip_to_range needs a score_range")
-        self.client = client
+        self.reward_model = reward_model
         self.clip_to_range = clip_to_range
 
     @grader_boundary
@@ -61,7 +61,7 @@ class RewardModelGrader(BaseGrader):
         if not isinstance(response, str):
             raise InvalidInputError(f"input 'response' must be a string, got {type(response).__name__}")
         try:
-            reward = await self.client.ascore(response, prompt=prompt, messages=messages)
+            reward = await self.reward_model.ascore(response, prompt=prompt, messages=messages)
         except ChatModelError as exc:
             return GraderError(
                 name=self.name,

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import JsonValue, ValidationError
 
+from openjudge._text import encodable
 from openjudge.results import GraderError
 
 __all__ = ["FailureLog", "plain", "plain_options", "validation_problems"]
@@ -36,7 +37,11 @@ class FailureLog:
             n = self._counts[key]
         if n == 1 or n % _LOG_EVERY == 0:
             self._logger.warning(
-                "openjudge: %s failed (%s, %d so far): %s", error.name, error.kind, n, error.message
+                "openjudge: %s failed (%s, %d so far): %s",
+                error.name,
+                error.kind,
+                n,
+                encodable(error.message),
             )
 
 

@@ -17,14 +17,14 @@ Everything else (dataset readers, the results-file line models, fingerprints, th
 table) is internal to the ``openjudge`` command, in this package's ``_`` modules.
 """
 
-from openjudge.jobs._datasets import DatasetError as DatasetError
+from openjudge.errors import DatasetError as DatasetError
+from openjudge.errors import ResultsFileError as ResultsFileError
 from openjudge.jobs._engine import GradingBackend as GradingBackend
 from openjudge.jobs._engine import LocalBackend as LocalBackend
 from openjudge.jobs._engine import RunStats as RunStats
 from openjudge.jobs._engine import run_job as run_job
 from openjudge.jobs._records import ResultsHeader as ResultsHeader
 from openjudge.jobs._report import write_report as write_report
-from openjudge.jobs._results import ResultsFileError as ResultsFileError
 from openjudge.jobs._results import read_header as read_header
 from openjudge.jobs._results import read_results as read_results
 from openjudge.jobs._resume import JobMismatchError as JobMismatchError

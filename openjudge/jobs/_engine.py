@@ -29,19 +29,19 @@ import anyio
 
 from openjudge.jobs._datasets import BadRecord, DatasetError, SampleRecord, iter_samples
 from openjudge.jobs._fingerprint import JobChanges, job_fingerprint
-from openjudge.jobs._records import ErrorEntry, OutcomeLine, ResultEntry
+from openjudge.jobs._records import ErrorEntry, NotApplicableEntry, OutcomeLine, ResultEntry
 from openjudge.jobs._replay import replaying_runner
 from openjudge.jobs._results import ResultsFileError, SampleOutcome
 from openjudge.jobs._resume import BoundResults
-from openjudge.results import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderScore, NotApplicable, RowResult
 from openjudge.runner._progress import ProgressBar
 from openjudge.runner.grading_runner import GradingRunner
 
 if TYPE_CHECKING:
     from openjudge.config._build import BuiltJob
-    from openjudge.config._spec import JobConfig
+    from openjudge.config._spec import DataSpec, JobConfig
 
-__all__ = ["Deliver", "GradingBackend", "LocalBackend", "RunStats", "run_job"]
+__all__ = ["Deliver", "GradingBackend", "LocalBackend", "RunStats", "aggregate_values", "run_job"]
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -68,8 +68,13 @@ class GradingBackend(Protocol):
         ...
 
 
-def _aggregate_values(aggregates: Mapping[str, GraderResult]) -> dict[str, float | None]:
-    return {name: r.score if isinstance(r, GraderScore) else None for name, r in aggregates.items()}
+def aggregate_values(aggregates: Mapping[str, RowResult]) -> dict[str, float | None]:
+    """Aggregate name -> value (``None``: failed); one that does not apply to the sample is left out."""
+    return {
+        name: r.score if isinstance(r, GraderScore) else None
+        for name, r in aggregates.items()
+        if not isinstance(r, NotApplicable)
+    }
 
 
 class LocalBackend:
@@ -93,7 +98,7 @@ class LocalBackend:
             async for item in stream:
                 record = pending.pop(item.index)
                 deliver(
-                    SampleOutcome(record.id, record.line, item.results, _aggregate_values(item.aggregates))
+                    SampleOutcome(record.id, record.line, item.results, aggregate_values(item.aggregates))
                 )
 
 
@@ -110,7 +115,7 @@ class RunStats:
         skipped_done: Samples skipped because their results were already complete.
         bad_records: Malformed records written as invalid-input results.
         with_errors: Graded samples with at least one grader error.
-        pairs: Grader results computed by this run (replayed ones excluded).
+        pairs: Grader results computed by this run (replayed and not-applicable ones excluded).
         failed_pairs: Of those, errors.
         first_error: ``"grader: kind: message"`` of the first error, if any.
         left_out: Results of the old file whose samples are no longer in the dataset
@@ -146,8 +151,15 @@ def count_records(path: Path, fmt: str) -> int | None:
     """Non-blank lines of a JSON Lines file (cheap, streamed); ``None`` for other formats."""
     if fmt not in ("auto", "jsonl") or path.suffix.lower() not in (".jsonl", ".ndjson", ".jsonlines"):
         return None
+    count = 0
+    content = False
     with path.open("rb") as f:
-        return sum(1 for line in f if line.strip())
+        while piece := f.readline(1 << 16):  # in bounded pieces: a line may be of any length
+            content = content or not piece.isspace()
+            if piece.endswith(b"\n"):
+                count += content
+                content = False
+    return count + content
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
@@ -197,8 +209,10 @@ class _Counter:
             stats.regraded += again.changed
             stats.retried += again.retried
         failed = False
-        results: Mapping[str, GraderResult | ResultEntry] = outcome.results
+        results: Mapping[str, RowResult | ResultEntry] = outcome.results
         for name, result in results.items():
+            if isinstance(result, NotApplicable | NotApplicableEntry):
+                continue  # routed away: neither computed nor failed
             error = isinstance(result, GraderError | ErrorEntry)
             failed = failed or error
             if real is not None and name not in real:
@@ -259,77 +273,102 @@ async def run_job(
     started = time.monotonic()
     grader = backend if backend is not None else LocalBackend(job.runner)
     stats = RunStats(workers=grader.workers)
-    data = config.data
     fingerprint = job_fingerprint(config, job)
     with BoundResults(out_path, fingerprint, regrade=regrade, retry_failed=retry_failed) as results:
         stats.changes = results.changes
-        total = count_records(data_path, data.format)
-        if total is not None:
-            if results.migrating and results.changes is None:  # a retry: complete samples are copied
-                total = max(0, total - results.previous_samples) + results.failed_samples
-            else:
-                total = max(0, total - len(results))
+        total = _samples_left(data_path, config.data.format, results)
         progress = (
-            None
-            if progress_stream is None
-            else ProgressBar(
-                total,
-                label="samples",
-                stream=progress_stream,
-            )
+            None if progress_stream is None else ProgressBar(total, label="samples", stream=progress_stream)
         )
         counter = _Counter(stats, progress)
-
-        def samples() -> Iterator[SampleRecord]:
-            for record in iter_samples(
-                data_path, format=data.format, on_error=data.on_error, id_key=data.id_field
-            ):
-                if isinstance(record, BadRecord):
-                    if not results.is_done(record.id):
-                        results.write_bad(record)
-                        counter.bad_record()
-                    continue
-                if results.is_done(record.id):
-                    stats.skipped_done += 1
-                    continue
-                pending = results.prepare(record)
-                if pending.copy is not None:  # complete: carried over to the new file as it is
-                    results.write(pending.copy)
-                    stats.skipped_done += 1
-                    continue
-                if pending.to_grade is not None:
-                    counter.graded_for_real[record.id] = _Again(
-                        pending.to_grade, changed=results.changes is not None, retried=pending.retried
-                    )
-                yield pending.record
 
         def deliver(outcome: SampleOutcome | OutcomeLine) -> None:
             results.write(outcome)
             counter.outcome(outcome)
 
-        signals = handle_signals and threading.current_thread() is threading.main_thread()
-        previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS} if signals else {}
         try:
-            async with _unwrap_data_errors(), anyio.create_task_group() as tg:
-                if signals:
-
-                    async def stop_on_signal() -> None:
-                        with anyio.open_signal_receiver(*_STOP_SIGNALS) as received:
-                            async for _ in received:
-                                stats.interrupted = True
-                                tg.cancel_scope.cancel()
-                                return
-
-                    tg.start_soon(stop_on_signal)
-                await grader.grade(samples(), deliver, replay=results.migrating)
-                tg.cancel_scope.cancel()
+            samples = _samples_to_grade(data_path, config.data, results, counter)
+            await _grade_until_stopped(grader, samples, deliver, results.migrating, stats, handle_signals)
         finally:
-            for sig, handler in previous.items():  # the event loop resets them to the defaults
-                if handler is not None:
-                    signal.signal(sig, handler)
             if progress is not None:
                 progress.close()
         if not stats.interrupted:
             stats.left_out = results.complete()
     stats.elapsed_s = time.monotonic() - started
     return stats
+
+
+def _samples_left(data_path: Path, fmt: str, results: BoundResults) -> int | None:
+    """Samples this run will go through, for the progress line (``None``: not known cheaply)."""
+    total = count_records(data_path, fmt)
+    if total is None:
+        return None
+    if results.migrating and results.changes is None:  # a retry: complete samples are copied
+        return max(0, total - results.previous_samples) + results.failed_samples
+    return max(0, total - len(results))
+
+
+def _samples_to_grade(
+    data_path: Path, data: DataSpec, results: BoundResults, counter: _Counter
+) -> Iterator[SampleRecord]:
+    """The dataset's samples that still need grading; bad records and finished samples are
+    written or skipped on the way (lazily, as the back end pulls)."""
+    for record in iter_samples(
+        data_path,
+        format=data.format,
+        on_error=data.on_error,
+        id_key=data.id_field,
+        max_record_bytes=data.max_record_bytes,
+    ):
+        if isinstance(record, BadRecord):
+            if not results.is_done(record.id):
+                results.write_bad(record)
+                counter.bad_record()
+            continue
+        if results.is_done(record.id):
+            counter.stats.skipped_done += 1
+            continue
+        pending = results.prepare(record)
+        if pending.copy is not None:  # complete: carried over to the new file as it is
+            results.write(pending.copy)
+            counter.stats.skipped_done += 1
+            continue
+        if pending.to_grade is not None:
+            counter.graded_for_real[record.id] = _Again(
+                pending.to_grade, changed=results.changes is not None, retried=pending.retried
+            )
+        yield pending.record
+
+
+async def _grade_until_stopped(
+    grader: GradingBackend,
+    samples: Iterator[SampleRecord],
+    deliver: Deliver,
+    replay: bool,
+    stats: RunStats,
+    handle_signals: bool,
+) -> None:
+    """Let the back end grade everything, or until SIGINT or SIGTERM (then ``stats.interrupted``).
+
+    Signals are caught only on the main thread, and the handlers found are put back after.
+    """
+    signals = handle_signals and threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.getsignal(sig) for sig in _STOP_SIGNALS} if signals else {}
+    try:
+        async with _unwrap_data_errors(), anyio.create_task_group() as tg:
+            if signals:
+
+                async def stop_on_signal() -> None:
+                    with anyio.open_signal_receiver(*_STOP_SIGNALS) as received:
+                        async for _ in received:
+                            stats.interrupted = True
+                            tg.cancel_scope.cancel()
+                            return
+
+                tg.start_soon(stop_on_signal)
+            await grader.grade(samples, deliver, replay=replay)
+            tg.cancel_scope.cancel()
+    finally:
+        for sig, handler in previous.items():  # the event loop resets them to the defaults
+            if handler is not None:
+                signal.signal(sig, handler)

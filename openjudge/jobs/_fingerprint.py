@@ -1,11 +1,11 @@
 """What decides a score: the fingerprint a results file is bound to.
 
-A results file's header (see :mod:`.results`) records a :class:`JobFingerprint`: per grader
-its type, class, version, constructor parameters, mapper, a digest of its prompt template
-and its provider's kind, model, endpoint, API version, structured-output mode and sampling;
-per aggregator its settings; and the field that holds sample ids. Settings that change how
-fast or how safely a job runs (limits, timeouts, retries, prices, the cache) are left out:
-they do not change a score.
+A results file's header (see :mod:`openjudge.jobs._results`) records a
+:class:`JobFingerprint`: per grader its type, class, version, constructor parameters,
+mapper, routing (``when``), a digest of its prompt template and its provider's kind,
+model, endpoint, API version, structured-output mode and sampling; per aggregator its
+settings; the field that holds sample ids and the one that names each row's graders. Settings that change how fast or how safely a job runs (limits,
+timeouts, retries, prices, the cache) are left out: they do not change a score.
 
 Resuming compares the file's fingerprint with the current job's (:func:`compare`):
 
@@ -56,6 +56,7 @@ class GraderFingerprint(_Model):
         mapper: The mapper from the config.
         prompt: A digest of the prompt template(s) the grader sends, for LLM graders.
         provider: The judge's kind, model, endpoint, API version, structured output and sampling.
+        when: The rows it applies to (its routing condition), if it has one.
     """
 
     type: str
@@ -65,6 +66,7 @@ class GraderFingerprint(_Model):
     mapper: dict[str, str] | None = None
     prompt: str | None = None
     provider: dict[str, JsonValue] | None = None
+    when: dict[str, JsonValue] | None = None
 
 
 class JobFingerprint(_Model):
@@ -73,6 +75,7 @@ class JobFingerprint(_Model):
     graders: dict[str, GraderFingerprint]
     aggregators: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)
     id_field: str = "id"
+    graders_field: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +150,16 @@ def _differences(old: object, new: object, path: str) -> list[str]:
 def compare(old: JobFingerprint, new: JobFingerprint) -> JobChanges:
     """How ``new`` differs from ``old`` (the fingerprint a results file was written under)."""
     changed: dict[str, tuple[str, ...]] = {}
+    routing = (
+        []
+        if old.graders_field == new.graders_field
+        else _differences(old.graders_field, new.graders_field, "")
+    )
     for name in old.graders.keys() & new.graders.keys():
         before, after = old.graders[name].model_dump(), new.graders[name].model_dump()
         lines = _differences(before, after, "")
+        if routing:  # every grader's rows may change
+            lines += [f"data.graders_field: {line.removeprefix(': ')}" for line in routing]
         if lines:
             changed[name] = tuple(lines)
     aggregators: list[str] = []
@@ -208,7 +218,9 @@ def _provider(spec: ProviderSpec, built: object) -> dict[str, JsonValue]:
         "model": spec.model,
         "base_url": _without_credentials(base_url if isinstance(base_url, str) else None),
         "api_version": spec.api_version,
-        "structured_output": spec.structured_output,
+        # Unset finds the strongest mode the server takes: json_schema wherever the old default
+        # (json_schema) worked, so files written under it still match.
+        "structured_output": spec.structured_output or "json_schema",
         "sampling": spec.sampling.model_dump(mode="json"),
     }
 
@@ -231,10 +243,20 @@ def job_fingerprint(config: JobConfig, job: BuiltJob) -> JobFingerprint:
             mapper=dict(spec.mapper) if spec.mapper is not None else None,
             prompt=_prompt_digest(grader),
             provider=provider,
+            when=dict(spec.when) if spec.when is not None else None,
         )
     aggregators: dict[str, dict[str, JsonValue]] = {}
     for agg in config.aggregators:
-        # 'params' (for aggregator classes of the user's) only when set: files written before it existed still match
-        settings = agg.model_dump(mode="json", exclude={"name"} if agg.params else {"name", "params"})
+        # 'params' (for aggregator classes of the user's) and 'when' only when set: files
+        # written before they existed still match
+        left_out = (
+            {"name"} | ({"params"} if not agg.params else set()) | ({"when"} if agg.when is None else set())
+        )
+        settings = agg.model_dump(mode="json", exclude=left_out)
         aggregators[agg.result_name] = settings
-    return JobFingerprint(graders=graders, aggregators=aggregators, id_field=config.data.id_field)
+    return JobFingerprint(
+        graders=graders,
+        aggregators=aggregators,
+        id_field=config.data.id_field,
+        graders_field=config.data.graders_field,
+    )

@@ -48,8 +48,12 @@ def page(title: str, meta: str, body: str, *, css: str) -> str:
 
 
 def write_page(path: Path, html: str) -> None:
-    """Write ``html`` to ``path`` (its folder made if needed), replacing it atomically."""
+    """Write ``html`` to ``path`` (its folder made if needed), replacing it atomically.
+
+    A lone surrogate (from a record or a response) is written as the six characters
+    ``\\udXXX``, the rule of :mod:`openjudge._text`.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
+    tmp.write_text(html, encoding="utf-8", errors="backslashreplace")
     os.replace(tmp, path)

@@ -1,4 +1,4 @@
-"""Typed models of the lines of a results file (the format is described in :mod:`.results`).
+"""Typed models of the lines of a results file (format: :mod:`openjudge.jobs._results`).
 
 These models are the single definition of the public output format: the writer serialises
 them and the summary and the report read them back. Reading ignores unknown fields, so
@@ -16,8 +16,9 @@ from openjudge.results import (
     ErrorKind,
     GraderError,
     GraderRank,
-    GraderResult,
     GraderScore,
+    NotApplicable,
+    RowResult,
     ScoreRange,
     TokenUsage,
 )
@@ -25,6 +26,7 @@ from openjudge.results import (
 __all__ = [
     "ErrorEntry",
     "HeaderLine",
+    "NotApplicableEntry",
     "OutcomeLine",
     "RankEntry",
     "ResultEntry",
@@ -98,7 +100,38 @@ class ErrorEntry(_Entry):
     usage: TokenUsage | None = None
 
 
-ResultEntry: TypeAlias = Annotated[ScoreEntry | RankEntry | ErrorEntry, Field(discriminator="type")]
+class NotApplicableEntry(_Entry):
+    """The grader does not apply to the sample (the config's routing): neither a score nor
+    an error; it counts toward no mean and no error rate.
+
+    Attributes:
+        reason: Why, e.g. ``"task is 'facts', not 'math'"``.
+    """
+
+    type: Literal["not_applicable"] = "not_applicable"
+    reason: str = ""
+
+    # Read like the other entries; not fields, so not written: the grader was not called.
+    @property
+    def latency_s(self) -> None:
+        return None
+
+    @property
+    def queue_s(self) -> None:
+        return None
+
+    @property
+    def usage(self) -> None:
+        return None
+
+    @property
+    def metadata(self) -> dict[str, JsonValue]:
+        return {}
+
+
+ResultEntry: TypeAlias = Annotated[
+    ScoreEntry | RankEntry | ErrorEntry | NotApplicableEntry, Field(discriminator="type")
+]
 
 
 class OutcomeLine(_Entry):
@@ -108,7 +141,9 @@ class OutcomeLine(_Entry):
         id: The sample id (see :func:`openjudge.jobs._datasets.iter_samples`).
         line: Where the sample is in the dataset, if known.
         results: Grader name to result.
-        aggregates: Aggregator name to value; ``None`` when it could not be computed.
+        aggregates: Aggregator name to value; ``None`` when it could not be computed. An
+            aggregate that does not apply to the sample (none of its inputs does, or its
+            ``when`` does not hold) is absent.
         usage: Tokens and requests summed over ``results``.
     """
 
@@ -139,8 +174,10 @@ class HeaderLine(_Entry):
     openjudge: ResultsHeader
 
 
-def entry_from_result(result: GraderResult) -> ScoreEntry | RankEntry | ErrorEntry:
+def entry_from_result(result: RowResult) -> ScoreEntry | RankEntry | ErrorEntry | NotApplicableEntry:
     """Convert a grader's result model to its results-file entry."""
+    if isinstance(result, NotApplicable):
+        return NotApplicableEntry(reason=result.reason)
     if isinstance(result, GraderScore):
         return ScoreEntry(
             score=result.score,
@@ -171,14 +208,20 @@ def entry_from_result(result: GraderResult) -> ScoreEntry | RankEntry | ErrorEnt
             metadata=dict(result.metadata),
             usage=result.usage,
         )
-    raise TypeError(f"expected GraderScore, GraderRank or GraderError, got {type(result).__name__}")
+    raise TypeError(
+        f"expected GraderScore, GraderRank, GraderError or NotApplicable, got {type(result).__name__}"
+    )
 
 
 _ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 
 
-def result_from_entry(name: str, entry: ScoreEntry | RankEntry | ErrorEntry) -> GraderResult:
+def result_from_entry(
+    name: str, entry: ScoreEntry | RankEntry | ErrorEntry | NotApplicableEntry
+) -> RowResult:
     """The grader result a results-file entry was written from (what resuming re-uses)."""
+    if isinstance(entry, NotApplicableEntry):
+        return NotApplicable(name=name, reason=entry.reason)
     if isinstance(entry, ScoreEntry):
         return GraderScore(
             name=name,

@@ -17,7 +17,7 @@ from pydantic import JsonValue, TypeAdapter
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec
 from openjudge.jobs._records import ResultEntry, result_from_entry
-from openjudge.results import GraderResult
+from openjudge.results import GraderResult, NotApplicable
 from openjudge.runner._grader_config import BoundGrader, GraderConfig
 from openjudge.runner.grading_runner import GradingRunner
 
@@ -27,6 +27,7 @@ STORED_KEY = "\x00openjudge.stored"
 """The sample field that carries stored results: grader name -> results-file entry (JSON)."""
 
 _STORED_INPUT = "\x00stored"
+_NOT_APPLICABLE = "not_applicable"
 _ENTRY: TypeAdapter[ResultEntry] = TypeAdapter(ResultEntry)
 
 
@@ -48,20 +49,29 @@ class _Replaying(BaseGrader):
     async def aevaluate(self, **inputs: Any) -> GraderResult:
         stored = inputs.get(_STORED_INPUT)
         if stored is not None:
-            return result_from_entry(self.name, _ENTRY.validate_python(stored))
+            result = result_from_entry(self.name, _ENTRY.validate_python(stored))
+            if not isinstance(result, NotApplicable):  # never carried: see _replaying_config
+                return result
         return await self._inner.aevaluate(**inputs)
 
 
 def _replaying_config(key: str, config: GraderConfig) -> GraderConfig:
+    """The grader replaying its stored result; routing (``when``) is the grader's own.
+
+    A stored ``not_applicable`` is not replayed: routing decides again from the sample's
+    fields, so a sample that now names the grader is graded for real.
+    """
     bound = BoundGrader(key, config)  # the usual mapper checks and missing-field messages
 
     def inputs(sample: Mapping[str, Any]) -> Mapping[str, Any]:
         stored = sample.get(STORED_KEY)
         if isinstance(stored, Mapping) and key in stored:
-            return {_STORED_INPUT: stored[key]}
+            entry = stored[key]
+            if not (isinstance(entry, Mapping) and entry.get("type") == _NOT_APPLICABLE):
+                return {_STORED_INPUT: entry}
         return bound.inputs(sample)
 
-    return GraderConfig(_Replaying(config.grader), inputs)
+    return GraderConfig(_Replaying(config.grader), inputs, when=config.when)
 
 
 def replaying_runner(runner: GradingRunner) -> GradingRunner:

@@ -4,7 +4,9 @@
 and inline SVG only (no scripts, fonts or images from anywhere), so it opens offline and can
 be attached to a ticket. It shows:
 
-* the summary table (as :func:`~openjudge.jobs._summary.render_table`) and the aggregates;
+* the summary table (as :func:`~openjudge.jobs._summary.render_table`), the aggregates and,
+  when routing left graders out of some rows, how many rows each applies to and does not
+  (``class="routed"``);
 * per grader, a histogram of normalised scores in 20 bins (over [0, 1] when the grader
   declares a score range, else over the observed range), in an element with
   ``class="chart histogram" data-grader="<name>"``; likewise per aggregate
@@ -36,9 +38,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from openjudge.jobs._datasets import DatasetFormat, SampleRecord, iter_samples
+from openjudge.jobs._datasets import DEFAULT_MAX_RECORD_BYTES, DatasetFormat, SampleRecord, iter_samples
 from openjudge.jobs._html import page, table, table_row, write_page
-from openjudge.jobs._records import ErrorEntry, OutcomeLine, ScoreEntry
+from openjudge.jobs._moments import RunningMoments
+from openjudge.jobs._records import ErrorEntry, NotApplicableEntry, OutcomeLine, ScoreEntry
 from openjudge.jobs._results import read_outcomes
 from openjudge.jobs._summary import (
     GRADER_COLUMNS,
@@ -47,6 +50,7 @@ from openjudge.jobs._summary import (
     SummaryBuilder,
     format_number,
     grader_row,
+    not_applicable_rows,
     percentile,
     response_failure_rows,
     total_row,
@@ -75,12 +79,14 @@ class SampleSource:
         id_field: Its id field.
         inputs: Grader name to the function that maps a sample to that grader's inputs;
             a grader without one is shown the whole sample.
+        max_record_bytes: Its cap on a record's size (``data.max_record_bytes``).
     """
 
     path: Path
     format: DatasetFormat = "auto"
     id_field: str | None = "id"
     inputs: Mapping[str, Callable[[Mapping[str, Any]], Mapping[str, Any]]] = field(default_factory=dict)
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
 
 
 @dataclass
@@ -96,7 +102,7 @@ class _Collector:
     lowest_n: int
     builder: SummaryBuilder
     graders: dict[str, _GraderView] = field(default_factory=dict)
-    latencies: array[float] = field(default_factory=lambda: array("d"))
+    latencies_s: array[float] = field(default_factory=lambda: array("d"))
     aggregates: dict[str, array[float]] = field(default_factory=dict)
     error_examples: dict[tuple[str, str], str] = field(default_factory=dict)
     failed: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
@@ -114,8 +120,10 @@ class _Collector:
             view = self.graders.get(name)
             if view is None:
                 view = self.graders[name] = _GraderView()
+            if isinstance(entry, NotApplicableEntry):
+                continue  # not graded: nothing to plot or list
             if entry.latency_s is not None:
-                self.latencies.append(entry.latency_s)
+                self.latencies_s.append(entry.latency_s)
             if isinstance(entry, ErrorEntry):
                 self.error_examples.setdefault((name, entry.kind), entry.message)
                 failed = self.failed.setdefault((name, entry.kind), [])
@@ -140,7 +148,10 @@ def _cut(text: str, limit: int = _REASON_CHARS) -> str:
 
 
 def _show(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str, separators=(", ", ": "))
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str, separators=(", ", ": "))
+    except (RecursionError, ValueError):  # read at a shallower stack than this one
+        return "(too deeply nested to show)"
     return _cut(text, _INPUT_CHARS)
 
 
@@ -152,7 +163,14 @@ def _find_inputs(source: SampleSource, graders: dict[str, _GraderView]) -> None:
             wanted.setdefault(sample_id, []).append(name)
     if not wanted or not source.path.is_file():
         return
-    for record in iter_samples(source.path, format=source.format, on_error="skip", id_key=source.id_field):
+    records = iter_samples(
+        source.path,
+        format=source.format,
+        on_error="skip",
+        id_key=source.id_field,
+        max_record_bytes=source.max_record_bytes,
+    )
+    for record in records:
         if not isinstance(record, SampleRecord) or record.id not in wanted:
             continue
         for name in wanted.pop(record.id):
@@ -202,6 +220,7 @@ def write_report(
 
 _SUMMARY_KINDS = ("", *["num"] * (len(GRADER_COLUMNS) - 1))
 _AGGREGATE_KINDS = ("", "num", "num", "num")
+_ROUTED_KINDS = ("", "num", "num")
 _ERROR_KINDS = ("", "kind", "num", "message")
 _LOWEST_KINDS = ("id", "num", "num", "message", "message inputs")
 
@@ -226,6 +245,16 @@ def _summary_section(summary: RunSummary) -> str:
         ]
         header = ("aggregate", "n", "missing", "mean")
         html += "<h3>Aggregates</h3>" + table(header, _AGGREGATE_KINDS, agg_rows, cls="aggregates")
+    routed = not_applicable_rows(summary)
+    if routed:
+        routed_rows = [table_row(row, _ROUTED_KINDS) for row in routed]
+        html += "<h3>Routing</h3>" + table(
+            ("grader or aggregate", "applies to", "not applicable"), _ROUTED_KINDS, routed_rows, cls="routed"
+        )
+        html += (
+            '<p class="note">Rows a grader does not apply to (its <code>when</code>, or the row\'s '
+            "graders field) are neither scores nor errors: they are in no other column.</p>"
+        )
     return html
 
 
@@ -235,6 +264,8 @@ def _histogram_card(name: str, view: _GraderView, summary: RunSummary) -> str:
         f"n {format_number(stats.count)} · scored {format_number(stats.scored)} · "
         f"errors {format_number(stats.error_count)} · mean {format_number(stats.mean)}"
     )
+    if stats.not_applicable:
+        facts += f" · not applicable {format_number(stats.not_applicable)}"
     if view.scores:
         low, high = (0.0, 1.0) if view.ranged else (min(view.scores), max(view.scores))
         if low == high:
@@ -261,7 +292,10 @@ def _aggregate_card(name: str, values: array[float]) -> str:
         elif low == high:
             low, high = low - 0.5, high + 0.5
         chart = histogram_svg(bin_counts(values, low, high, _BINS), low, high, x_label="aggregate value")
-    facts = f"n {format_number(len(values))} · mean {format_number(sum(values) / len(values) if values else None)}"
+    moments = RunningMoments()
+    for value in values:
+        moments.add(value)
+    facts = f"n {format_number(len(values))} · mean {format_number(moments.mean)}"
     return (
         f'<div class="card chart histogram" data-aggregate="{escape(name)}">'
         f'<h3>{escape(name)} (aggregate)</h3><p class="facts">{escape(facts)}</p>{chart}</div>'
@@ -331,10 +365,10 @@ def _response_failures_section(summary: RunSummary) -> str:
     return note + table(("grader", "cause", "count", "first reason"), _ERROR_KINDS, rows, cls="failures")
 
 
-def _latency_section(latencies: array[float]) -> str:
-    if not latencies:
+def _latency_section(latencies_s: array[float]) -> str:
+    if not latencies_s:
         return '<div class="card chart latency"><p class="empty">No judge latencies recorded.</p></div>'
-    ordered = sorted(latencies)
+    ordered = sorted(latencies_s)
     p95 = percentile(ordered, 95) or 0.0
     high = ordered[-1]
     overflow = high > 3 * p95 > 0  # a long tail would squash every bar into the first bins
@@ -388,7 +422,7 @@ def _page(title: str, source: str, summary: RunSummary, collector: _Collector) -
 <section><h2>Score distributions</h2><div class="grid">{cards or '<p class="empty">No results.</p>'}</div></section>
 <section><h2>Errors</h2><div class="scroll">{_errors_section(summary, collector.error_examples, collector.failed)}</div></section>
 <section><h2>Response failures</h2><div class="scroll">{_response_failures_section(summary)}</div></section>
-<section><h2>Judge latency</h2>{_latency_section(collector.latencies)}</section>
+<section><h2>Judge latency</h2>{_latency_section(collector.latencies_s)}</section>
 <section><h2>Lowest-scoring samples</h2>{_lowest_section(collector.graders)}</section>"""
     return page(title, meta, body, css=_CSS)
 

@@ -31,13 +31,22 @@ where ``usage`` is summed over the sample's results and RESULT is one of::
     {"type": "error", "kind": str, "message": str, "error_type": str,
      "latency_s": float | null, "queue_s": float | null, "metadata": {...}, "usage": USAGE | null}
 
-``normalized_score`` is in [0, 1] (1 is best) when the grader declares a score range and
+    {"type": "not_applicable", "reason": str}
+
+``not_applicable`` is a grader the config's routing leaves out for the sample (its ``when``
+does not hold, or the sample's graders field does not name it): neither a score nor an
+error, it counts toward no mean and no error rate; an aggregate that does not apply to the
+sample is absent from its ``aggregates``. ``normalized_score`` is in [0, 1] (1 is best) when the grader declares a score range and
 equals ``score`` otherwise. ``latency_s`` (time the judge spent answering), ``queue_s``
 (time waiting for the provider's limits) and ``usage`` are set by LLM graders only.
-Non-finite floats are written as ``null``. Readers must ignore fields they do not know.
+Non-finite floats are written as ``null``. A lone surrogate in a text (a reason, a message,
+metadata taken from a response) is written as the six characters ``\\udXXX`` (the rule of
+:mod:`openjudge._text`), so every line is valid UTF-8 that any JSON reader reads; sample
+ids never hold one (the dataset reader refuses such ids). Readers must ignore fields they
+do not know.
 
 Resuming: :class:`ResultsWriter` reads the header and the ids already in the file, so a
-rerun skips them (:mod:`.resume` decides whether the file's job is the current one). A
+rerun skips them (:mod:`._resume` decides whether the file's job is the current one). A
 crash can leave at most a torn last line (no newline, or not JSON); it is cut off when the
 file is reopened, so an interrupted run loses nothing that was written and repeats nothing.
 """
@@ -55,10 +64,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TypeVar, cast
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
+from pydantic_core import PydanticSerializationError
 
+from openjudge._text import encodable_json, has_surrogate
+from openjudge.errors import ResultsFileError
 from openjudge.jobs._records import HeaderLine, OutcomeLine, ResultsHeader, entry_from_result
-from openjudge.results import GraderResult, TokenUsage
+from openjudge.results import RowResult, TokenUsage
 
 if sys.platform != "win32":
     import fcntl
@@ -85,11 +97,7 @@ re-attempts them, because the next attempt may succeed. The others (``parse_erro
 ``invalid_input``, ``refused``) would come out the same and are kept."""
 
 
-class ResultsFileError(ValueError):
-    """A results file that cannot be resumed or read (corrupt, or in use by another run)."""
-
-
-def result_to_json(result: GraderResult) -> dict[str, JsonValue]:
+def result_to_json(result: RowResult) -> dict[str, JsonValue]:
     """The results-file entry (RESULT above) of one grader result, as plain JSON values."""
     return cast(dict[str, JsonValue], json.loads(entry_from_result(result).model_dump_json()))
 
@@ -101,13 +109,14 @@ class SampleOutcome:
     Attributes:
         id: The sample id.
         line: Where the sample is in the dataset, if known.
-        results: Grader name to result.
-        aggregates: Aggregator name to value (``None`` if it could not be computed).
+        results: Grader name to result (``NotApplicable`` where routing leaves the grader out).
+        aggregates: Aggregator name to value (``None`` if it could not be computed; absent
+            if it does not apply to the sample).
     """
 
     id: str
     line: int | None
-    results: Mapping[str, GraderResult]
+    results: Mapping[str, RowResult]
     aggregates: Mapping[str, float | None] = field(default_factory=dict)
 
     @property
@@ -232,7 +241,7 @@ class ResultsWriter:
         fd = self._require_open()
         if self._done:
             raise ResultsFileError(f"{self.path} already holds results: its header cannot change")
-        data = (HeaderLine(openjudge=header).model_dump_json() + "\n").encode("utf-8")
+        data = _line_bytes(HeaderLine(openjudge=header))
         os.ftruncate(fd, 0)
         self._size = 0
         self._append(fd, data)
@@ -265,15 +274,23 @@ class ResultsWriter:
     def write(self, outcome: SampleOutcome | OutcomeLine) -> None:
         """Append one outcome as one line.
 
+        Texts holding a lone surrogate are written by the rule of :mod:`openjudge._text`.
+
         Raises:
-            ValueError: If the sample id is already in the file.
+            ValueError: If the sample id is already in the file, or holds a lone surrogate
+                (it could not be read back as the same id).
             OSError: If the write fails; the file is left as it was before the call.
         """
         fd = self._require_open()
         line = outcome.to_line() if isinstance(outcome, SampleOutcome) else outcome
         if line.id in self._done:
             raise ValueError(f"sample {line.id!r} is already in {self.path}: skip the ids in completed_ids()")
-        self._append(fd, (line.model_dump_json() + "\n").encode("utf-8"))
+        if has_surrogate(line.id):
+            raise ValueError(
+                f"sample id {line.id!r} holds a lone surrogate, which is not text: it cannot be written "
+                "and read back as the same id (iter_samples refuses such records)"
+            )
+        self._append(fd, _line_bytes(line))
         self._done.add(line.id)
         self._unsynced += 1
         if (self._fsync_every is not None and self._unsynced >= self._fsync_every) or (
@@ -314,6 +331,28 @@ class ResultsWriter:
         if self._fd is None:
             raise RuntimeError(f"{self.path} is not open: use `with ResultsWriter(path) as writer:`")
         return self._fd
+
+
+def _line_bytes(model: BaseModel) -> bytes:
+    """One line of the file: the model as JSON, its texts made encodable if they must be.
+
+    Pydantic refuses a lone surrogate in a value but writes one in a dict key as U+FFFD
+    characters, so a line holding U+FFFD (rare) is written the slow way too, by the one rule.
+    """
+    try:
+        text = model.model_dump_json()
+    except PydanticSerializationError:  # a lone surrogate (the only text UTF-8 cannot hold)
+        text = _encodable_dump(model)
+    else:
+        if not text.isascii() and "\ufffd" in text:
+            text = _encodable_dump(model)
+    return (text + "\n").encode("utf-8")
+
+
+def _encodable_dump(model: BaseModel) -> str:
+    # Python mode: mode="json" would already have turned a key's surrogate into U+FFFD.
+    clean = encodable_json(cast(JsonValue, model.model_dump()))
+    return type(model).model_validate(clean).model_dump_json()
 
 
 def _lock(fd: int, path: Path) -> None:

@@ -1,7 +1,7 @@
 """A results file bound to its job: resume it, adapt it to an extended job, or refuse.
 
 :class:`BoundResults` opens the results file of a run and compares the fingerprint in its
-header with the current job's (:mod:`.fingerprint`):
+header with the current job's (:mod:`._fingerprint`):
 
 * a new or empty file gets the current header; a file written by the same job is resumed
   (its samples are skipped), except that results which failed for system reasons
@@ -11,7 +11,7 @@ header with the current job's (:mod:`.fingerprint`):
   keeps them as they are);
 * a file written by a job that lacks some graders (or has other aggregators) is
   *migrated*: every sample already in it is graded again with its stored results replayed
-  (:mod:`.replay`), so only the added graders call a judge. With ``regrade=True`` the same
+  (:mod:`._replay`), so only the added graders call a judge. With ``regrade=True`` the same
   happens for changed graders, and removed graders' results are dropped;
 * any other difference raises :class:`JobMismatchError`, saying what changed and the two
   ways forward.
@@ -35,7 +35,7 @@ from pydantic import JsonValue
 import openjudge
 from openjudge.jobs._datasets import BadRecord, SampleRecord
 from openjudge.jobs._fingerprint import JobChanges, JobFingerprint, compare
-from openjudge.jobs._records import ErrorEntry, OutcomeLine, ResultsHeader
+from openjudge.jobs._records import ErrorEntry, NotApplicableEntry, OutcomeLine, ResultsHeader
 from openjudge.jobs._replay import with_stored
 from openjudge.jobs._results import (
     SYSTEM_ERROR_KINDS,
@@ -62,6 +62,9 @@ def writer_name() -> str:
 class JobMismatchError(ResultsFileError):
     """A results file was written by another job: resuming into it would mix the two.
 
+    The one public exception defined outside :mod:`openjudge.errors`: it carries a jobs
+    type. ``except ResultsFileError`` (from :mod:`openjudge.errors`) covers it.
+
     Attributes:
         changes: What differs, or ``None`` if the file has no header to compare.
     """
@@ -69,9 +72,6 @@ class JobMismatchError(ResultsFileError):
     def __init__(self, message: str, changes: JobChanges | None) -> None:
         super().__init__(message)
         self.changes = changes
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (str(self), self.changes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +250,12 @@ class BoundResults:
         to_grade = frozenset(self.header.job.graders) - kept.keys()
         if not to_grade and self.changes is None:  # a retry run, and nothing failed here
             return Pending(record, frozenset(), copy=line.model_copy(update={"line": record.line}))
-        stored: dict[str, JsonValue] = {name: entry.model_dump(mode="json") for name, entry in kept.items()}
+        # Graded again anyway: routing decides afresh what applies (the row may name others now).
+        routed = {name for name, entry in kept.items() if isinstance(entry, NotApplicableEntry)}
+        to_grade |= routed
+        stored: dict[str, JsonValue] = {
+            name: entry.model_dump(mode="json") for name, entry in kept.items() if name not in routed
+        }
         replayed = SampleRecord(record.line, with_stored(record.data, stored), record.id)
         return Pending(replayed, to_grade, retried=retried)
 
@@ -262,7 +267,8 @@ class BoundResults:
         self._offsets.pop(record.id, None)
         error = GraderError(name="dataset", kind="invalid_input", message=record.message)
         results = dict.fromkeys(self.header.job.graders, error)
-        self._writer().write(SampleOutcome(record.id, record.line, results))
+        missing = dict.fromkeys(self.header.job.aggregators, None)  # failed, not "not applicable" (absent)
+        self._writer().write(SampleOutcome(record.id, record.line, results, missing))
 
     def complete(self) -> int:
         """Every sample of the dataset is in the file: finish a migration.

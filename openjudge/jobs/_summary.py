@@ -1,12 +1,15 @@
 """Summary statistics of a run, accumulated one results line at a time.
 
 Per grader: results seen, scores, ranks, system errors by kind (with the first message of
-each), response failures by cause (scores given because the response broke grading; they
+each), rows it does not apply to (routing: apart from the rest, in no count, mean or error
+rate), response failures by cause (scores given because the response broke grading; they
 count as scores, apart from errors),
 the mean, **population** standard deviation (divide by n: it describes the scores
-observed, and is 0 for one score), min and max of the *raw* score, the mean normalised
+observed, and is 0 for one score; both computed without overflow for any finite scores, see
+:mod:`._moments`), min and max of the *raw* score, the mean normalised
 score, p50/p95 of the judge's latency and of the time queued for the provider's limits,
-tokens and cost. Per aggregate: the mean of its non-null values.
+tokens and cost. Per aggregate: the mean of its non-null values, and the rows it does not
+apply to (absent from their ``aggregates``).
 
 Memory: O(1) per grader except latencies and queue times, which are kept exactly (8 bytes
 each in an ``array('d')``: 16 MB per million results) so the percentiles are exact. Percentiles use
@@ -23,7 +26,15 @@ from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from openjudge.jobs._records import ErrorEntry, OutcomeLine, RankEntry, ResultEntry, ScoreEntry
+from openjudge.jobs._moments import RunningMoments
+from openjudge.jobs._records import (
+    ErrorEntry,
+    NotApplicableEntry,
+    OutcomeLine,
+    RankEntry,
+    ResultEntry,
+    ScoreEntry,
+)
 from openjudge.jobs._results import SampleOutcome
 from openjudge.results import RESPONSE_BLAME
 
@@ -37,6 +48,7 @@ __all__ = [
     "format_cost",
     "format_number",
     "grader_row",
+    "not_applicable_rows",
     "percentile",
     "render_table",
     "response_failure_rows",
@@ -60,7 +72,7 @@ class GraderSummary(_Model):
 
     Attributes:
         name: The grader.
-        count: Samples with a result from this grader.
+        count: Samples with a result from this grader (the rows it applies to).
         scored: Results that are scores.
         ranked: Results that are ranks.
         errors: Error count per kind.
@@ -79,6 +91,7 @@ class GraderSummary(_Model):
         prompt_tokens: Prompt tokens over all results; likewise the completion tokens and
             requests.
         cost: Token cost from the price table, or ``None`` if the grader has no price.
+        not_applicable: Samples the grader does not apply to (routing): in no other count.
     """
 
     name: str
@@ -102,6 +115,7 @@ class GraderSummary(_Model):
     completion_tokens: int = 0
     requests: int = 0
     cost: float | None = None
+    not_applicable: int = 0
 
     @property
     def error_count(self) -> int:
@@ -117,12 +131,14 @@ class GraderSummary(_Model):
 
 
 class AggregateSummary(_Model):
-    """One aggregate over a run: the mean of its ``count`` values; ``missing`` were null."""
+    """One aggregate over a run: the mean of its ``count`` values; ``missing`` were null;
+    ``not_applicable`` samples had none (it does not apply to them)."""
 
     name: str
     count: int
     missing: int
     mean: float | None
+    not_applicable: int = 0
 
 
 class RunSummary(_Model):
@@ -155,30 +171,32 @@ def percentile(values: Sequence[float], q: float) -> float | None:
 
 class _GraderStats:
     def __init__(self) -> None:
-        self.count = self.scored = self.ranked = 0
-        self.mean = self.m2 = self.normalized_sum = 0.0
+        self.count = self.scored = self.ranked = self.not_applicable = 0
+        self.scores = RunningMoments()
+        self.normalized = RunningMoments()
         self.low = math.inf
         self.high = -math.inf
         self.errors: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
         self.failures: Counter[str] = Counter()
         self.failure_examples: dict[str, str] = {}
-        self.latencies = array("d")
-        self.queued = array("d")
+        self.latencies_s = array("d")
+        self.queued_s = array("d")
         self.prompt_tokens = self.completion_tokens = self.requests = 0
 
     def add(self, entry: ResultEntry) -> None:
+        if isinstance(entry, NotApplicableEntry):
+            self.not_applicable += 1
+            return
         self.count += 1
         if isinstance(entry, ScoreEntry):
             self.scored += 1
-            delta = entry.score - self.mean  # Welford's online mean and variance
-            self.mean += delta / self.scored
-            self.m2 += delta * (entry.score - self.mean)
+            self.scores.add(entry.score)  # overflow-safe: any finite score, 1.7e308 included
             if entry.score < self.low:
                 self.low = entry.score
             if entry.score > self.high:
                 self.high = entry.score
-            self.normalized_sum += entry.normalized_score
+            self.normalized.add(entry.normalized_score)
             if entry.metadata.get("blame") == RESPONSE_BLAME:
                 cause = str(entry.metadata.get("cause", "unknown"))
                 self.failures[cause] += 1
@@ -189,9 +207,9 @@ class _GraderStats:
             self.errors[entry.kind] += 1
             self.examples.setdefault(entry.kind, entry.message)
         if entry.latency_s is not None and math.isfinite(entry.latency_s):
-            self.latencies.append(entry.latency_s)
-            queued = entry.queue_s or 0.0  # a judge result without a queue time did not wait
-            self.queued.append(queued if math.isfinite(queued) else 0.0)
+            self.latencies_s.append(entry.latency_s)
+            queued_s = entry.queue_s or 0.0  # a judge result without a queue time did not wait
+            self.queued_s.append(queued_s if math.isfinite(queued_s) else 0.0)
         if entry.usage is not None:
             self.prompt_tokens += entry.usage.prompt_tokens
             self.completion_tokens += entry.usage.completion_tokens
@@ -199,8 +217,8 @@ class _GraderStats:
 
     def build(self, name: str, price: Price | None) -> GraderSummary:
         has = self.scored > 0
-        latencies = sorted(self.latencies)
-        queued = sorted(self.queued)
+        latencies_s = sorted(self.latencies_s)
+        queued_s = sorted(self.queued_s)
         cost = None
         if price is not None:
             cost = (
@@ -213,15 +231,15 @@ class _GraderStats:
             scored=self.scored,
             ranked=self.ranked,
             errors=dict(sorted(self.errors.items())),
-            mean=self.mean if has else None,
-            std=math.sqrt(self.m2 / self.scored) if has else None,
+            mean=self.scores.mean,
+            std=self.scores.std,
             min=self.low if has else None,
             max=self.high if has else None,
-            normalized_mean=self.normalized_sum / self.scored if has else None,
-            latency_p50_s=percentile(latencies, 50),
-            latency_p95_s=percentile(latencies, 95),
-            queue_p50_s=percentile(queued, 50),
-            queue_p95_s=percentile(queued, 95),
+            normalized_mean=self.normalized.mean,
+            latency_p50_s=percentile(latencies_s, 50),
+            latency_p95_s=percentile(latencies_s, 95),
+            queue_p50_s=percentile(queued_s, 50),
+            queue_p95_s=percentile(queued_s, 95),
             error_examples={kind: self.examples[kind] for kind in sorted(self.examples)},
             response_failures=dict(sorted(self.failures.items())),
             response_failure_examples={c: self.failure_examples[c] for c in sorted(self.failure_examples)},
@@ -229,6 +247,7 @@ class _GraderStats:
             completion_tokens=self.completion_tokens,
             requests=self.requests,
             cost=cost,
+            not_applicable=self.not_applicable,
         )
 
 
@@ -243,7 +262,8 @@ class SummaryBuilder:
         self._prices = dict(prices or {})
         self._samples = 0
         self._graders: dict[str, _GraderStats] = {}
-        self._aggregates: dict[str, list[float]] = {}  # name -> [count, missing, sum]
+        # name -> (values, [missing, not applicable])
+        self._aggregates: dict[str, tuple[RunningMoments, list[int]]] = {}
 
     def add(self, record: SampleOutcome | OutcomeLine | Mapping[str, JsonValue]) -> None:
         """Add one results line: a dict read from the file, its typed model, or an outcome.
@@ -258,18 +278,19 @@ class SummaryBuilder:
         else:
             line = OutcomeLine.model_validate(record)
         self._samples += 1
+        for name in self._aggregates.keys() - line.aggregates.keys():
+            self._aggregates[name][1][1] += 1  # absent: it does not apply to this sample
         for name, entry in line.results.items():
             stats = self._graders.get(name)
             if stats is None:
                 stats = self._graders[name] = _GraderStats()
             stats.add(entry)
         for name, value in line.aggregates.items():
-            acc = self._aggregates.setdefault(name, [0.0, 0.0, 0.0])
+            values, missing = self._aggregates.setdefault(name, (RunningMoments(), [0, self._samples - 1]))
             if value is None or not math.isfinite(value):
-                acc[1] += 1
+                missing[0] += 1
             else:
-                acc[0] += 1
-                acc[2] += value
+                values.add(value)
 
     def build(self) -> RunSummary:
         """The summary of everything added so far."""
@@ -278,22 +299,22 @@ class SummaryBuilder:
             graders=tuple(stats.build(name, self._prices.get(name)) for name, stats in self._graders.items()),
             aggregates=tuple(
                 AggregateSummary(
-                    name=name,
-                    count=int(count),
-                    missing=int(missing),
-                    mean=total / count if count else None,
+                    name=name, count=values.count, missing=missing, mean=values.mean, not_applicable=absent
                 )
-                for name, (count, missing, total) in self._aggregates.items()
+                for name, (values, (missing, absent)) in self._aggregates.items()
             ),
         )
 
 
 def format_number(value: float | None) -> str:
-    """Four significant digits; thousands separators from 10,000; ``-`` for ``None``."""
+    """Four significant digits; thousands separators from 10,000 to 10**15, exponent
+    notation past it (``1.7e+308``, not 309 digits); ``-`` for ``None``."""
     if value is None:
         return "-"
-    if isinstance(value, int) or abs(value) >= 10_000:
+    if isinstance(value, int) or 10_000 <= abs(value) < 1e15:
         return f"{value:,.0f}"
+    if abs(value) >= 1e15:
+        return f"{value:.4g}"
     text = f"{value:.4g}"
     return "0" if text == "-0" else text
 
@@ -387,13 +408,29 @@ def response_failure_rows(summary: RunSummary) -> list[tuple[str, str, str, str]
     ]
 
 
+def not_applicable_rows(summary: RunSummary) -> list[tuple[str, str, str]]:
+    """(grader or aggregate, rows it applies to, rows it does not) for each one routing left out somewhere."""
+    rows = [
+        (g.name, format_number(g.count), format_number(g.not_applicable))
+        for g in summary.graders
+        if g.not_applicable
+    ]
+    rows += [
+        (a.name, format_number(a.count + a.missing), format_number(a.not_applicable))
+        for a in summary.aggregates
+        if a.not_applicable
+    ]
+    return rows
+
+
 def render_table(summary: RunSummary) -> str:
     """A plain-text table of the summary for a terminal, columns aligned.
 
     One row per grader (score statistics over raw scores; the judge's latency and the time
     queued for the provider's limits in seconds; ``-`` where there is nothing to show), then
     system errors by kind with the first message of each, response failures (scored at the
-    bottom of the range) by cause with the first reason of each, and aggregates if any.
+    bottom of the range) by cause with the first reason of each, aggregates if any, and
+    the rows each grader or aggregate does not apply to, if routing left any out.
     """
     lines = [f"{format_number(summary.samples)} samples"]
     rows = [grader_row(g) for g in summary.graders]
@@ -417,4 +454,7 @@ def render_table(summary: RunSummary) -> str:
             for a in summary.aggregates
         ]
         lines += ["", *_table(("aggregate", "n", "missing", "mean"), aggregates)]
+    routed = not_applicable_rows(summary)
+    if routed:
+        lines += ["", *_table(("routed", "applies to", "not applicable"), routed)]
     return "\n".join(lines) + "\n"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from html import escape
 
+from openjudge.jobs._moments import half_span
 from openjudge.jobs._summary import format_number
 
 __all__ = ["bin_counts", "histogram_svg", "nice_top", "svg_open"]
@@ -24,11 +26,17 @@ def svg_open(width: int, height: int, label: str) -> str:
 
 
 def bin_counts(values: Iterable[float], low: float, high: float, bins: int) -> list[int]:
-    """Count ``values`` into ``bins`` equal bins over [low, high]; outliers go to the end bins."""
+    """Count finite ``values`` into ``bins`` equal bins over [low, high]; outliers go to the end bins.
+
+    Works on halves, so the span of any finite ``low`` and ``high`` (``-1.7e308`` to
+    ``1.7e308``) is finite; non-finite values are not counted.
+    """
     counts = [0] * bins
-    span = high - low
+    half = half_span(low, high)
     for value in values:
-        index = int((value - low) / span * bins) if span > 0 else 0
+        if not math.isfinite(value):
+            continue
+        index = int((value / 2 - low / 2) / half * bins) if half > 0 else 0
         counts[min(bins - 1, max(0, index))] += 1
     return counts
 
@@ -75,7 +83,7 @@ def histogram_svg(
     plot_h = height - _TOP - _BOTTOM
     top = nice_top(max(counts, default=0))
     bin_w = plot_w / max(1, len(counts))
-    step = (high - low) / max(1, len(counts))
+    step = half_span(low, high) / max(1, len(counts)) * 2  # finite for any finite ends and 2+ bins
     parts = [svg_open(width, height, x_label)]
     for fraction in (0.0, 0.5, 1.0):
         y = _TOP + plot_h * (1 - fraction)
@@ -85,14 +93,18 @@ def histogram_svg(
         parts.append(
             f'<text class="tick" x="{_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{tick_text}</text>'
         )
+
+    def edge(i: int) -> float:
+        value = low + i * step
+        return value if math.isfinite(value) else (low / 2 + i * (step / 2)) * 2  # huge ends
+
     for i, count in enumerate(counts):
         x = _LEFT + i * bin_w
-        edge_low = low + i * step
         last = overflow and i == len(counts) - 1
         label = (
-            f"≥ {format_number(edge_low)}: {count}"
+            f"≥ {format_number(edge(i))}: {count}"
             if last
-            else f"{format_number(edge_low)} – {format_number(edge_low + step)}: {count}"
+            else f"{format_number(edge(i))} – {format_number(edge(i + 1))}: {count}"
         )
         if count:
             h = max(1.0, plot_h * count / top)
@@ -104,7 +116,7 @@ def histogram_svg(
     parts.append(f'<line class="axis" x1="{_LEFT}" x2="{width - _RIGHT}" y1="{base}" y2="{base}"/>')
     ends = (
         (_LEFT, "start", format_number(low)),
-        (_LEFT + plot_w / 2, "middle", format_number((low + high) / 2)),
+        (_LEFT + plot_w / 2, "middle", format_number(low / 2 + high / 2)),
         (width - _RIGHT, "end", format_number(high) + ("+" if overflow else "")),
     )
     for x, anchor, text in ends:

@@ -22,10 +22,12 @@ importing this package (as the ``openjudge`` command does) costs nothing.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+from openjudge._lazy import lazy_exports
+from openjudge.errors import LabelledDataError as LabelledDataError
+
+if TYPE_CHECKING or not lazy_exports(globals(), extras={"numpy": "metaeval"}):
     from openjudge.metaeval._compare import ComparisonReport as ComparisonReport
     from openjudge.metaeval._compare import compare_runs as compare_runs
     from openjudge.metaeval._configured import collect_config as collect_config
@@ -39,7 +41,6 @@ if TYPE_CHECKING:
     from openjudge.metaeval._items import PointwiseSet as PointwiseSet
     from openjudge.metaeval._judgements import read_judgements as read_judgements
     from openjudge.metaeval._judgements import write_judgements as write_judgements
-    from openjudge.metaeval._loaders import LabelledDataError as LabelledDataError
     from openjudge.metaeval._loaders import load_labelled as load_labelled
     from openjudge.metaeval._metrics import summarize as summarize
     from openjudge.metaeval._report import MetaEvalReport as MetaEvalReport
@@ -48,45 +49,26 @@ if TYPE_CHECKING:
     from openjudge.metaeval._runs import MetaEvalRun as MetaEvalRun
     from openjudge.metaeval._runs import collect as collect
 
-_EXPORTS = {
-    "MetaEvalRun": "openjudge.metaeval._runs",
-    "collect": "openjudge.metaeval._runs",
-    "ComparisonReport": "openjudge.metaeval._compare",
-    "compare_runs": "openjudge.metaeval._compare",
-    "collect_config": "openjudge.metaeval._configured",
-    "render_comparison": "openjudge.metaeval._console",
-    "render_report": "openjudge.metaeval._console",
-    "render_html": "openjudge.metaeval._html",
-    "write_html": "openjudge.metaeval._html",
-    "PairItem": "openjudge.metaeval._items",
-    "PairwiseSet": "openjudge.metaeval._items",
-    "PointItem": "openjudge.metaeval._items",
-    "PointwiseSet": "openjudge.metaeval._items",
-    "LabelledDataError": "openjudge.metaeval._loaders",
-    "load_labelled": "openjudge.metaeval._loaders",
-    "summarize": "openjudge.metaeval._metrics",
-    "read_judgements": "openjudge.metaeval._judgements",
-    "write_judgements": "openjudge.metaeval._judgements",
-    "load_recorded": "openjudge.metaeval._rescore",
-    "merge_runs": "openjudge.metaeval._rescore",
-    "MetaEvalReport": "openjudge.metaeval._report",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'openjudge.metaeval' has no attribute {name!r}")
-    try:
-        imported = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != "numpy":
-            raise
-        raise ImportError(
-            "openjudge.metaeval needs numpy: pip install 'openjudge-graders[metaeval]'"
-        ) from exc
-    value = getattr(imported, name)
-    globals()[name] = value
-    return value
+__all__ = [
+    "ComparisonReport",
+    "LabelledDataError",
+    "MetaEvalReport",
+    "MetaEvalRun",
+    "PairItem",
+    "PairwiseSet",
+    "PointItem",
+    "PointwiseSet",
+    "collect",
+    "collect_config",
+    "compare_runs",
+    "load_labelled",
+    "load_recorded",
+    "merge_runs",
+    "read_judgements",
+    "render_comparison",
+    "render_html",
+    "render_report",
+    "summarize",
+    "write_html",
+    "write_judgements",
+]

@@ -90,10 +90,11 @@ def _table(
 
 def _failures(g: GraderReport) -> str:
     failed = sum(g.cost.failures.values())
+    routed = f"; {g.cost.not_applicable} not applicable" if g.cost.not_applicable else ""
     if not failed:
-        return "0"
+        return "0" + routed
     kinds = ", ".join(f"{kind} {count}" for kind, count in g.cost.failures.items())
-    return f"{failed} ({kinds})"
+    return f"{failed} ({kinds}){routed}"
 
 
 def _how(report: MetaEvalReport) -> str:

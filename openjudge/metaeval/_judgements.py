@@ -36,6 +36,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from openjudge._text import encodable_json_text
 from openjudge.jobs._summary import Price
 from openjudge.metaeval._items import PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 from openjudge.metaeval._loaders import LabelledDataError
@@ -75,6 +76,7 @@ class _GraderHead(_Model):
     usage: _Usage = Field(default_factory=_Usage)
     judge_s: float = 0.0
     wall_s: float = 0.0
+    not_applicable: int = 0
 
 
 class _Head(_Model):
@@ -162,6 +164,7 @@ def _head(run: MetaEvalRun) -> _Head:
                 ),
                 judge_s=g.judge_s,
                 wall_s=g.wall_s,
+                not_applicable=g.not_applicable,
             )
             for g in run.graders
         ],
@@ -192,7 +195,7 @@ def write_judgements(path: str | Path, run: MetaEvalRun) -> None:
     with partial.open("w", encoding="utf-8") as f:
         f.write(json.dumps({HEADER_KEY: _head(run).model_dump(mode="json")}) + "\n")
         for line in _item_lines(run):
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            f.write(encodable_json_text(json.dumps(line, ensure_ascii=False)) + "\n")  # lone surrogates
     partial.replace(p)
 
 
@@ -214,6 +217,7 @@ def _new_run(head: _GraderHead, n: int, sides: int) -> GraderRun:
         usage=TokenUsage(head.usage.prompt_tokens, head.usage.completion_tokens, head.usage.requests),
         judge_s=head.judge_s,
         wall_s=head.wall_s,
+        not_applicable=head.not_applicable,
         provider=head.provider,
         price=Price(
             prompt_per_1k=head.price.get("prompt_per_1k", 0.0),

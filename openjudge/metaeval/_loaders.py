@@ -28,7 +28,7 @@ Formats (``format=`` / ``--format``; ``auto`` picks one from the first record's 
 
 Fields a format does not use are kept as the item's ``extra`` and reach graders with the
 sample. Nothing is fetched: download the benchmark files yourself. Without an id field an
-item's id is a hash of its content (see :func:`openjudge.jobs.iter_samples`).
+item's id is a hash of its content (see :func:`openjudge.jobs._datasets.iter_samples`).
 
 A record that cannot be used is an error naming the file, line and field; with
 ``skip_bad=True`` such records are left out and listed in ``skipped`` instead.
@@ -44,7 +44,8 @@ from typing import Literal, TypeAlias, get_args
 
 from pydantic import JsonValue
 
-from openjudge.jobs._datasets import BadRecord, DatasetError, iter_samples
+from openjudge.errors import LabelledDataError
+from openjudge.jobs._datasets import BadRecord, iter_samples
 from openjudge.metaeval._items import LabelledSet, PairItem, PairLabel, PairwiseSet, PointItem, PointwiseSet
 
 __all__ = [
@@ -67,18 +68,6 @@ FORMATS: tuple[str, ...] = get_args(LabelledFormat)
 RecordedFormat: TypeAlias = Literal["auto", "judgebench", "llmbar", "judgements", "results"]
 """Files of judgements already made (read by :func:`openjudge.metaeval.load_recorded`)."""
 RECORDED_FORMATS: tuple[str, ...] = get_args(RecordedFormat)
-_SHOWN_PROBLEMS = 10
-
-
-class LabelledDataError(DatasetError):
-    """A labelled file that cannot be used; ``problems`` lists ``file:line: field: message``."""
-
-    def __init__(self, problems: list[str], *, path: Path) -> None:
-        shown = problems[:_SHOWN_PROBLEMS]
-        more = len(problems) - len(shown)
-        text = "\n".join(shown) + (f"\n... and {more} more" if more else "")
-        super().__init__(text, path=path)
-        self.problems = problems
 
 
 class RecordProblem(Exception):
@@ -366,7 +355,9 @@ def load_labelled(
     if problems and not skip_bad:
         raise LabelledDataError(problems, path=p)
     if not pairs and not points:
-        raise LabelledDataError([f"{p}: no usable records", *problems[:_SHOWN_PROBLEMS]], path=p)
+        raise LabelledDataError(
+            [f"{p}: no usable records", *problems[: LabelledDataError.shown_problems]], path=p
+        )
     if kind == "pointwise":
         return PointwiseSet(tuple(points), source=str(p), format=kind, skipped=tuple(problems))
     return PairwiseSet(tuple(pairs), source=str(p), format=kind, skipped=tuple(problems))

@@ -153,7 +153,7 @@ def statistics(run: MetaEvalRun, grader: GraderRun) -> dict[str, Statistic]:
 
 
 def _headlines(run: MetaEvalRun, grader: GraderRun) -> dict[str, tuple[BenchmarkFigure, Ratio]]:
-    """The benchmark's own figures (:mod:`.headline`), as report entries to fill and statistics."""
+    """The benchmark's own figures (:mod:`._headline`), as report entries to fill and statistics."""
     if not isinstance(run.data, PairwiseSet) or grader.verdict is None:
         return {}
     # A single grader scores each response alone: its verdict is the same in either order.
@@ -234,6 +234,7 @@ def _cost(grader: GraderRun) -> Cost:
         tokens_per_1k=_per_1k(usage.total_tokens, grader.judgements),
         cost_per_1k=None if cost is None else _per_1k(cost, grader.judgements),
         wall_s_per_1k=_per_1k(grader.wall_s, grader.judgements),
+        not_applicable=grader.not_applicable,
     )
 
 
@@ -267,12 +268,13 @@ def summarize(
     """The report of a run: every metric with its bootstrap interval (``bootstrap`` resamples).
 
     Args:
-        run: The judgements (:func:`collect`, or read back by :func:`load_recorded`).
+        run: The judgements (:func:`~openjudge.metaeval.collect`, or read back by
+            :func:`~openjudge.metaeval.load_recorded`).
         bootstrap: Resamples behind each interval.
         seed: The resampling seed.
         label_scale: Scored responses: the labels' scale (low, high); default, the lowest
             and highest label. A grader on another scale is rescaled onto it (see
-            :mod:`.scales`).
+            :mod:`._scales`).
     """
     if label_scale is not None and not label_scale[0] < label_scale[1]:
         raise ValueError(f"label_scale must be (low, high) with low < high, got {label_scale}")

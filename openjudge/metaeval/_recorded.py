@@ -1,7 +1,7 @@
 """Judgements someone else already made, read back as a run: no config, no judge calls.
 
 Benchmarks publish their judges' raw outputs; reading them as a :class:`MetaEvalRun`
-puts every published judge through our metrics (and, by :mod:`.headline`, the
+puts every published judge through our metrics (and, by :mod:`._headline`, the
 benchmark's own rule), so our definitions can be checked against the leaderboard and a
 judge of yours set beside published ones on the same figures.
 
@@ -23,7 +23,7 @@ judge of yours set beside published ones on the same figures.
 ==============  =============================================================================
 
 Our own files (a meta-eval's ``--judgements``, or ``openjudge run`` results with the
-labelled data) are read by :mod:`.rescore`.
+labelled data) are read by :mod:`._rescore`.
 """
 
 from __future__ import annotations

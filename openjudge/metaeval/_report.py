@@ -147,6 +147,8 @@ class Cost(_Model):
         tokens_per_1k: Tokens per 1,000 judgements.
         cost_per_1k: Cost per 1,000 judgements.
         wall_s_per_1k: Wall seconds per 1,000 judgements.
+        not_applicable: Items the grader does not apply to (routing): neither judgements
+            nor failures, and left out of its statistics.
     """
 
     judgements: int
@@ -162,10 +164,11 @@ class Cost(_Model):
     tokens_per_1k: float | None
     cost_per_1k: float | None
     wall_s_per_1k: float | None
+    not_applicable: int = 0
 
 
 class BenchmarkFigure(_Model):
-    """A figure the benchmark itself publishes, computed by its own rule (see :mod:`.headline`).
+    """A figure the benchmark itself publishes, computed by its own rule (see :mod:`._headline`).
 
     Attributes:
         key: Its name here (``judgebench_accuracy``).

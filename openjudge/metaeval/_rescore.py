@@ -4,11 +4,12 @@
 :func:`merge_runs` puts several over the same items side by side, so a judge of yours can
 be read beside the published ones:
 
-* ``judgebench``, ``llmbar``: a benchmark's stored judge outputs (:mod:`.recorded`);
+* ``judgebench``, ``llmbar``: a benchmark's stored judge outputs (:mod:`._recorded`);
 * ``judgements``: the ``--judgements`` file of an earlier ``openjudge meta-eval``
-  (:mod:`.judgements`), with every figure but cost and time as it was;
+  (:mod:`._judgements`), with every figure but cost and time as it was;
 * ``results``: the results file of ``openjudge run`` over a labelled file, with that file
-  (``data=``): items are matched by id, so use the same file and id field. On scored
+  (``data=``): items are matched by id, so use the same file and id field. A grader's
+  ``not_applicable`` result leaves the item out of its statistics. On scored
   responses every grader is read as scoring one response; on pairs, as judging the pair
   in the stored order (a run does not swap it, so there is no position figure).
 """
@@ -30,7 +31,7 @@ from openjudge.metaeval._loaders import RECORDED_FORMATS, LabelledDataError, Rec
 from openjudge.metaeval._recorded import BENCHMARK_FORMATS, load_benchmark_recording
 from openjudge.metaeval._runs import GraderRun, MetaEvalRun
 from openjudge.metaeval._verdicts import NONE, read_pair, read_single
-from openjudge.results import GraderScore
+from openjudge.results import GraderScore, NotApplicable
 
 __all__ = ["RECORDED_FORMATS", "RecordedFormat", "load_recorded", "merge_runs"]
 
@@ -107,6 +108,9 @@ def _results_run(path: Path, data: LabelledSet, limit: int | None) -> MetaEvalRu
                 run.failure_examples.setdefault("no_result", f"sample {item.id!r} has no result of {name!r}")
                 continue
             result = result_from_entry(name, entry)
+            if isinstance(result, NotApplicable):  # routed away: not this grader's item
+                run.not_applicable += 1
+                continue
             if pairs:
                 pair = read_pair(result)
                 run.note(result, pair.failure, pair.message)

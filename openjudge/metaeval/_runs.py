@@ -12,6 +12,10 @@ Results are streamed (:meth:`~openjudge.runner.grading_runner.GradingRunner.astr
 reduced to arrays as they arrive (verdicts, preferences, scores), so memory is a few
 numbers per judgement, not the judges' replies.
 
+A grader routed away from an item (its ``when`` does not hold for the item's fields) gives
+no judgement there: the item is left out of that grader's statistics, counted apart
+(``not_applicable``), never as a failure.
+
 Repeats must be independent judge calls: while a run with ``repeats > 1`` is going, the
 chat models of the graders (their ``model`` attribute) neither deduplicate identical
 calls in flight nor read the judge cache; both are restored afterwards.
@@ -35,7 +39,7 @@ from openjudge.metaeval._items import LabelledSet, PairwiseSet
 from openjudge.metaeval._stats import Floats, Ints
 from openjudge.metaeval._verdicts import NONE, TIE, A, B, GraderKind, grader_kind, read_pair, read_single
 from openjudge.models.chat_client import ChatClient
-from openjudge.results import GraderResult, GraderScore, ScoreRange, TokenUsage
+from openjudge.results import GraderResult, GraderScore, NotApplicable, RowResult, ScoreRange, TokenUsage
 from openjudge.runner._grader_config import GraderConfig
 from openjudge.runner._mapper import Mapper
 from openjudge.runner.grading_runner import GradingRunner
@@ -67,13 +71,15 @@ class GraderRun:
         judge_decisive: Inner calls that named a winner, per item.
         failures: Failed judgements per kind (``no_verdict``: a result that cannot be read).
         failure_examples: The first message per failure kind.
-        judgements: Results received.
+        judgements: Results received (not-applicable ones excluded).
         usage: Tokens and requests of every judgement, failed ones included.
         judge_s: Sum of the judgements' own latencies.
         wall_s: Wall time of this grader's pass.
         provider: The provider the grader uses (when built from a config).
         price: Its price per 1,000 tokens, if known.
         score_range: Single graders: the score range their results declare (the first seen).
+        not_applicable: Results that say the grader does not apply to the item (routing): no
+            judgement, no failure; the item is left out of the grader's statistics.
     """
 
     name: str
@@ -96,6 +102,7 @@ class GraderRun:
     provider: str | None = None
     price: Price | None = None
     score_range: ScoreRange | None = None
+    not_applicable: int = 0
 
     def note(self, result: GraderResult, failure: str | None, message: str) -> None:
         """Count one judgement: its usage and latency, and its failure if it has one."""
@@ -151,6 +158,18 @@ def _single_samples(data: LabelledSet, repeats: int) -> list[dict[str, JsonValue
 
 
 _Add = Callable[[int, GraderResult], None]
+
+
+def _applicable(run: GraderRun, add: _Add) -> Callable[[int, RowResult], None]:
+    """``add``, for the results that are judgements; a not-applicable one is only counted."""
+
+    def add_row(index: int, result: RowResult) -> None:
+        if isinstance(result, NotApplicable):
+            run.not_applicable += 1
+        else:
+            add(index, result)
+
+    return add_row
 
 
 def _pair_reader(run: GraderRun, n: int, orders: int) -> tuple[_Add, Callable[[], None]]:
@@ -290,7 +309,10 @@ async def collect(
                 skipped[name] = "judges pairs, and the labelled data are scored responses"
                 continue
             one_grader = runner.replace(
-                grader_configs={name: config}, aggregators=None, show_progress=show_progress
+                grader_configs={name: config},
+                aggregators=None,
+                show_progress=show_progress,
+                unrouted="not_applicable",  # an item another grader is routed to is not this one's
             )
             run = GraderRun(
                 name=name,
@@ -302,10 +324,11 @@ async def collect(
             )
             sides = 2 if isinstance(data, PairwiseSet) else 1
             add, finish = _pair_reader(run, n, orders) if kind == "pair" else _single_reader(run, n, sides)
+            add_row = _applicable(run, add)
             started = time.monotonic()
             async with one_grader.astream(samples) as stream:  # results are read as they come
                 async for done in stream:
-                    add(done.index, done.results[name])
+                    add_row(done.index, done.results[name])
             run.wall_s = time.monotonic() - started
             finish()
             runs.append(run)

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
+from openjudge.errors import ChatModelError as ChatModelError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
+    from openjudge.models.cache import JudgeCache as JudgeCache
     from openjudge.models.chat_client import ChatClient as ChatClient
     from openjudge.models.chat_model import ChatModel as ChatModel
     from openjudge.models.chat_model import ChatRequest as ChatRequest
     from openjudge.models.chat_model import ChatResponse as ChatResponse
+    from openjudge.models.chat_model import ModelCapabilities as ModelCapabilities
     from openjudge.models.chat_model import Sampling as Sampling
+    from openjudge.models.chat_model import TokenLogprob as TokenLogprob
     from openjudge.models.policy import ProviderLimits as ProviderLimits
     from openjudge.models.policy import ProviderPolicy as ProviderPolicy
     from openjudge.models.policy import RetryPolicy as RetryPolicy
@@ -24,14 +28,19 @@ if TYPE_CHECKING:
     from openjudge.models.schema.oai.message import ChatMessage as ChatMessage
     from openjudge.models.schema.prompt_template import LanguageEnum as LanguageEnum
     from openjudge.models.schema.prompt_template import PromptTemplate as PromptTemplate
+    from openjudge.models.transport import ChatTransport as ChatTransport
 
 __all__ = [
     "ChatClient",
     "ChatMessage",
     "ChatModel",
+    "ChatModelError",
     "ChatRequest",
     "ChatResponse",
+    "ChatTransport",
+    "JudgeCache",
     "LanguageEnum",
+    "ModelCapabilities",
     "PromptTemplate",
     "ProviderLimits",
     "ProviderPolicy",
@@ -39,24 +48,5 @@ __all__ = [
     "Reward",
     "RewardModel",
     "Sampling",
+    "TokenLogprob",
 ]
-
-_LAZY = {
-    "ChatClient": "openjudge.models.chat_client",
-    "ChatMessage": "openjudge.models.schema.oai.message",
-    "ChatModel": "openjudge.models.chat_model",
-    "ChatRequest": "openjudge.models.chat_model",
-    "ChatResponse": "openjudge.models.chat_model",
-    "LanguageEnum": "openjudge.models.schema.prompt_template",
-    "PromptTemplate": "openjudge.models.schema.prompt_template",
-    "ProviderLimits": "openjudge.models.policy",
-    "ProviderPolicy": "openjudge.models.policy",
-    "RetryPolicy": "openjudge.models.policy",
-    "Reward": "openjudge.models.reward_model",
-    "RewardModel": "openjudge.models.reward_model",
-    "Sampling": "openjudge.models.chat_model",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

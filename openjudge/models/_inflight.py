@@ -51,7 +51,7 @@ class Flight:
                 kind=err.kind,
                 retryable=err.retryable,
                 status_code=err.status_code,
-                retry_after=err.retry_after,
+                retry_after_s=err.retry_after_s,
                 error_type=err.error_type,
             )
             raise copy

@@ -2,7 +2,7 @@
 
 anyio's cancel scopes cost several times more than ``asyncio.timeout`` per use. On
 asyncio we use the native timeout; on other backends (trio) anyio's scope. Both raise
-:class:`TimeoutError`.
+:class:`TimeoutError`. Gate of the lazy timer below: ``python -m bench.runner ratios`` (HTTP <= 1.25x).
 
 :func:`section_timer` serves a task that times many short sections one after another
 (a runner worker, one pair after another). ``asyncio.timeout`` arms a timer on entry and
@@ -12,33 +12,41 @@ costs no timer work. Its cancel bookkeeping is ``asyncio.Timeout``'s, step for s
 timers of different owners nest on one task as ``asyncio.timeout`` scopes do.
 :class:`TaskTimers` gives code that times sections in whatever task calls it (an HTTP
 client's requests) one such timer per calling task.
+
+:func:`untimed` stops the calling task's section clock (:func:`section_timer`) while the
+task waits for a shared resource whose wait is not its own doing: a worker pool's queue, a
+killed worker's restart. The runner times each (sample, grader) pair with a section, so a
+pair queued behind others' slow work is not timed out for waiting; a hard ``latest`` (the
+run's deadline) still holds while paused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import time
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, Protocol
 
 import anyio
 
-__all__ = ["SectionTimer", "TaskTimers", "section_timer", "timeout_scope"]
+__all__ = ["SectionTimer", "TaskTimers", "section_timer", "timeout_scope", "untimed"]
 
 
 class _AnyioTimeout:
     """``anyio.fail_after`` as an async context manager (for non-asyncio backends)."""
 
-    __slots__ = ("_scope", "_seconds")
+    __slots__ = ("_scope", "_timeout_s")
 
-    def __init__(self, seconds: float) -> None:
-        self._seconds = seconds
+    def __init__(self, timeout_s: float) -> None:
+        self._timeout_s = timeout_s
         self._scope: AbstractContextManager[object] | None = None
 
     async def __aenter__(self) -> None:
-        self._scope = anyio.fail_after(self._seconds)
+        self._scope = anyio.fail_after(self._timeout_s)
         self._scope.__enter__()
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
@@ -46,13 +54,13 @@ class _AnyioTimeout:
         return self._scope.__exit__(*exc_info)
 
 
-def timeout_scope(seconds: float) -> AbstractAsyncContextManager[object]:
+def timeout_scope(timeout_s: float) -> AbstractAsyncContextManager[object]:
     """``async with timeout_scope(s):`` raises :class:`TimeoutError` after ``s`` seconds."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _AnyioTimeout(seconds)
-    return asyncio.timeout(seconds)
+        return _AnyioTimeout(timeout_s)
+    return asyncio.timeout(timeout_s)
 
 
 class SectionTimer(Protocol):
@@ -63,27 +71,103 @@ class SectionTimer(Protocol):
     with`` would build two coroutines per section for nothing.
     """
 
-    def limit(self, seconds: float) -> AbstractContextManager[object]: ...
+    def limit(self, timeout_s: float, latest: float | None = None) -> AbstractContextManager[object]:
+        """A section of ``timeout_s`` seconds (never past ``latest``, a time of the loop's clock, even when paused)."""
+        ...
 
     def close(self) -> None: ...
 
 
+class _Pausable(Protocol):
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
+_TASK_TIMER: ContextVar[_Pausable | None] = ContextVar("openjudge_section_timer", default=None)
+"""The section timer of the task (set by :func:`section_timer`; child tasks inherit it)."""
+
+
 def section_timer() -> SectionTimer:
-    """A :class:`SectionTimer` for the running task (one timer per task on asyncio)."""
+    """A :class:`SectionTimer` for the running task (one timer per task on asyncio).
+
+    It is also the task's timer for :func:`untimed`.
+    """
+    timer: _LazyTimer | _ScopePerSection
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return _ScopePerSection()
-    task = asyncio.current_task()
-    assert task is not None, "section_timer() must be called from a task"
-    return _LazyTimer(loop, task)
+        timer = _ScopePerSection()
+    else:
+        task = asyncio.current_task()
+        assert task is not None, "section_timer() must be called from a task"
+        timer = _LazyTimer(loop, task)
+    _TASK_TIMER.set(timer)
+    return timer
+
+
+@contextmanager
+def untimed() -> Iterator[None]:
+    """While inside, the calling task's running section does not count time (see the module docstring).
+
+    Nested and concurrent uses (child tasks of one section) pause it until the last one
+    leaves. Outside any section, or in a task without a section timer, it does nothing.
+    """
+    timer = _TASK_TIMER.get()
+    if timer is None:
+        yield
+        return
+    timer.pause()
+    try:
+        yield
+    finally:
+        timer.resume()
 
 
 class _ScopePerSection:
-    """Other backends: a fresh anyio scope per section."""
+    """Other backends: a fresh anyio cancel scope per section (raising TimeoutError as ``fail_after`` does)."""
 
-    def limit(self, seconds: float) -> AbstractContextManager[object]:
-        return anyio.fail_after(seconds)
+    __slots__ = ("_latest", "_paused", "_remaining", "_scope")
+
+    def __init__(self) -> None:
+        self._scope: anyio.CancelScope | None = None
+        self._latest: float | None = None
+        self._paused = 0
+        self._remaining: float | None = None
+
+    def limit(self, timeout_s: float, latest: float | None = None) -> _ScopePerSection:
+        deadline = anyio.current_time() + timeout_s
+        self._scope = anyio.CancelScope(deadline=deadline if latest is None else min(deadline, latest))
+        self._latest = latest
+        return self
+
+    def __enter__(self) -> None:
+        assert self._scope is not None, "enter a section through limit()"
+        self._scope.__enter__()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        scope, self._scope = self._scope, None
+        self._paused, self._remaining = 0, None
+        assert scope is not None
+        suppressed = bool(scope.__exit__(exc_type, exc, tb))
+        if scope.cancelled_caught and anyio.current_time() >= scope.deadline:
+            raise TimeoutError
+        return suppressed
+
+    def pause(self) -> None:
+        self._paused += 1
+        if self._paused == 1 and self._scope is not None:
+            self._remaining = self._scope.deadline - anyio.current_time()
+            self._scope.deadline = math.inf if self._latest is None else self._latest
+
+    def resume(self) -> None:
+        self._paused -= 1
+        if self._paused == 0 and self._scope is not None and self._remaining is not None:
+            deadline = anyio.current_time() + self._remaining
+            self._scope.deadline = deadline if self._latest is None else min(deadline, self._latest)
+            self._remaining = None
 
     def close(self) -> None:
         """Nothing is armed between sections."""
@@ -98,7 +182,19 @@ class _LazyTimer:
     Entering a section re-arms only if its deadline is earlier than the armed one.
     """
 
-    __slots__ = ("_armed_for", "_cancelling", "_deadline", "_expired", "_handle", "_loop", "_now", "_task")
+    __slots__ = (
+        "_armed_for",
+        "_cancelling",
+        "_deadline",
+        "_expired",
+        "_handle",
+        "_latest",
+        "_loop",
+        "_now",
+        "_paused",
+        "_remaining",
+        "_task",
+    )
 
     def __init__(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
         self._loop = loop
@@ -113,9 +209,14 @@ class _LazyTimer:
         self._deadline: float | None = None
         self._expired = False
         self._cancelling = 0
+        self._latest: float | None = None
+        self._paused = 0
+        self._remaining: float | None = None
 
-    def limit(self, seconds: float) -> _LazyTimer:
-        self._deadline = self._now() + seconds
+    def limit(self, timeout_s: float, latest: float | None = None) -> _LazyTimer:
+        deadline = self._now() + timeout_s
+        self._deadline = deadline if latest is None or deadline < latest else latest
+        self._latest = latest
         return self
 
     def __enter__(self) -> None:
@@ -132,11 +233,33 @@ class _LazyTimer:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self._deadline = None
+        self._paused, self._remaining = 0, None
         if self._expired:
             self._expired = False
             # As asyncio.Timeout: ours unless someone else also asked to cancel the task.
             if self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
                 raise TimeoutError from exc
+
+    def pause(self) -> None:
+        """Stop the running section's clock; only its ``latest`` can still end it (see :func:`untimed`)."""
+        self._paused += 1
+        if self._paused == 1 and self._deadline is not None:
+            self._remaining = self._deadline - self._now()
+            self._deadline = self._latest  # None: nothing ends the section while paused
+
+    def resume(self) -> None:
+        self._paused -= 1
+        if self._paused or self._remaining is None:
+            return
+        deadline = self._now() + self._remaining
+        if self._latest is not None and self._latest < deadline:
+            deadline = self._latest
+        self._deadline, self._remaining = deadline, None
+        handle = self._handle
+        if handle is None or self._armed_for > deadline:
+            if handle is not None:
+                handle.cancel()
+            self._arm(deadline)
 
     def _arm(self, when: float) -> None:
         self._armed_for = when
@@ -176,7 +299,7 @@ class TaskTimers:
         self._loop = loop
         self._timers: dict[asyncio.Task[Any], _LazyTimer] = {}
 
-    def limit(self, seconds: float) -> _LazyTimer | None:
+    def limit(self, timeout_s: float) -> _LazyTimer | None:
         """``with timers.limit(s):`` raises :class:`TimeoutError` after ``s`` seconds in the
         calling task; ``None`` when the caller runs in no task of the loop (time it otherwise)."""
         task = asyncio.current_task(self._loop)
@@ -186,7 +309,7 @@ class TaskTimers:
         if timer is None:
             timer = self._timers[task] = _LazyTimer(self._loop, task)
             task.add_done_callback(self._forget)
-        return timer.limit(seconds)
+        return timer.limit(timeout_s)
 
     def _forget(self, task: asyncio.Task[Any]) -> None:
         timer = self._timers.pop(task, None)

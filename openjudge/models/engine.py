@@ -88,9 +88,9 @@ class _WaitRetryAfter(wait_base):
     def __call__(self, retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
-        if isinstance(exc, ChatModelError) and exc.retry_after is not None:
+        if isinstance(exc, ChatModelError) and exc.retry_after_s is not None:
             # A few percent of jitter keeps clients told the same Retry-After from returning in lockstep.
-            return min(self._cap, exc.retry_after) * (1.0 + 0.05 * random.random())
+            return min(self._cap, exc.retry_after_s) * (1.0 + 0.05 * random.random())
         return float(self._backoff(retry_state))
 
 
@@ -121,6 +121,7 @@ class CallEngine(Generic[RequestT, ResponseT]):
         self._guarded = transport.enforces_timeout  # read once: a transport's nature does not change
         self._gates: LoopLocal[ProviderGate] = LoopLocal(self._new_gate)
         # Running totals as plain ints (prompt, completion, requests): no object built per call.
+        # Gate: python -m bench.runner ratios (framework CPU per judge call <= 0.10x raw aiohttp's).
         self._spent = [0, 0, 0]
         self._usage_lock = threading.Lock()
 
@@ -182,10 +183,10 @@ class CallEngine(Generic[RequestT, ResponseT]):
         self, request: RequestT, first: ChatModelError, started: float, attempts: _Spent
     ) -> ResponseT:
         policy = self.policy.retry
-        elapsed = time.monotonic() - started
+        elapsed_s = time.monotonic() - started
         retrying = AsyncRetrying(
             stop=stop_after_attempt(policy.max_attempts)
-            | stop_before_delay(max(0.0, policy.max_elapsed_s - elapsed)),
+            | stop_before_delay(max(0.0, policy.max_elapsed_s - elapsed_s)),
             wait=_WaitRetryAfter(policy),
             retry=retry_if_exception(_is_retryable),
             before_sleep=self._log_retry,
@@ -208,10 +209,10 @@ class CallEngine(Generic[RequestT, ResponseT]):
         if gate.try_acquire():
             began = time.monotonic()
         else:
-            queued = time.monotonic()
+            queued_at = time.monotonic()
             await gate.acquire(estimate)
             began = time.monotonic()
-            attempts.queued_s += began - queued
+            attempts.queued_s += began - queued_at
         attempts.requests += 1
         timeout_s = self.policy.timeout_s
         try:
@@ -223,7 +224,7 @@ class CallEngine(Generic[RequestT, ResponseT]):
         except TimeoutError:
             # Only our own timeout scope raises this; transports report theirs as ChatModelError.
             raise ChatModelError(
-                f"{transport.model or 'model'}: no response within {timeout_s:g}s",
+                f"{transport.model_name or 'model'}: no response within {timeout_s:g}s",
                 kind="timeout",
                 retryable=True,
                 error_type="TimeoutError",
@@ -242,12 +243,12 @@ class CallEngine(Generic[RequestT, ResponseT]):
 
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome is not None else None
-        wait = state.next_action.sleep if state.next_action is not None else 0.0
+        wait_s = state.next_action.sleep if state.next_action is not None else 0.0
         logger.info(
             "retrying %s (attempt %d) in %.2fs after %s: %s",
-            self.transport.model,
+            self.transport.model_name,
             state.attempt_number,
-            wait,
+            wait_s,
             type(exc).__name__ if exc is not None else "?",
             exc,
         )

@@ -1,4 +1,4 @@
-"""Seed-compatible import path of the OpenAI-compatible chat model.
+"""The OpenAI-compatible chat model at the import path of OpenJudge's VERL guide.
 
 A compat face outside the layer contract: the implementation lives in
 :mod:`openjudge.providers.openai` (a provider; the core knows no providers), and this
@@ -8,16 +8,11 @@ imports this module; prefer ``from openjudge.providers import OpenAIChatModel``.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+from openjudge._lazy import lazy_exports
+
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.providers.openai import OpenAIChatModel as OpenAIChatModel
 
 __all__ = ["OpenAIChatModel"]
-
-
-def __getattr__(name: str) -> object:
-    if name == "OpenAIChatModel":
-        return importlib.import_module("openjudge.providers.openai").OpenAIChatModel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

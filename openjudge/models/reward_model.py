@@ -48,7 +48,7 @@ class RewardModel(Protocol):
     """
 
     @property
-    def model(self) -> str | None: ...
+    def model_name(self) -> str | None: ...
 
     async def ascore(
         self,

@@ -8,10 +8,10 @@ and never counts; it makes one attempt and reports what happened:
 
 * a response, or
 * a :class:`~openjudge.models._errors.ChatModelError` whose ``retryable``,
-  ``status_code`` and ``retry_after`` tell the engine what to do next.
+  ``status_code`` and ``retry_after_s`` tell the engine what to do next.
 
 An HTTP endpoint, a reward-model endpoint and an in-process model are all transports.
-A local backend needs only ``model``, ``connection_key``, ``enforces_timeout = False``,
+A local backend needs only ``model_name``, ``connection_key``, ``enforces_timeout = False``,
 ``attempt`` and ``aclose`` (plus ``endpoint`` and ``wire_body`` to be cacheable).
 """
 
@@ -32,7 +32,7 @@ class Transport(Protocol[RequestT, ResponseT]):
     """One backend, one attempt at a time.
 
     Attributes:
-        model: The model name the backend serves (``""`` until known, e.g. discovered).
+        model_name: The model name the backend serves (``""`` until known, e.g. discovered).
         connection_key: Endpoint + model + a fingerprint of the key (never the key):
             limits are shared by every transport with the same connection key.
         enforces_timeout: Whether ``attempt`` itself bounds every wait by ``timeout_s``
@@ -41,7 +41,7 @@ class Transport(Protocol[RequestT, ResponseT]):
     """
 
     @property
-    def model(self) -> str: ...
+    def model_name(self) -> str: ...
 
     @property
     def connection_key(self) -> str: ...
@@ -50,7 +50,7 @@ class Transport(Protocol[RequestT, ResponseT]):
     def enforces_timeout(self) -> bool: ...
 
     async def attempt(self, request: RequestT, timeout_s: float) -> ResponseT:
-        """Make exactly one attempt. Raise :class:`ChatModelError` on failure."""
+        """Make exactly one attempt. Raise :class:`~openjudge.models.ChatModelError` on failure."""
         ...
 
     async def aclose(self) -> None:

@@ -104,7 +104,7 @@ class AzureTransport(LiteLLMTransport):
         # Azure answers a missing deployment with code "DeploymentNotFound" ("The API deployment
         # for this resource does not exist"), and an unknown api-version with a bare
         # "Resource not found" (code "404").
-        deployment = self.model.removeprefix("azure/")
+        deployment = self.model_name.removeprefix("azure/")
         code = getattr(exc, "code", None)
         text = f"{code} {getattr(exc, 'message', '') or exc}".lower()
         where = f"Azure OpenAI at {safe_url(self.api_base)}: HTTP 404 for deployment {deployment!r}"
@@ -150,7 +150,7 @@ class AzureChatModel(LiteLLMChatModel):
         api_version: str | None = None,
         sampling: Sampling | None = None,
         policy: ProviderPolicy | None = None,
-        structured_output: StructuredOutputMode = "json_schema",
+        structured_output: StructuredOutputMode | None = None,
         logprobs: bool = True,
         extra_headers: Mapping[str, str] | None = None,
         limits: ConnectionLimits | None = None,

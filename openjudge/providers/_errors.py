@@ -78,7 +78,7 @@ def status_error(
         message,
         retryable=retryable,
         status_code=status,
-        retry_after=parse_retry_after(headers) if status == 429 or status >= 500 else None,
+        retry_after_s=parse_retry_after(headers) if status == 429 or status >= 500 else None,
         error_type=error_type,
     )
 

@@ -114,11 +114,11 @@ class AiohttpClient:
         self._timers = TaskTimers(asyncio.get_running_loop())
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
 
-    def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
+    def _timeout(self, timeout_s: float) -> aiohttp.ClientTimeout:
         """aiohttp's own timeout, for a request made outside an asyncio task."""
-        timeout = self._timeouts.get(seconds)
+        timeout = self._timeouts.get(timeout_s)
         if timeout is None:
-            timeout = self._timeouts[seconds] = aiohttp.ClientTimeout(total=seconds)
+            timeout = self._timeouts[timeout_s] = aiohttp.ClientTimeout(total=timeout_s)
         return timeout
 
     async def send(

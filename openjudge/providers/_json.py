@@ -7,6 +7,7 @@ orjson, because it is measurably cheaper per judge call: a 1.2 kB chat request
 encodes in about 1.4 us against 16 us for the standard library, and a reply decodes
 in about 1 us against 4 us (bench/runner.py; both give the same bytes). What orjson
 refuses (integers beyond 64 bits, NaN in a reply) falls back to the standard library.
+Gate: ``python -m bench.runner ratios`` (openjudge over HTTP <= 1.25x raw aiohttp's CPU per call).
 """
 
 from __future__ import annotations

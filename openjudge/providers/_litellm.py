@@ -46,6 +46,12 @@ from openjudge.models.policy import ProviderPolicy
 from openjudge.providers import _json
 from openjudge.providers._completion import add_sampling_fields, parse_completion
 from openjudge.providers._litellm_errors import classify_litellm_exception, with_message
+from openjudge.providers._negotiation import (
+    FOUND_PER_SERVER,
+    MODES,
+    StructuredOutputChoice,
+    StructuredOutputNegotiation,
+)
 from openjudge.providers._structured import response_format_for
 
 __all__ = [
@@ -145,14 +151,13 @@ class LiteLLMTransport:
         api_key: SecretStr | None,
         api_base: str | None,
         api_version: str | None,
-        structured_output: StructuredOutputMode,
+        structured_output: StructuredOutputMode | None,
         extra_headers: Mapping[str, str] | None,
         drop_params: bool,
     ) -> None:
-        self._model = model
+        self._model_name = model
         self.api_base = api_base.rstrip("/") if api_base else None
         self.api_version = api_version
-        self.structured_output: StructuredOutputMode = structured_output
         if api_key is None and self.api_base is not None and not _is_openai(self.api_base):
             api_key = SecretStr(_NO_KEY)  # never let litellm send an environment key to a named server
         self._api_key = api_key
@@ -167,10 +172,13 @@ class LiteLLMTransport:
         key = api_key.get_secret_value() if api_key is not None else None
         self._secrets = tuple(s for s in (key, *(self._extra_headers or {}).values()) if s and s != _NO_KEY)
         self._connection_key = f"{self._endpoint}|{model}|{fingerprint(key)}"
+        self._structured = StructuredOutputNegotiation(
+            structured_output, key=lambda: f"{self._endpoint}|{self._model_name}", where=lambda: self._where
+        )
 
     @property
-    def model(self) -> str:
-        return self._model
+    def model_name(self) -> str:
+        return self._model_name
 
     @property
     def endpoint(self) -> str:
@@ -181,6 +189,16 @@ class LiteLLMTransport:
         return self._connection_key
 
     @property
+    def structured_output(self) -> StructuredOutputMode | None:
+        """The mode as set (``None``: found per server on first use)."""
+        return self._structured.setting
+
+    @property
+    def structured_output_choice(self) -> StructuredOutputChoice | None:
+        """The mode in use at this endpoint and how it was chosen (``None`` until a call found it)."""
+        return self._structured.choice
+
+    @property
     def enforces_timeout(self) -> bool:
         return False
 
@@ -188,10 +206,14 @@ class LiteLLMTransport:
     def where(self) -> str:
         return self._where
 
-    def kwargs(self, request: ChatRequest, timeout_s: float) -> dict[str, Any]:
-        """The arguments of ``litellm.acompletion`` for one attempt."""
+    def kwargs(
+        self, request: ChatRequest, timeout_s: float, mode: StructuredOutputMode | None = None
+    ) -> dict[str, Any]:
+        """The arguments of ``litellm.acompletion`` for one attempt, asking for JSON in ``mode``
+        (default: the mode in use now)."""
+        mode = mode or self._structured.mode()
         kwargs: dict[str, Any] = {
-            "model": self._model,
+            "model": self._model_name,
             "messages": [dict(m) for m in request.messages],  # litellm may edit them in place
             "timeout": timeout_s,
             # Both layers off, always with the same values: litellm caches SDK clients per
@@ -207,8 +229,8 @@ class LiteLLMTransport:
         if self.api_version is not None:
             kwargs["api_version"] = self.api_version
         add_sampling_fields(kwargs, request)
-        if request.output is not None and self.structured_output != "prompt":
-            kwargs["response_format"] = response_format_for(request.output, self.structured_output)
+        if request.output is not None and mode != "prompt":
+            kwargs["response_format"] = response_format_for(request.output, mode)
         extra_body = request.sampling.extra_body
         if extra_body:
             kwargs["extra_body"] = dict(extra_body)
@@ -218,8 +240,12 @@ class LiteLLMTransport:
 
     def wire_body(self, request: ChatRequest) -> bytes | None:
         # litellm builds the HTTP body itself; its arguments decide it, secrets and timeouts aside.
-        kwargs = self.kwargs(request, 0.0)
-        return _json.dumps({k: v for k, v in kwargs.items() if k not in _NOT_IN_KEY})
+        found_per_server = request.output is not None and self._structured.setting is None
+        kwargs = self.kwargs(request, 0.0, MODES[0] if found_per_server else None)
+        body = {k: v for k, v in kwargs.items() if k not in _NOT_IN_KEY}
+        if found_per_server:  # the key must not depend on what the server was found to take
+            body[FOUND_PER_SERVER] = True
+        return _json.dumps(body)
 
     async def attempt(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
         try:
@@ -230,13 +256,18 @@ class LiteLLMTransport:
                 "(or OpenAIChatModel for an OpenAI-compatible server under trio)",
                 error_type="UnsupportedBackend",
             ) from None
+        if request.output is None:
+            return await self._send(request, timeout_s, "prompt")
+        return await self._structured.send(lambda mode: self._send(request, timeout_s, mode))
+
+    async def _send(self, request: ChatRequest, timeout_s: float, mode: StructuredOutputMode) -> ChatResponse:
         try:
-            response = await self._litellm.acompletion(**self.kwargs(request, timeout_s))
+            response = await self._litellm.acompletion(**self.kwargs(request, timeout_s, mode))
         except Exception as exc:
             error = self.classify(exc)
             logger.debug("%s failed: %s", self._where, error.message)
             raise error from None
-        return read_model_response(response, where=self._where, model=self._model)
+        return read_model_response(response, where=self._where, model=self._model_name)
 
     def classify(self, exc: Exception) -> ChatModelError:
         """Our error for a litellm exception, with every secret removed from its message."""
@@ -259,7 +290,8 @@ class LiteLLMChatModel(ChatClient):
         api_version: API version (Azure).
         sampling: Default sampling for every call (``extra_body`` is merged by litellm).
         policy: Timeouts, retries and limits.
-        structured_output: How to ask for JSON (``json_schema``, ``json_object`` or ``prompt``).
+        structured_output: How to ask for JSON (``json_schema``, ``json_object`` or ``prompt``);
+            unset, the first call finds what the route takes.
         logprobs: Whether the route returns token logprobs.
         extra_headers: Extra HTTP headers for every call (their values are treated as secrets).
         drop_params: Let litellm drop sampling fields a route does not support (e.g.
@@ -285,7 +317,7 @@ class LiteLLMChatModel(ChatClient):
         api_version: str | None = None,
         sampling: Sampling | None = None,
         policy: ProviderPolicy | None = None,
-        structured_output: StructuredOutputMode = "json_schema",
+        structured_output: StructuredOutputMode | None = None,
         logprobs: bool = True,
         extra_headers: Mapping[str, str] | None = None,
         drop_params: bool = True,
@@ -311,7 +343,9 @@ class LiteLLMChatModel(ChatClient):
             transport,
             policy=policy,
             sampling=sampling,
-            capabilities=ModelCapabilities(structured_output=structured_output, logprobs=logprobs),
+            capabilities=ModelCapabilities(
+                structured_output=structured_output or "json_schema", logprobs=logprobs
+            ),
             cache=cache,
             limits=limits,
         )
@@ -331,4 +365,4 @@ class LiteLLMChatModel(ChatClient):
 
     def __repr__(self) -> str:
         base = f", api_base={safe_url(self.api_base)!r}" if self.api_base else ""
-        return f"{type(self).__name__}(model={self.model!r}{base})"
+        return f"{type(self).__name__}(model={self.model_name!r}{base})"

@@ -16,6 +16,9 @@ The cause chain (``__cause__``/``__context__``) still holds the original
 ``httpx``/``openai`` exception, which is what we read, down to the first HTTP
 response in it (litellm reconnects once after a connection error, so a status
 error may carry an earlier connection error as its context).
+
+``openai`` comes with the ``litellm`` extra (litellm depends on it), not with the core: it
+is imported when an exception is classified, which only happens after litellm raised.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 import httpx
-import openai
 
 from openjudge.models._errors import ChatModelError, is_retryable_status
 from openjudge.providers._errors import parse_retry_after
@@ -48,6 +50,8 @@ def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
 
 def classify_exception(exc: Exception, *, where: str) -> ChatModelError:
     """The :class:`ChatModelError` for an ``openai``-SDK-shaped exception raised calling ``where``."""
+    import openai  # installed with litellm, whose exceptions derive from openai's
+
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     if isinstance(exc, openai.APITimeoutError) or status == 408:
@@ -59,7 +63,7 @@ def classify_exception(exc: Exception, *, where: str) -> ChatModelError:
             kind="provider_error",
             retryable=is_retryable_status(status),
             status_code=status,
-            retry_after=parse_retry_after(_headers_of(exc)) if status == 429 or status >= 500 else None,
+            retry_after_s=parse_retry_after(_headers_of(exc)) if status == 429 or status >= 500 else None,
             error_type=name,
         )
     if isinstance(exc, openai.APIConnectionError):
@@ -77,6 +81,8 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 def _is_connection_failure(exc: BaseException) -> bool:
+    import openai
+
     return isinstance(exc, httpx.TransportError | openai.APIConnectionError) and not isinstance(
         exc, httpx.TimeoutException | openai.APITimeoutError
     )
@@ -84,6 +90,8 @@ def _is_connection_failure(exc: BaseException) -> bool:
 
 def classify_litellm_exception(exc: Exception, *, where: str) -> ChatModelError:
     """The :class:`ChatModelError` for an exception raised by ``litellm.acompletion``."""
+    import openai  # installed with litellm, whose exceptions derive from openai's
+
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     causes = list(_chain(exc))[1:]
@@ -117,6 +125,6 @@ def with_message(error: ChatModelError, message: str) -> ChatModelError:
         kind=error.kind,
         retryable=error.retryable,
         status_code=error.status_code,
-        retry_after=error.retry_after,
+        retry_after_s=error.retry_after_s,
         error_type=error.error_type,
     )

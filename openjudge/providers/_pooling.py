@@ -60,7 +60,7 @@ class PoolingTransport:
         http_client_factory: HttpClientFactory | None,
     ) -> None:
         self._url = url
-        self._model = model
+        self._model_name = model
         self._endpoint = endpoint
         self._label_index = label_index
         self._token_reduce = token_reduce
@@ -74,8 +74,8 @@ class PoolingTransport:
         self._clients = LoopClients(max_connections, http_client_factory)
 
     @property
-    def model(self) -> str:
-        return self._model
+    def model_name(self) -> str:
+        return self._model_name
 
     @property
     def connection_key(self) -> str:
@@ -98,7 +98,7 @@ class PoolingTransport:
         reported = body.get("model")
         return PoolingReply(
             scores,
-            reported if isinstance(reported, str) else self._model,
+            reported if isinstance(reported, str) else self._model_name,
             TokenUsage(prompt_tokens if isinstance(prompt_tokens, int) else 0, 0, 1),
         )
 

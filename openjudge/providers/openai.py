@@ -1,6 +1,6 @@
 """OpenAI and any OpenAI-compatible server (vLLM, SGLang, llama.cpp, proxies).
 
-:class:`OpenAIChatModel` is the seed-compatible face: it keeps the flat keywords of
+:class:`OpenAIChatModel` is the face OpenJudge's guide uses: it keeps the flat keywords of
 OpenJudge's ``OpenAIChatModel`` (``temperature=``, ``max_concurrency=``, ...) and also
 takes ``sampling=`` and ``policy=`` objects. It composes an
 :class:`~openjudge.providers._openai_compatible.OpenAICompatibleTransport` with the core's engine.
@@ -53,7 +53,7 @@ def flat_policy(
     policy: ProviderPolicy | None,
     *,
     where: str,
-    timeout: float | None,
+    timeout_s: float | None,
     max_retries: int | None,
     max_concurrency: int | None,
     rpm: float | None,
@@ -64,7 +64,7 @@ def flat_policy(
     ``max_retries`` counts retries after the first attempt.
     """
     flat = {
-        "timeout": timeout,
+        "timeout_s": timeout_s,
         "max_retries": max_retries,
         "max_concurrency": max_concurrency,
         "rpm": rpm,
@@ -79,7 +79,7 @@ def flat_policy(
         return policy
     default = ProviderPolicy()
     return ProviderPolicy(
-        timeout_s=timeout if timeout is not None else default.timeout_s,
+        timeout_s=timeout_s if timeout_s is not None else default.timeout_s,
         retry=RetryPolicy(max_attempts=max_retries + 1) if max_retries is not None else default.retry,
         # Only what was given: an unset max_concurrency stays a default, which a runner asking
         # for more warns about (openjudge.runner._concurrency).
@@ -106,10 +106,12 @@ class OpenAIChatModel(ChatClient):
         base_url: Server URL ending in ``/v1``; defaults to ``OPENAI_BASE_URL``, then
             OpenAI. ``user:pass@`` in it is sent as basic auth and never shown.
         temperature, top_p, max_tokens, seed, extra_body: Default sampling (or ``sampling=``).
-        timeout: Per-attempt timeout in seconds (or ``policy=``).
+        timeout_s: Per-attempt timeout in seconds (or ``policy=``).
         max_retries: Retries after the first attempt (or ``policy=``).
         max_concurrency, rpm, tpm: Provider limits (or ``policy=``).
         structured_output: How to ask for JSON (``json_schema``, ``json_object`` or ``prompt``).
+            Unset, the first call finds what the server takes (llama-cpp-python's server:
+            ``json_object``) and every call after uses it; see ``docs/guide.md``.
         logprobs: Whether the server returns token logprobs.
         organization: ``OpenAI-Organization`` header.
         sampling: Default sampling as one object.
@@ -136,12 +138,12 @@ class OpenAIChatModel(ChatClient):
         top_p: float | None = None,
         max_tokens: int | None = None,
         seed: int | None = None,
-        timeout: float | None = None,
+        timeout_s: float | None = None,
         max_retries: int | None = None,
         max_concurrency: int | None = None,
         rpm: float | None = None,
         tpm: float | None = None,
-        structured_output: StructuredOutputMode = "json_schema",
+        structured_output: StructuredOutputMode | None = None,
         logprobs: bool = True,
         extra_body: dict[str, Any] | None = None,
         organization: str | None = None,
@@ -166,7 +168,7 @@ class OpenAIChatModel(ChatClient):
         policy = flat_policy(
             policy,
             where=where,
-            timeout=timeout,
+            timeout_s=timeout_s,
             max_retries=max_retries,
             max_concurrency=max_concurrency,
             rpm=rpm,
@@ -186,7 +188,9 @@ class OpenAIChatModel(ChatClient):
             transport,
             policy=policy,
             sampling=sampling,
-            capabilities=ModelCapabilities(structured_output=structured_output, logprobs=logprobs),
+            capabilities=ModelCapabilities(
+                structured_output=structured_output or "json_schema", logprobs=logprobs
+            ),
             cache=cache,
             limits=limits,
         )

@@ -85,7 +85,7 @@ class VLLMTransport(OpenAICompatibleTransport):
         *,
         base_url: str,
         api_key: SecretStr | None,
-        structured_output: StructuredOutputMode,
+        structured_output: StructuredOutputMode | None,
         max_connections: int,
         schema_field: SchemaField,
         chat_template_kwargs: Mapping[str, JsonValue] | None,
@@ -110,13 +110,10 @@ class VLLMTransport(OpenAICompatibleTransport):
         self._http_client_factory = http_client_factory
         self._discovery_locks: LoopLocal[anyio.Lock] = LoopLocal(anyio.Lock)
 
-    def params(self, request: ChatRequest) -> dict[str, Any]:
-        params = super().params(request)
-        if (
-            request.output is not None
-            and self.schema_field == "structured_outputs"
-            and self.structured_output == "json_schema"
-        ):
+    def params(self, request: ChatRequest, mode: StructuredOutputMode | None = None) -> dict[str, Any]:
+        mode = mode or self._structured.mode()
+        params = super().params(request, mode)
+        if request.output is not None and self.schema_field == "structured_outputs" and mode == "json_schema":
             params.pop("response_format", None)
             params.setdefault("structured_outputs", _structured_outputs(request.output))
         if self.chat_template_kwargs is not None:
@@ -132,23 +129,23 @@ class VLLMTransport(OpenAICompatibleTransport):
 
     def wire_body(self, request: ChatRequest) -> bytes | None:
         # Until the served model is known the body is not, so the reply is not cacheable yet.
-        return super().wire_body(request) if self.model else None
+        return super().wire_body(request) if self.model_name else None
 
     async def attempt(self, request: ChatRequest, timeout_s: float) -> ChatResponse:
-        if not self.model:
+        if not self.model_name:
             await self._discover(timeout_s)
         return await super().attempt(request, timeout_s)
 
     async def _discover(self, timeout_s: float) -> None:
         async with self._discovery_locks.get():
-            if self.model:
+            if self.model_name:
                 return
             factory = self._http_client_factory
             client = factory() if factory is not None else httpx.AsyncClient()
             async with client:
                 info = await fetch_models(client, self.base_url, self._api_key, timeout_s)
             self.server_info = info
-            self.set_model(info.model)
+            self.set_model_name(info.model)
 
 
 class VLLMChatModel(ChatClient):
@@ -163,7 +160,8 @@ class VLLMChatModel(ChatClient):
         sampling: Default sampling (``extra_body`` carries any other request field).
         policy: Timeouts, retries and limits (vLLM never answers 429: these are the only
             back-pressure).
-        structured_output: The JSON strength to ask for (``json_schema`` by default).
+        structured_output: The JSON strength to ask for; unset, the first call finds what
+            the server takes (``json_schema`` on vLLM).
         schema_field: Where a JSON schema goes: vLLM's ``structured_outputs`` field
             (``{"json": schema}``) or the standard ``response_format``.
         chat_template_kwargs: Sent with every request, e.g. ``{"enable_thinking": False}``
@@ -185,7 +183,7 @@ class VLLMChatModel(ChatClient):
         *,
         sampling: Sampling | None = None,
         policy: ProviderPolicy | None = None,
-        structured_output: StructuredOutputMode = "json_schema",
+        structured_output: StructuredOutputMode | None = None,
         schema_field: SchemaField = "structured_outputs",
         chat_template_kwargs: Mapping[str, JsonValue] | None = None,
         score_token_ids: Sequence[int] | None = None,
@@ -231,7 +229,9 @@ class VLLMChatModel(ChatClient):
             policy=policy,
             sampling=sampling,
             capabilities=ModelCapabilities(
-                structured_output=structured_output, logprobs=logprobs, max_top_logprobs=max_logprobs
+                structured_output=structured_output or "json_schema",
+                logprobs=logprobs,
+                max_top_logprobs=max_logprobs,
             ),
             cache=cache,
             limits=limits,
@@ -313,4 +313,4 @@ class VLLMChatModel(ChatClient):
         return instance
 
     def __repr__(self) -> str:
-        return f"VLLMChatModel(model={self.model!r}, base_url={self.base_url!r})"
+        return f"VLLMChatModel(model={self.model_name!r}, base_url={self.base_url!r})"

@@ -2,7 +2,7 @@
 
 A frozen reward model (e.g. ``Skywork/Skywork-Reward-V2-Qwen3-0.6B`` served with
 ``vllm serve ... --runner pooling --convert classify``) scores a response in one
-forward pass, with no generation and nothing to parse. :class:`RewardModelClient`
+forward pass, with no generation and nothing to parse. :class:`VLLMRewardModel`
 implements the core's :class:`~openjudge.models.reward_model.RewardModel`; the
 core's :class:`~openjudge.graders.reward_model.RewardModelGrader` turns it into a grader.
 
@@ -38,11 +38,11 @@ from openjudge.providers._reward import scored_conversation
 from openjudge.providers.vllm import normalize_base_url, vllm_api_key
 from openjudge.results import TokenUsage
 
-__all__ = ["RewardEndpoint", "RewardModelClient", "TokenReduce"]
+__all__ = ["RewardEndpoint", "TokenReduce", "VLLMRewardModel"]
 
 
-class RewardModelClient:
-    """Scores responses with a reward model served by vLLM (a :class:`RewardModel`).
+class VLLMRewardModel:
+    """Scores responses with a reward model served by vLLM (a :class:`~openjudge.models.RewardModel`).
 
     Args:
         base_url: The server, e.g. ``http://localhost:8000/v1`` or its root; the
@@ -85,7 +85,7 @@ class RewardModelClient:
             raise ValueError(f"label_index must be >= 0, got {label_index}")
         policy = policy or ProviderPolicy()
         self.server_url = normalize_base_url(base_url).removesuffix("/v1")
-        self._model = model
+        self._model_name = model
         self.endpoint: RewardEndpoint = endpoint
         self.task = task
         self.use_activation = use_activation
@@ -104,9 +104,9 @@ class RewardModelClient:
         )
 
     @property
-    def model(self) -> str | None:
+    def model_name(self) -> str | None:
         """The served model name (``None``: the server's only model)."""
-        return self._model
+        return self._model_name
 
     @property
     def policy(self) -> ProviderPolicy:
@@ -123,8 +123,8 @@ class RewardModelClient:
         """The JSON body for scoring ``response`` (useful for inspection and tests)."""
         conversation = scored_conversation(response, prompt=prompt, messages=messages)
         body: dict[str, Any] = {}
-        if self._model is not None:
-            body["model"] = self._model
+        if self._model_name is not None:
+            body["model"] = self._model_name
         if conversation is not None:
             body["messages"] = conversation
         else:
@@ -156,6 +156,6 @@ class RewardModelClient:
 
     def __repr__(self) -> str:
         return (
-            f"RewardModelClient(server_url={safe_url(self.server_url)!r}, endpoint={self.endpoint!r}, "
-            f"model={self._model!r})"
+            f"VLLMRewardModel(server_url={safe_url(self.server_url)!r}, endpoint={self.endpoint!r}, "
+            f"model={self._model_name!r})"
         )

@@ -60,6 +60,11 @@ def batch_collector() -> Iterator[None]:
     the young generation holds at most ~10,000 more objects, and one collection takes ~15 ms
     instead of ~5.
 
+    The thresholds are the whole process's, so the library never raises them unasked: a
+    runner does with ``tune_collector=True``, which ``openjudge run`` sets in the processes
+    it owns (its own, and its Ray workers'). Use it in a process of your own; inside a host
+    (a trainer's worker) it is the host's call.
+
     Blocks may overlap, in any thread: the threshold stays raised while at least one is
     active, and the last to end puts back the thresholds the first found. A threshold
     already higher, or a collector whose automatic runs are off, is left alone, and

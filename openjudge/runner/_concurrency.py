@@ -51,7 +51,7 @@ def capped_providers(graders: Iterable[BaseGrader], max_concurrency: int) -> lis
 def concurrency_warning(client: ChatClient, max_concurrency: int) -> str:
     """What the cap is and how to lift it."""
     cap = client.policy.limits.max_concurrency
-    name = getattr(client, "model", None)
+    name = getattr(client, "model_name", None)
     judge = f"{type(client).__name__}({name!r})" if isinstance(name, str) else type(client).__name__
     return (
         f"GradingRunner(max_concurrency={max_concurrency}) over {judge}: the provider's default limit "

@@ -8,22 +8,27 @@ from typing import Any
 
 from openjudge.graders.base_grader import BaseGrader, InputSpec, InvalidInputError
 from openjudge.runner._mapper import CompiledMapper, Mapper, compile_mapper
+from openjudge.runner._routing import Condition, When
 
 __all__ = ["BoundGrader", "GraderConfig"]
 
 
 @dataclass(slots=True)
 class GraderConfig:
-    """A grader and how each sample's fields map to its inputs.
+    """A grader, how each sample's fields map to its inputs, and which samples it applies to.
 
     Args:
         grader: The grader.
         mapper: ``{input_name: "dotted.path"}`` or a callable ``sample -> inputs``;
             ``None`` passes the sample's fields the grader takes.
+        when: The samples it applies to, e.g. ``{"task": "math"}`` (a list of values is
+            "any of"; every field must hold); elsewhere its result is
+            :class:`~openjudge.results.NotApplicable`. ``None``: every sample.
     """
 
     grader: BaseGrader
     mapper: Mapper | None = None
+    when: Condition | None = None
 
     @classmethod
     def create(cls, value: GraderConfig | BaseGrader | tuple[BaseGrader, Mapper | None]) -> GraderConfig:
@@ -38,16 +43,21 @@ class GraderConfig:
 
 
 class BoundGrader:
-    """One grader as the runner calls it: its result key, the grader, its compiled mapper and inputs.
+    """One grader as the runner calls it: its result key, the grader, its compiled mapper and
+    inputs, and its compiled condition.
 
     Dict mappers are checked against the grader's parameters here, when the runner is built.
     """
 
-    __slots__ = ("checked", "grader", "key", "mapper", "spec")
+    __slots__ = ("checked", "grader", "key", "mapper", "spec", "when")
 
     def __init__(self, key: str, config: GraderConfig) -> None:
         self.key = key
         self.grader = config.grader
+        try:
+            self.when = When(config.when) if config.when is not None else None
+        except ValueError as exc:
+            raise ValueError(f"grader {key!r}: when: {exc}") from None
         self.spec: InputSpec = config.grader.input_spec()
         self.mapper = compile_mapper(config.mapper)
         self.checked = isinstance(self.mapper, CompiledMapper)

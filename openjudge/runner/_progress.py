@@ -25,7 +25,7 @@ class ProgressBar:
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
         self._tty = self.stream.isatty()
-        self._interval = 1.0 / hz if self._tty else log_every_s
+        self._interval_s = 1.0 / hz if self._tty else log_every_s
         self._start = time.monotonic()
         self._last = 0.0
         self.done = 0
@@ -36,7 +36,7 @@ class ProgressBar:
         if error:
             self.errors += 1
         now = time.monotonic()
-        if now - self._last >= self._interval:
+        if now - self._last >= self._interval_s:
             self._last = now
             self._draw(now, final=False)
 
@@ -44,8 +44,8 @@ class ProgressBar:
         self._draw(time.monotonic(), final=True)
 
     def line(self, now: float) -> str:
-        elapsed = max(now - self._start, 1e-9)
-        rate = self.done / elapsed
+        elapsed_s = max(now - self._start, 1e-9)
+        rate = self.done / elapsed_s
         if self.total:
             pct = 100.0 * self.done / self.total
             eta = (self.total - self.done) / rate if rate > 0 else float("inf")

@@ -6,13 +6,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openjudge.results import GraderResult, TokenUsage
+from openjudge.results import RowResult, TokenUsage
 
 __all__ = ["RunnerResult", "SampleResult"]
 
 
-class RunnerResult(dict[str, list[GraderResult]]):
+class RunnerResult(dict[str, list[RowResult]]):
     """Results per grader (and per aggregator) name, in dataset order.
+
+    A grader that does not apply to a sample (routing) has a
+    :class:`~openjudge.results.NotApplicable` in that sample's place.
 
     Attributes:
         usage: Token usage summed per grader name.
@@ -40,16 +43,17 @@ _SHOWN = 3
 
 @dataclass(frozen=True, slots=True)
 class SampleResult:
-    """One sample's results, as :meth:`GradingRunner.astream` delivers them.
+    """One sample's results, as :meth:`~openjudge.runner.GradingRunner.astream` delivers them.
 
     Attributes:
         index: Position of the sample in the input.
         sample: The sample itself.
-        results: Grader name -> result.
-        aggregates: Aggregator name -> result.
+        results: Grader name -> result (:class:`~openjudge.results.NotApplicable` where
+            routing leaves the grader out).
+        aggregates: Aggregator name -> result (likewise).
     """
 
     index: int
     sample: Any
-    results: Mapping[str, GraderResult]
-    aggregates: Mapping[str, GraderResult] = field(default_factory=dict)
+    results: Mapping[str, RowResult]
+    aggregates: Mapping[str, RowResult] = field(default_factory=dict)

@@ -5,6 +5,16 @@ its normalised score (0 worst, 1 best). A grader without a range has no such sca
 :class:`~openjudge.runner.grading_runner.GradingRunner` refuses a built-in aggregator that
 would mix it with others (:func:`mixed_graders`); alone, it contributes its raw score.
 An error in any input makes the aggregate an error too, unless ``on_error="skip"``.
+
+With routing (``GraderConfig(when=...)``, a graders field), an aggregator is called with the
+results of the graders that apply to the sample only: a grader absent from ``results`` does
+not apply, and is left out (a weighted mean is over the graders that apply, weights
+renormalised; a gate on a grader that does not apply is not checked). The runner does
+not call an aggregator none of whose inputs applies: its result is
+:class:`~openjudge.results.NotApplicable`. An aggregator may take an earlier aggregator's
+result as an input by naming it in its weights or gates (a group of graders with its own
+aggregator, mixed into a reward), and :class:`RoutedAggregator` applies one only to the
+samples matching a condition.
 """
 
 from __future__ import annotations
@@ -13,14 +23,17 @@ from collections.abc import Callable, Mapping
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from openjudge.results import GraderError, GraderResult, GraderScore, ScoreRange
+from openjudge.runner._routing import Condition, When
 
 __all__ = [
     "Aggregator",
     "AggregatorLike",
     "GateAggregator",
     "MinAggregator",
+    "RoutedAggregator",
     "WeightedMeanAggregator",
     "WeightedSumAggregator",
+    "aggregator_inputs",
     "mixed_graders",
 ]
 
@@ -40,8 +53,11 @@ AggregatorLike: TypeAlias = Aggregator | Callable[[Mapping[str, GraderResult]], 
 
 
 def _first_error(name: str, results: Mapping[str, GraderResult], keys: list[str]) -> GraderError | None:
+    """The first failed input of ``keys`` (absent ones do not apply to the sample), as the aggregate's error."""
     for key in keys:
         r = results.get(key)
+        if r is None:
+            continue
         if isinstance(r, GraderError):
             return GraderError(
                 name=name,
@@ -49,8 +65,6 @@ def _first_error(name: str, results: Mapping[str, GraderResult], keys: list[str]
                 message=f"input grader {key!r} failed: {r.message}",
                 error_type=r.error_type,
             )
-        if r is None:
-            return GraderError(name=name, kind="internal", message=f"no result for grader {key!r}")
         if not isinstance(r, GraderScore):
             return GraderError(
                 name=name, kind="invalid_input", message=f"grader {key!r} did not return a score"
@@ -59,11 +73,13 @@ def _first_error(name: str, results: Mapping[str, GraderResult], keys: list[str]
 
 
 class WeightedMeanAggregator:
-    """Weighted mean of (normalised) scores.
+    """Weighted mean of (normalised) scores, over the graders that apply to the sample.
 
     Args:
         name: Result name.
         weights: Weight per grader name; graders not listed are left out. ``None``: all, equal.
+            A listed grader absent from the results does not apply to the sample: the
+            weights of the others are renormalised.
         on_error: ``"error"``: any failed input fails the aggregate. ``"skip"``: average the
             rest (weights renormalised); fails only if nothing is left.
     """
@@ -83,7 +99,7 @@ class WeightedMeanAggregator:
 
     def __call__(self, results: Mapping[str, GraderResult]) -> GraderResult:
         weights = self.weights if self.weights is not None else dict.fromkeys(results, 1.0)
-        keys = list(weights)
+        keys = [key for key in weights if key in results]  # the others do not apply to this sample
         if self.on_error == "error":
             failed = _first_error(self.name, results, keys)
             if failed is not None:
@@ -113,7 +129,7 @@ WeightedSumAggregator = WeightedMeanAggregator
 
 
 class MinAggregator:
-    """The lowest (normalised) score: a sample is as good as its worst dimension."""
+    """The lowest (normalised) score: a sample is as good as its worst dimension (of those that apply)."""
 
     def __init__(self, name: str = "min") -> None:
         self.name = name
@@ -132,7 +148,8 @@ class GateAggregator:
     """Apply gates, then an inner aggregator.
 
     Each gate names a grader and the (normalised) score it must reach; if any gate
-    fails the result is ``fail_score``. Example: "format must pass, then average".
+    fails the result is ``fail_score``. Example: "format must pass, then average". A gate
+    whose grader does not apply to the sample (absent from the results) is not checked.
 
     Args:
         gates: Grader name -> minimum normalised score.
@@ -158,7 +175,7 @@ class GateAggregator:
         if failed is not None:
             return failed
         for key, minimum in self.gates.items():
-            r = results[key]
+            r = results.get(key)
             if isinstance(r, GraderScore) and r.normalized_score < minimum:
                 return GraderScore(
                     name=self.name,
@@ -171,11 +188,40 @@ class GateAggregator:
         return inner
 
 
+class RoutedAggregator:
+    """An aggregator that applies only to the samples matching ``when``.
+
+    Elsewhere the runner gives :class:`~openjudge.results.NotApplicable` for it without
+    calling it: a group of graders with its aggregator, for one kind of row, e.g.
+    ``RoutedAggregator(GateAggregator({"compiles": 1.0}, inner, name="code"), {"task": "code"})``.
+
+    Args:
+        inner: The aggregator.
+        when: The condition, as for :class:`~openjudge.runner.GraderConfig` ``when``.
+
+    Raises:
+        ValueError: A malformed condition.
+    """
+
+    def __init__(self, inner: AggregatorLike, when: Condition) -> None:
+        self.inner = inner
+        self.name: str = (
+            getattr(inner, "name", None) or getattr(inner, "__name__", None) or type(inner).__name__
+        )
+        self.when = When(when)
+
+    def __call__(self, results: Mapping[str, GraderResult]) -> GraderResult:
+        return self.inner(results)
+
+
 def mixed_graders(aggregator: AggregatorLike, graders: list[str]) -> list[str]:
     """The graders (of ``graders``) whose scores a built-in aggregator puts on one scale.
 
-    Custom aggregators (any other callable) are not inspected: an empty list.
+    Names of earlier aggregators that it takes as inputs are included. Custom aggregators
+    (any other callable) are not inspected: an empty list.
     """
+    if isinstance(aggregator, RoutedAggregator):
+        return mixed_graders(aggregator.inner, graders)
     if isinstance(aggregator, WeightedMeanAggregator):
         return list(aggregator.weights) if aggregator.weights is not None else list(graders)
     if isinstance(aggregator, MinAggregator):
@@ -183,3 +229,13 @@ def mixed_graders(aggregator: AggregatorLike, graders: list[str]) -> list[str]:
     if isinstance(aggregator, GateAggregator):
         return [*dict.fromkeys([*aggregator.gates, *mixed_graders(aggregator.then, graders)])]
     return []
+
+
+def aggregator_inputs(aggregator: AggregatorLike, graders: list[str]) -> list[str]:
+    """The results an aggregator reads: a built-in's graders (and earlier aggregates) by
+    :func:`mixed_graders`; every grader of ``graders`` for an aggregator of your own."""
+    if isinstance(aggregator, RoutedAggregator):
+        return aggregator_inputs(aggregator.inner, graders)
+    if isinstance(aggregator, WeightedMeanAggregator | MinAggregator | GateAggregator):
+        return mixed_graders(aggregator, graders)
+    return list(graders)

@@ -4,14 +4,17 @@ It covers the subset of JSON Schema that pydantic emits for judge output models
 and that OpenAI-style ``response_format`` schemas use: ``type`` (also as a list),
 ``properties`` (every property is emitted, required or not), ``$ref`` into
 ``$defs``/``definitions``, ``anyOf``/``oneOf`` (first non-null branch), ``allOf``
-(object branches merged), ``enum`` (first value), ``const``, ``default`` is
+(object branches merged), ``enum`` (see below), ``const``, ``default`` is
 ignored, numeric bounds (``minimum``/``maximum``/``exclusiveMinimum``/
 ``exclusiveMaximum``), string lengths and array sizes.
 
 Choices, so that tests can predict them:
 
 - a property named ``score`` (of type integer, number or unspecified) gets the
-  caller's ``score``, verbatim or clamped into its ``minimum``/``maximum``;
+  caller's ``score``, verbatim or clamped into its ``minimum``/``maximum``; with a numeric
+  ``enum`` and clamping, the allowed value nearest it (the smaller on a tie);
+- other numeric ``enum`` values get the value nearest the middle of the enum (as bounds
+  get their midpoint); any other ``enum`` its first value;
 - other integers get the rounded midpoint of their bounds, numbers the exact
   midpoint; with one bound, that bound (nudged by 1 when exclusive); with none, 1;
 - strings are ``"ok"``, or a short sentence for properties whose name contains
@@ -45,8 +48,9 @@ def schema_instance(schema: Mapping[str, object], *, score: int | float, clamp: 
         schema: A JSON schema as parsed by ``json.loads`` (dicts and lists); ``$ref``
             pointers resolve against it.
         score: The value placed in every property named ``score``.
-        clamp: Clamp ``score`` into each such property's inclusive bounds (for a default
-            score); otherwise use it verbatim (for a score the caller asked for).
+        clamp: Keep ``score`` to what each such property allows, as a server that enforces
+            the schema does: clamped into its inclusive bounds, or the nearest value of its
+            ``enum``. Otherwise it is used verbatim (an enum still gives its first value).
 
     Raises:
         ValueError: For a ``$ref`` that is not local or does not resolve.
@@ -71,6 +75,13 @@ class _Generator:
             return _json(schema["const"])
         enum = schema.get("enum")
         if isinstance(enum, list) and enum:
+            numbers = [float(v) for v in enum if isinstance(v, int | float) and not isinstance(v, bool)]
+            if numbers and len(numbers) == len(enum):
+                # As for bounds: the score asked for (kept to the enum), else the middle of the scale.
+                wanted = self._score if name == "score" else (min(numbers) + max(numbers)) / 2
+                if name != "score" or self._clamp:
+                    nearest = min(numbers, key=lambda v: (abs(v - wanted), v))
+                    return int(nearest) if nearest.is_integer() else nearest
             return _json(enum[0])
         for key in ("anyOf", "oneOf"):
             branches = schema.get(key)

@@ -30,21 +30,21 @@ class FunctionTransport:
 
     def __init__(self, reply: ReplyFunction, model: str) -> None:
         self._reply = reply
-        self._model = model
+        self._model_name = model
         # A sync reply cannot be interrupted by a timeout scope anyway; only async ones need it.
         self._sync = not inspect.iscoroutinefunction(reply)
 
     @property
-    def model(self) -> str:
-        return self._model
+    def model_name(self) -> str:
+        return self._model_name
 
     @property
     def endpoint(self) -> str:
-        return f"function:{self._model}"
+        return f"function:{self._model_name}"
 
     @property
     def connection_key(self) -> str:
-        return f"function:{self._model}"
+        return f"function:{self._model_name}"
 
     @property
     def enforces_timeout(self) -> bool:
@@ -70,7 +70,7 @@ class FunctionTransport:
             content=out,
             usage=TokenUsage(_prompt_tokens(request), max(1, len(out) // 4), 1),
             finish_reason="stop",
-            model=self._model,
+            model=self._model_name,
         )
 
     async def aclose(self) -> None:

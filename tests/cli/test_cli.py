@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -240,17 +239,13 @@ runner:
 """
 
 
-@pytest.fixture
-def slow_judge() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.05) as server:
-        yield server
-
-
+@pytest.mark.slow  # a 200-sample run in a subprocess, stopped, then finished (7 s each)
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "crash"])
 def test_interrupted_run_resumes_without_duplicates_or_gaps(
-    tmp_path: Path, slow_judge: JudgeServerProcess, stop: signal.Signals
+    tmp_path: Path, judge_server: JudgeServerProcess, stop: signal.Signals
 ) -> None:
-    config = write_config(tmp_path, LLM_JOB.format(base_url=slow_judge.base_url))
+    judge_server.set_latency(0.05)  # slow enough to stop the run halfway
+    config = write_config(tmp_path, LLM_JOB.format(base_url=judge_server.base_url))
     data = tmp_path / "data.jsonl"
     data.write_text(
         "".join(json.dumps({"id": f"s{i:03d}", "answer": str(i)}) + "\n" for i in range(200)),
@@ -295,39 +290,41 @@ def messages_of_quickstart() -> list[object]:
 
 
 def test_judge_example_runs_against_a_local_server(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    judge_server: JudgeServerProcess,
 ) -> None:
-    with JudgeServerProcess(latency_s=0.0) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        out = tmp_path / "judge.jsonl"
-        config = ROOT / "examples" / "judge" / "config.yaml"
-        assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
-        trajectory = results_by_id(out, "trajectory")
-        assert len(trajectory) == 300
-        # The test server judges every step 3 of 5: (3 - 1) / 4.
-        assert all(r["type"] == "score" and r["score"] == 0.5 for r in trajectory.values())
-        first = capsys.readouterr().out
-        assert "300 samples graded\n" in first
-        # Some generated trajectories repeat: repeats are served by the cache (or the identical
-        # call in flight), so the server sees one request per distinct prompt.
-        distinct = len({json.dumps(m, sort_keys=True) for m in messages_of_quickstart()})
-        found = re.search(r"judge cache: (\d+) judge calls? of (\d+) answered from ", first)
-        assert found is not None, first
-        hits, asked = int(found.group(1)), int(found.group(2))
-        assert asked == 300 and asked - hits >= distinct
-        assert server.stats().chat_requests == distinct < 300
+    monkeypatch.setenv("OPENAI_BASE_URL", judge_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "judge.jsonl"
+    config = ROOT / "examples" / "judge" / "config.yaml"
+    assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
+    trajectory = results_by_id(out, "trajectory")
+    assert len(trajectory) == 300
+    # The test server judges every step 3 of 5: (3 - 1) / 4.
+    assert all(r["type"] == "score" and r["score"] == 0.5 for r in trajectory.values())
+    first = capsys.readouterr().out
+    assert "300 samples graded\n" in first
+    # Some generated trajectories repeat: repeats are served by the cache (or the identical
+    # call in flight), so the server sees one request per distinct prompt.
+    distinct = len({json.dumps(m, sort_keys=True) for m in messages_of_quickstart()})
+    found = re.search(r"judge cache: (\d+) judge calls? of (\d+) answered from ", first)
+    assert found is not None, first
+    hits, asked = int(found.group(1)), int(found.group(2))
+    assert asked == 300 and asked - hits >= distinct
+    assert judge_server.stats().chat_requests == distinct < 300
 
-        # Grading the same data into a new results file is served by the judge cache.
-        server.reset_stats()
-        assert main(["run", str(config), "--out", str(tmp_path / "again.jsonl"), "--no-progress"]) == 0
-        assert "judge cache: 300 judge calls of 300 answered from " in capsys.readouterr().out
-        assert server.stats().chat_requests == 0
-        again = results_by_id(tmp_path / "again.jsonl", "trajectory")
-        assert {k: (v["score"], v["reason"]) for k, v in again.items()} == {
-            k: (v["score"], v["reason"]) for k, v in trajectory.items()
-        }
-        assert all(v["usage"]["requests"] == 0 for v in again.values())  # cached replies cost nothing
+    # Grading the same data into a new results file is served by the judge cache.
+    judge_server.reset_stats()
+    assert main(["run", str(config), "--out", str(tmp_path / "again.jsonl"), "--no-progress"]) == 0
+    assert "judge cache: 300 judge calls of 300 answered from " in capsys.readouterr().out
+    assert judge_server.stats().chat_requests == 0
+    again = results_by_id(tmp_path / "again.jsonl", "trajectory")
+    assert {k: (v["score"], v["reason"]) for k, v in again.items()} == {
+        k: (v["score"], v["reason"]) for k, v in trajectory.items()
+    }
+    assert all(v["usage"]["requests"] == 0 for v in again.values())  # cached replies cost nothing
 
 
 def test_exported_config_schema_is_current(capsys: pytest.CaptureFixture[str]) -> None:

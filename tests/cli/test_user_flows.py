@@ -10,59 +10,31 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from openjudge.jobs._results import read_header, read_results
+from openjudge.jobs._results import read_header
 from openjudge.jobs._summary import format_cost
 from openjudge.testing.judge_server import JudgeServerProcess
+from tests.cli._support import JOB, ROOT, openjudge, results
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def openjudge(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
-    done = subprocess.run(
-        [sys.executable, "-m", "openjudge", *args],
-        cwd=cwd,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+pytestmark = pytest.mark.slow  # the command in a subprocess, several runs per test
 
 
-def results(path: Path) -> dict[str, dict[str, dict[str, object]]]:
-    out: dict[str, dict[str, dict[str, object]]] = {}
-    for record in read_results(path):
-        entries = record["results"]
-        assert isinstance(entries, dict)
-        out[str(record["id"])] = {
-            name: dict(entry) for name, entry in entries.items() if isinstance(entry, dict)
-        }
-    return out
-
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.0) as server:
-        yield server
-
-
-# ---------------------------------------------------------------- 1. resume is bound to the config
+# ---------------------------------------------------------------- resume is bound to the config
 
 
 def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_them(
-    tmp_path: Path, judge: JudgeServerProcess
+    tmp_path: Path, judge_server: JudgeServerProcess
 ) -> None:
     examples = tmp_path / "examples"
     shutil.copytree(ROOT / "examples", examples)
-    env = {"OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "sk-test", "XDG_CACHE_HOME": str(tmp_path)}
+    env = {
+        "OPENAI_BASE_URL": judge_server.base_url,
+        "OPENAI_API_KEY": "sk-test",
+        "XDG_CACHE_HOME": str(tmp_path),
+    }
     # One --out for both (by default each config's results go beside it, and never meet).
     out = ("--out", "results.jsonl")
     assert (
@@ -71,7 +43,7 @@ def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_t
     )
     before = results(tmp_path / "results.jsonl")
 
-    judge.reset_stats()
+    judge_server.reset_stats()
     refused = openjudge("run", "examples/judge/config.yaml", *out, "--no-progress", cwd=tmp_path, env=env)
     assert refused.returncode == 1
     assert "results.jsonl holds 300 results written under a different config" in refused.stderr
@@ -83,7 +55,7 @@ def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_t
         "--regrade",
     ):
         assert change in refused.stderr
-    assert judge.stats().chat_requests == 0
+    assert judge_server.stats().chat_requests == 0
     assert results(tmp_path / "results.jsonl") == before  # untouched
 
     adapted = openjudge(
@@ -101,18 +73,6 @@ def test_the_judge_example_refuses_the_quickstarts_results_then_regrade_adapts_t
     assert header is not None and set(header.job.graders) == {"trajectory", "action_loop", "answer", "format"}
 
 
-JOB = """
-providers:
-  judge: {{kind: openai, model: m, base_url: "{base_url}", api_key: sk-test, max_retries: 0}}
-graders:
-  quality:
-    type: llm
-    provider: judge
-    params: {{template: "{template}", score_range: [1, 5]}}
-{extra}cache: {{enabled: false}}
-"""
-
-
 def write_data(path: Path, n: int, *, failing: tuple[int, ...] = ()) -> Path:
     lines = []
     for i in range(n):
@@ -125,15 +85,17 @@ def write_data(path: Path, n: int, *, failing: tuple[int, ...] = ()) -> Path:
 
 
 def test_an_edited_prompt_is_refused_and_an_added_grader_is_graded(
-    tmp_path: Path, judge: JudgeServerProcess
+    tmp_path: Path, judge_server: JudgeServerProcess
 ) -> None:
     write_data(tmp_path / "data.jsonl", 20)
     job = tmp_path / "job.yaml"
-    job.write_text(JOB.format(base_url=judge.base_url, template="Rate: {answer}", extra=""), encoding="utf-8")
+    job.write_text(
+        JOB.format(base_url=judge_server.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
+    )
     assert openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path).returncode == 0
 
     job.write_text(
-        JOB.format(base_url=judge.base_url, template="Score: {answer}", extra=""), encoding="utf-8"
+        JOB.format(base_url=judge_server.base_url, template="Score: {answer}", extra=""), encoding="utf-8"
     )
     edited = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
     assert edited.returncode == 1
@@ -141,19 +103,19 @@ def test_an_edited_prompt_is_refused_and_an_added_grader_is_graded(
 
     exact = "  exact: {type: string_match, mapper: {response: answer, reference: expected}}\n"
     job.write_text(
-        JOB.format(base_url=judge.base_url, template="Rate: {answer}", extra=exact), encoding="utf-8"
+        JOB.format(base_url=judge_server.base_url, template="Rate: {answer}", extra=exact), encoding="utf-8"
     )
-    judge.reset_stats()
+    judge_server.reset_stats()
     added = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
     assert added.returncode == 0, added.stderr
     assert "graded exact (added) on 20 samples" in added.stdout
-    assert judge.stats().chat_requests == 0  # the judge's results were kept, not asked again
+    assert judge_server.stats().chat_requests == 0  # the judge's results were kept, not asked again
     rows = results(tmp_path / "results.jsonl")
     assert len(rows) == 20 and all(r["exact"]["score"] == 0.0 for r in rows.values())  # directive differs
     assert [rows[f"s{i}"]["quality"]["score"] for i in range(5)] == [1.0, 2.0, 3.0, 4.0, 5.0]
 
 
-# ---------------------------------------------------------------- 2, 3, 5. YAML errors, no tracebacks
+# ---------------------------------------------------------------- YAML errors, no tracebacks
 
 
 def test_duplicate_keys_and_bad_values_are_reported_with_lines(tmp_path: Path) -> None:
@@ -200,7 +162,7 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     assert stderr == ""
 
 
-# ---------------------------------------------------------------- 6. data problems, failing runs
+# ---------------------------------------------------------------- data problems, failing runs
 
 
 def test_validate_checks_the_data_against_mappers_and_placeholders(tmp_path: Path) -> None:
@@ -247,10 +209,10 @@ def test_a_run_whose_every_call_fails_exits_3_with_the_first_error(tmp_path: Pat
     assert len(results(tmp_path / "results.jsonl")) == 4  # recorded all the same
 
 
-def test_max_error_rate_fails_a_partly_failing_run(tmp_path: Path, judge: JudgeServerProcess) -> None:
+def test_max_error_rate_fails_a_partly_failing_run(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
     write_data(tmp_path / "data.jsonl", 10, failing=(2, 5, 7))
     (tmp_path / "job.yaml").write_text(
-        JOB.format(base_url=judge.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
+        JOB.format(base_url=judge_server.base_url, template="Rate: {answer}", extra=""), encoding="utf-8"
     )
     args = ("run", "job.yaml", "--data", "data.jsonl", "--no-progress")
     tolerated = openjudge(*args, "--out", "a.jsonl", cwd=tmp_path)
@@ -264,20 +226,20 @@ def test_max_error_rate_fails_a_partly_failing_run(tmp_path: Path, judge: JudgeS
     assert "3 of 10 grader results in b.jsonl are errors (30.0%), above --max-error-rate 0.2" in strict.stderr
 
 
-# ---------------------------------------------------------------- 7. judge time and queue time apart
+# ---------------------------------------------------------------- judge time and queue time apart
 
 
-def test_queue_time_is_not_judge_latency(tmp_path: Path) -> None:
+def test_queue_time_is_not_judge_latency(tmp_path: Path, judge_server: JudgeServerProcess) -> None:
     n, latency = 6, 0.2
-    with JudgeServerProcess(latency_s=latency) as slow:
-        write_data(tmp_path / "data.jsonl", n)
-        (tmp_path / "job.yaml").write_text(
-            JOB.format(base_url=slow.base_url, template="Rate: {answer}", extra="").replace(
-                "max_retries: 0", "max_retries: 0, limits: {max_concurrency: 1}"
-            ),
-            encoding="utf-8",
-        )
-        done = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
+    judge_server.set_latency(latency)
+    write_data(tmp_path / "data.jsonl", n)
+    (tmp_path / "job.yaml").write_text(
+        JOB.format(base_url=judge_server.base_url, template="Rate: {answer}", extra="").replace(
+            "max_retries: 0", "max_retries: 0, limits: {max_concurrency: 1}"
+        ),
+        encoding="utf-8",
+    )
+    done = openjudge("run", "job.yaml", "--data", "data.jsonl", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "judge p50 s  judge p95 s  queue p50 s  queue p95 s" in done.stdout
     rows = [r["quality"] for r in results(tmp_path / "results.jsonl").values()]
@@ -289,7 +251,7 @@ def test_queue_time_is_not_judge_latency(tmp_path: Path) -> None:
     assert sum(queued) >= latency * n * (n - 1) / 2 * 0.95
 
 
-# ---------------------------------------------------------------- 8, 10. name, version, usage
+# ---------------------------------------------------------------- name, version, usage
 
 
 def test_version_and_usage_errors(tmp_path: Path) -> None:
@@ -330,7 +292,7 @@ def test_estimate_says_what_it_assumes(tmp_path: Path) -> None:
     )
 
 
-# ---------------------------------------------------------------- issue 12: datasets never crash or lose a record
+# ---------------------------------------------------------------- datasets never crash or lose a record
 
 
 def test_hostile_datasets_become_invalid_input_rows_and_nothing_is_lost(tmp_path: Path) -> None:

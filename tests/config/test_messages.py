@@ -24,6 +24,24 @@ def problems(text: str) -> list[str]:
     return caught.value.problems
 
 
+def test_a_duration_key_without_its_seconds_suffix_gets_the_new_name() -> None:
+    text = (
+        "providers:\n"
+        "  judge: {kind: openai, model: m, base_url: 'http://127.0.0.1:9/v1', timeout: 5}\n"
+        "graders:\n  g: {type: string_match, params: {match_mode: regex, regex_timeout: 1}}\n"
+        "runner: {timeout: 30, deadline: 60}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, source="job.yaml")
+    found = {p.split(": ")[1]: p for p in caught.value.problems}
+    assert "did you mean 'timeout_s'?" in found["providers.judge.timeout"]
+    assert "did you mean 'regex_timeout_s'?" in found["graders.g.params.regex_timeout"]
+    assert found["runner.timeout"].startswith(
+        "job.yaml:5: runner.timeout: unknown field 'timeout'; did you mean 'timeout_s'? (valid: deadline_s,"
+    )
+    assert "did you mean 'deadline_s'?" in found["runner.deadline"]
+
+
 def test_a_grader_name_given_twice_is_refused_with_both_lines() -> None:
     text = "graders:\n  g:\n    type: string_match\n  g:\n    type: reasoning_format\n"
     assert problems(text) == [

@@ -9,7 +9,8 @@ import pytest
 from openjudge.config._build import build_job
 from openjudge.config._loader import ConfigError, parse_config
 from openjudge.results import GraderScore
-from openjudge.testing.judge_server import JudgeServer
+from openjudge.testing.judge_server import JudgeServerProcess
+from tests._fixtures.extras import need_litellm
 
 pytestmark = pytest.mark.anyio
 
@@ -39,11 +40,11 @@ async def scores_with(kind: str, model: str, base_url: str) -> list[tuple[float,
     return [(r.score, r.reason) for r in result["quality"] if isinstance(r, GraderScore)]
 
 
-async def test_openai_and_litellm_hosted_vllm_give_identical_scores() -> None:
-    async with JudgeServer() as server:
-        via_openai = await scores_with("openai", "judge", server.base_url)
-        via_litellm = await scores_with("litellm", "hosted_vllm/judge", server.base_url)
-        via_vllm = await scores_with("vllm", "judge", server.base_url)
+async def test_openai_and_litellm_hosted_vllm_give_identical_scores(judge_server: JudgeServerProcess) -> None:
+    need_litellm()
+    via_openai = await scores_with("openai", "judge", judge_server.base_url)
+    via_litellm = await scores_with("litellm", "hosted_vllm/judge", judge_server.base_url)
+    via_vllm = await scores_with("vllm", "judge", judge_server.base_url)
     assert [s for s, _ in via_openai] == [1.0, 2.0, 3.0, 4.0, 5.0] * 2
     assert via_litellm == via_openai
     assert via_vllm == via_openai

@@ -98,6 +98,7 @@ def test_the_base_config_is_valid(folder: Path, capsys: pytest.CaptureFixture[st
     assert _validate(folder, BASE, capsys) == (0, "")
 
 
+@pytest.mark.slow  # every field of every section, validated one by one (15 s)
 def test_every_field_fed_a_wrong_value_gives_a_located_message(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,7 +1,7 @@
-"""The Ray engine on a local two-CPU Ray cluster, against the local test judge server.
+"""The Ray engine on a local Ray instance, against the local test judge server.
 
-One Ray session and one judge server for the module: starting Ray costs ~6 s and each
-Ray Data execution starts its two grading actors (~3 s).
+The suite's Ray session and judge server (tests/_fixtures): starting Ray costs ~6 s, and
+each Ray Data execution starts its two grading actors (~3 s).
 """
 
 from __future__ import annotations
@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
 import anyio
 import pytest
-import ray
 
 from openjudge.cli import main
 from openjudge.config._build import build_job
@@ -29,47 +27,35 @@ from openjudge.models.policy import ProviderLimits
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.distributed.helpers import graded, ids_in, judge_score, write_job, write_samples
 
+pytestmark = pytest.mark.slow  # Ray: a local cluster, 10,000 samples (2-3 minutes)
+
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 8  # the provider's max_concurrency: 4 per worker
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    ray.init(
-        num_cpus=2,
-        include_dashboard=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}},  # actors import this checkout
-    )
-    try:
-        yield
-    finally:
-        ray.shutdown()
-
-
-@pytest.fixture(scope="module")
-def judge() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.01) as server:
-        yield server
+@pytest.fixture
+def judge_latency_s() -> float:
+    return 0.01
 
 
 def test_ten_thousand_samples_on_two_workers_match_the_local_engine(
-    cluster: None, judge: JudgeServerProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ray_session: None, judge_server: JudgeServerProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     n = 10_000
-    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    config = write_job(tmp_path / "job.yaml", base_url=judge_server.base_url, limit=LIMIT)
     data = write_samples(tmp_path / "data.jsonl", n)
 
-    judge.reset_stats()
+    judge_server.reset_stats()
     local_out = tmp_path / "local.jsonl"
     assert main(["run", str(config), "--data", str(data), "--out", str(local_out), "--no-progress"]) == 0
-    local_stats = judge.stats()
+    local_stats = judge_server.stats()
     assert local_stats.chat_requests == n and local_stats.peak_in_flight <= LIMIT
 
-    judge.reset_stats()
+    judge_server.reset_stats()
     ray_out = tmp_path / "ray.jsonl"
     argv = ["run", str(config), "--data", str(data), "--out", str(ray_out), "--no-progress"]
     assert main([*argv, "--engine", "ray", "--workers", "2"]) == 0
-    stats = judge.stats()
+    stats = judge_server.stats()
     printed = capsys.readouterr().out
 
     # Nothing lost, nothing repeated; the limit held across both workers, which both ran.
@@ -92,17 +78,17 @@ def test_ten_thousand_samples_on_two_workers_match_the_local_engine(
     assert {row["quality"][1] for row in ray_results.values()} == {1.0, 2.0, 3.0, 4.0, 5.0}
 
     # A rerun finds everything done.
-    judge.reset_stats()
+    judge_server.reset_stats()
     assert main([*argv, "--engine", "ray"]) == 0
     assert f"0 samples graded, {n:,} samples already complete in {ray_out}" in capsys.readouterr().out
-    assert judge.stats().chat_requests == 0
+    assert judge_server.stats().chat_requests == 0
 
 
 def test_resumes_a_partial_results_file_without_regrading_or_duplicates(
-    cluster: None, judge: JudgeServerProcess, tmp_path: Path
+    ray_session: None, judge_server: JudgeServerProcess, tmp_path: Path
 ) -> None:
     n, done = 1_000, 300
-    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    config = write_job(tmp_path / "job.yaml", base_url=judge_server.base_url, limit=LIMIT)
     data = write_samples(tmp_path / "data.jsonl", n, bad_lines=(10, 500))
     out = tmp_path / "results.jsonl"
     job_config = load_config(config)
@@ -120,12 +106,12 @@ def test_resumes_a_partial_results_file_without_regrading_or_duplicates(
         f.write(json.dumps({"id": "invalid-line-12", "line": 12, "results": {}, "aggregates": {}}) + "\n")
         f.write('{"id": "s00300", "line": 30')
 
-    judge.reset_stats()
+    judge_server.reset_stats()
     backend = RayBackend(job_config, workers=2, batch_size=100, window=400, base_dir=tmp_path)
     run = partial(run_job, job_config, job, data_path=data, out_path=out, backend=backend)
     stats = anyio.run(run)
 
-    assert judge.stats().chat_requests == n - done  # earlier samples were not sent again
+    assert judge_server.stats().chat_requests == n - done  # earlier samples were not sent again
     assert (stats.graded, stats.skipped_done, stats.bad_records, stats.interrupted) == (
         n - done,
         done,
@@ -149,10 +135,10 @@ def test_resumes_a_partial_results_file_without_regrading_or_duplicates(
 
 
 def test_sigterm_mid_run_stops_cleanly_and_a_rerun_completes(
-    cluster: None, judge: JudgeServerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ray_session: None, judge_server: JudgeServerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     n = 600
-    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    config = write_job(tmp_path / "job.yaml", base_url=judge_server.base_url, limit=LIMIT)
     data = write_samples(tmp_path / "data.jsonl", n)
     out = tmp_path / "results.jsonl"
     write = ResultsWriter.write
@@ -182,10 +168,10 @@ def test_sigterm_mid_run_stops_cleanly_and_a_rerun_completes(
 
 
 def test_a_grader_added_to_the_config_is_graded_on_the_workers_and_the_rest_replayed(
-    cluster: None, judge: JudgeServerProcess, tmp_path: Path
+    ray_session: None, judge_server: JudgeServerProcess, tmp_path: Path
 ) -> None:
     n = 60
-    config = write_job(tmp_path / "job.yaml", base_url=judge.base_url, limit=LIMIT)
+    config = write_job(tmp_path / "job.yaml", base_url=judge_server.base_url, limit=LIMIT)
     data = write_samples(tmp_path / "data.jsonl", n)
     out = tmp_path / "results.jsonl"
     assert grade_on_ray(config, data, out, workers=2, batch_size=20).graded == n
@@ -193,9 +179,9 @@ def test_a_grader_added_to_the_config_is_graded_on_the_workers_and_the_rest_repl
 
     added = "  format:\n    type: reasoning_format\n    mapper: {response: answer}\naggregators:"
     config.write_text(config.read_text(encoding="utf-8").replace("aggregators:", added), encoding="utf-8")
-    judge.reset_stats()
+    judge_server.reset_stats()
     stats = grade_on_ray(config, data, out, workers=2, batch_size=20)
-    assert judge.stats().chat_requests == 0  # the stored judge results crossed to the workers
+    assert judge_server.stats().chat_requests == 0  # the stored judge results crossed to the workers
     assert stats.changes is not None and stats.changes.added == ("format",)
     assert (stats.graded, stats.regraded, stats.pairs) == (n, n, n)
     after = graded(out)

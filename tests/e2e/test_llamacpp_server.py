@@ -23,6 +23,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from openjudge.graders.llm_grader import LLMGrader
+from openjudge.providers import forget_structured_output, structured_output_choice
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.results import GraderScore
 
@@ -100,7 +101,7 @@ def test_structured_verdict_usage_and_logprob_scoring(llama_server: str) -> None
         base_url=llama_server,
         temperature=0.0,
         max_tokens=48,
-        structured_output="json_object",  # llama.cpp rejects response_format json_schema
+        structured_output="json_object",  # set: llama-cpp-python's server refuses json_schema
     )
     plain = LLMGrader(
         judge, name="plain", template="Rate: {response}", structured_model=TinyVerdict, score_range=(1, 5)
@@ -132,3 +133,34 @@ def test_structured_verdict_usage_and_logprob_scoring(llama_server: str) -> None
         assert second.score == pytest.approx(weighted_sum)
     else:
         assert mode == "verdict" and second.score == first.score
+
+
+class OpenScore(BaseModel):
+    """A score the verdict model leaves open: the grader's range is what the schema sends."""
+
+    score: int
+    reason: str = Field(max_length=8)
+
+
+def test_with_the_defaults_the_server_is_found_to_take_json_object_and_keeps_to_the_scale(
+    llama_server: str,
+) -> None:
+    forget_structured_output(llama_server)
+    judge = OpenAIChatModel("tiny", api_key="sk-none", base_url=llama_server, temperature=0.0, max_tokens=48)
+    grader = LLMGrader(
+        judge, name="g", template="Rate: {response}", structured_model=OpenScore, score_range=(1, 3)
+    )
+
+    async def grade_all() -> list[object]:
+        return [await grader.aevaluate(response=f"answer number {k}") for k in range(6)]
+
+    try:
+        results = anyio.run(grade_all)
+        choice = structured_output_choice(judge)
+    finally:
+        forget_structured_output(llama_server)
+    # A random model under the grammar built from the enum: only 1, 2 or 3, on the first try.
+    assert all(isinstance(r, GraderScore) and r.score in {1.0, 2.0, 3.0} for r in results), results
+    assert all(isinstance(r, GraderScore) and r.usage is not None and r.usage.requests == 1 for r in results)
+    assert choice is not None and (choice.mode, choice.found) == ("json_object", True)
+    assert choice.refused[0].startswith("json_schema: HTTP 500: ") and "response_format" in choice.refused[0]

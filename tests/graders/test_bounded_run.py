@@ -21,6 +21,8 @@ import pytest
 
 from .code._support import is_running
 
+pytestmark = pytest.mark.slow  # runs stopped by timeouts and SIGTERM wait them out (5 s each)
+
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "openjudge-busy-marker"
 CONFIG = """
@@ -42,12 +44,12 @@ graders:
     type: similarity
     params: {{metric: edit_distance, timeout_s: 600}}
     mapper: {{response: long_a, reference: long_b}}
-runner: {{max_concurrency: 8, timeout_s: {timeout}}}
+runner: {{max_concurrency: 8, timeout_s: {timeout_s}}}
 """
 GRADERS = ("code", "regex", "schema", "similarity")
 
 
-def write_job(tmp_path: Path, timeout: float) -> list[str]:
+def write_job(tmp_path: Path, timeout_s: float) -> list[str]:
     rng = random.Random(0)
     record = {
         "id": "busy-1",
@@ -59,7 +61,7 @@ def write_job(tmp_path: Path, timeout: float) -> list[str]:
         "long_a": "".join(rng.choice("abcdefgh") for _ in range(150_000)),
         "long_b": "".join(rng.choice("abcdefgh") for _ in range(150_000)),
     }
-    (tmp_path / "config.yaml").write_text(CONFIG.format(timeout=timeout), encoding="utf-8")
+    (tmp_path / "config.yaml").write_text(CONFIG.format(timeout_s=timeout_s), encoding="utf-8")
     (tmp_path / "data.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
     out = tmp_path / "out.jsonl"
     config, data = tmp_path / "config.yaml", tmp_path / "data.jsonl"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from typing import assert_type
@@ -151,3 +152,19 @@ def test_prepare_renders_any_judge_grader_without_a_call() -> None:
     bad = listwise.prepare({"query": "q", "responses": ["only one"]})
     assert isinstance(bad, GraderError) and bad.kind == "invalid_input" and "at least 2" in bad.message
     assert seen == []
+
+
+def test_a_prepared_call_is_a_frozen_slotted_value_typed_or_not() -> None:
+    """The typed idiom a subclass's prepare_call writes builds as the plain one: no __dict__, frozen."""
+    plain = PreparedCall([{"role": "user", "content": "x"}], ("a", "b"))
+    typed = PreparedCall[tuple[str, ...]]([{"role": "user", "content": "x"}], ("a", "b"))
+    assert (
+        typed == plain
+        and typed.messages == [{"role": "user", "content": "x"}]
+        and typed.context == ("a", "b")
+    )
+    assert not hasattr(typed, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        typed.context = ("c",)  # type: ignore[misc]  # frozen on purpose
+    with pytest.raises(TypeError, match="context"):
+        PreparedCall([])  # type: ignore[call-arg]  # the context is required (None for a plain prompt)

@@ -51,7 +51,7 @@ async def test_untrusted_input_stays_in_user_message_and_delimited() -> None:
     await grader(model).aevaluate(query="q", response=hostile)
     system, user = seen[0].messages
     assert system["role"] == "system" and hostile not in system["content"]
-    assert "The score must be a number from 1 to 5." in system["content"]
+    assert "The score must be an integer from 1 to 5." in system["content"]
     assert f"<response>\n{hostile}\n</response>" in user["content"]
 
 

@@ -60,9 +60,9 @@ def test_results_are_frozen_and_forbid_extra_fields() -> None:
 def test_results_and_errors_pickle() -> None:
     score = GraderScore(name="g", score=0.5, usage=TokenUsage(3, 4, 1), metadata={"k": [1, "a"]})
     assert pickle.loads(pickle.dumps(score)) == score
-    exc = ChatModelError("boom", kind="timeout", retryable=True, status_code=408, retry_after=1.5)
+    exc = ChatModelError("boom", kind="timeout", retryable=True, status_code=408, retry_after_s=1.5)
     back = pickle.loads(pickle.dumps(exc))
-    assert (back.message, back.kind, back.retryable, back.status_code, back.retry_after) == (
+    assert (back.message, back.kind, back.retryable, back.status_code, back.retry_after_s) == (
         "boom",
         "timeout",
         True,

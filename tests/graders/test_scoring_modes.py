@@ -11,7 +11,7 @@ from openjudge.models.chat_model import ChatRequest, ChatResponse, ModelCapabili
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.results import GraderError, GraderScore, TokenUsage
 from openjudge.testing.function_model import FunctionChatModel
-from openjudge.testing.judge_server import JudgeServer
+from openjudge.testing.judge_server import JudgeServerProcess
 
 pytestmark = pytest.mark.anyio
 
@@ -66,14 +66,13 @@ def test_logprob_mode_needs_an_integer_range_and_logprobs() -> None:
         LLMGrader(blind, template="{x}", score_range=(1, 5), score_mode="logprobs")
 
 
-async def test_logprob_mode_over_http() -> None:
-    async with JudgeServer() as server:
-        judge = OpenAIChatModel("judge", api_key="k", base_url=server.base_url, temperature=0.0)
-        grader = LLMGrader(
-            judge, template="{response}", score_range=(1, 5), score_mode="logprobs", top_logprobs=5
-        )
-        result = await grader.aevaluate(response="fine #oj:score=4")
-        await judge.aclose()
+async def test_logprob_mode_over_http(judge_server: JudgeServerProcess) -> None:
+    judge = OpenAIChatModel("judge", api_key="k", base_url=judge_server.base_url, temperature=0.0)
+    grader = LLMGrader(
+        judge, template="{response}", score_range=(1, 5), score_mode="logprobs", top_logprobs=5
+    )
+    result = await grader.aevaluate(response="fine #oj:score=4")
+    await judge.aclose()
     assert isinstance(result, GraderScore) and result.metadata["score_mode"] == "logprobs"
     distribution = result.metadata["score_distribution"]
     assert isinstance(distribution, dict) and set(distribution) == {"1", "2", "3", "4", "5"}

@@ -100,12 +100,6 @@ def skyrl(graders: Path, options: dict[str, object]) -> Callable[[str], Awaitabl
 ADAPTERS: dict[str, Adapter] = {"verl": verl, "trl": trl, "skyrl": skyrl}
 
 
-@pytest.fixture(scope="module")
-def judge_server() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.0) as server:
-        yield server
-
-
 @pytest.fixture
 def graders(tmp_path: Path, judge_server: JudgeServerProcess) -> Iterator[Path]:
     reset_run_ledgers()  # VERL's ledger outside Ray is the process's: a new run per test

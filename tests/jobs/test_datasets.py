@@ -221,10 +221,6 @@ def test_json_empty_array(tmp_path: Path, text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (
-            '[{"a": 1},\n {"a": 2,}]',
-            "line 2: element 2: invalid JSON (Expecting property name enclosed in double quotes)",
-        ),
         ('[{"a": 1}, {"a": 2}', "line 1: unexpected end of file: the JSON array is not closed"),
         ('[{"a": 1},', "line 1: unexpected end of file inside the JSON array"),
         ('[{"a": 1} {"a": 2}]', "line 1: expected ',' or ']' after element 1, got '{'"),
@@ -239,6 +235,26 @@ def test_json_syntax_errors_always_raise(tmp_path: Path, text: str, message: str
     with pytest.raises(DatasetError) as info:
         list(iter_samples(path, chunk_size=4, on_error=on_error))  # type: ignore[arg-type]  # parametrized
     assert str(info.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 1 << 16])
+def test_json_malformed_elements_that_close_are_bad_records(tmp_path: Path, chunk_size: int) -> None:
+    path = tmp_path / "data.json"
+    path.write_text('[{"a": 1},\n {"a": 2,},\n {"b": [1 2]}, {"c": tru},\n {"d": "}]\\"{" x}, ,\n {"a": 3}]')
+    records = _records(path, chunk_size=chunk_size)
+    assert [r.data for r in _good(records)] == [{"a": 1}, {"a": 3}]
+    assert _bad(records) == [
+        BadRecord(2, "element 2 (line 2): invalid JSON (Expecting property name enclosed in double quotes)"),
+        BadRecord(3, "element 3 (line 3): invalid JSON (Expecting ',' delimiter)"),
+        BadRecord(4, "element 4 (line 3): invalid JSON (Expecting value)"),
+        BadRecord(5, "element 5 (line 4): invalid JSON (Expecting ',' delimiter)"),
+        BadRecord(6, "element 6 (line 4): invalid JSON (Expecting value)"),
+    ]
+    with pytest.raises(DatasetError) as info:
+        list(iter_samples(path, chunk_size=chunk_size, on_error="fail"))
+    assert str(info.value) == (
+        f"{path}: element 2 (line 2): invalid JSON (Expecting property name enclosed in double quotes)"
+    )
 
 
 def test_json_not_an_array(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from openjudge.jobs._fingerprint import JobFingerprint, compare, job_fingerprint
 BASE = """
 providers:
   judge: {{kind: openai, model: {model}, base_url: "{base_url}"{api_key},
-          sampling: {{temperature: {temperature}}}, limits: {{max_concurrency: {limit}}}, timeout_s: {timeout}}}
+          sampling: {{temperature: {temperature}}}, limits: {{max_concurrency: {limit}}}, timeout_s: {timeout_s}}}
 graders:
   quality:
     type: llm
@@ -28,7 +28,7 @@ def fingerprint(**changes: object) -> JobFingerprint:
         "model": "m",
         "temperature": 0,
         "limit": 8,
-        "timeout": 30,
+        "timeout_s": 30,
         "template": "Rate: {answer}",
         "weight": 2,
         "base_url": "http://user:secret@127.0.0.1:9/v1/",
@@ -74,7 +74,7 @@ def test_the_fingerprint_holds_what_decides_a_score_and_no_secret() -> None:
 
 
 def test_limits_and_timeouts_do_not_change_it() -> None:
-    assert compare(fingerprint(), fingerprint(limit=2, timeout=5)).empty
+    assert compare(fingerprint(), fingerprint(limit=2, timeout_s=5)).empty
 
 
 @pytest.mark.parametrize(

@@ -359,3 +359,41 @@ def test_a_torn_header_is_cut_and_a_header_later_in_the_file_is_damage(tmp_path:
     )
     with pytest.raises(ResultsFileError, match="line 3 is not a results record"), ResultsWriter(path):
         pass
+
+
+# ---------------------------------------------------------------- texts UTF-8 cannot hold
+
+
+def test_lone_surrogates_in_texts_are_written_as_six_characters(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    score = GraderScore(
+        name="quality",
+        score=1.0,
+        reason="quotes the response: x\ud800y",
+        metadata={"key \udc00": ["\udfff", 1.5, float("inf")]},
+    )
+    error = GraderError(name="judge", kind="parse_error", message="bad reply \ud83d")
+    with ResultsWriter(path) as writer:
+        writer.write(SampleOutcome("s1", 1, {"quality": score, "judge": error}))
+        writer.write(SampleOutcome("s2", 2, {"quality": GraderScore(name="quality", score=0.5)}))
+        only_a_key = GraderScore(name="quality", score=0.0, metadata={"k\ud800": "\ufffd"})
+        writer.write(SampleOutcome("s3", 3, {"quality": only_a_key}))  # pydantic would write U+FFFD
+    raw = path.read_bytes()
+    raw.decode("utf-8")  # strict: the file is UTF-8
+    (first, second, third) = list(read_outcomes(path))  # pydantic's strict JSON reader reads it
+    entry = first.results["quality"]
+    assert isinstance(entry, ScoreEntry)
+    assert entry.reason == "quotes the response: x\\ud800y"  # the six characters \ud800
+    assert entry.metadata == {"key \\udc00": ["\\udfff", 1.5, None]}  # non-finite as null, as always
+    assert first.results["judge"].message == "bad reply \\ud83d"  # type: ignore[union-attr]  # an ErrorEntry
+    assert second.id == "s2"
+    assert third.results["quality"].metadata == {"k\\ud800": "\ufffd"}  # a real U+FFFD stays
+
+
+def test_an_id_with_a_lone_surrogate_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    with ResultsWriter(path) as writer:
+        with pytest.raises(ValueError, match="holds a lone surrogate"):
+            writer.write(SampleOutcome("a\udc00", 1, {"q": GraderScore(name="q", score=1.0)}))
+        assert len(writer) == 0
+    assert path.read_bytes() == b""

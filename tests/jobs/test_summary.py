@@ -20,9 +20,9 @@ _USAGE = TokenUsage(prompt_tokens=100, completion_tokens=10, requests=1)
 
 
 def _outcomes() -> list[SampleOutcome]:
-    def a(score: float, latency: float) -> GraderScore:
+    def a(score: float, latency_s: float) -> GraderScore:
         return GraderScore(
-            name="a", score=score, score_range=ScoreRange(low=0, high=4), latency_s=latency, usage=_USAGE
+            name="a", score=score, score_range=ScoreRange(low=0, high=4), latency_s=latency_s, usage=_USAGE
         )
 
     def b(score: float) -> GraderScore:
@@ -46,7 +46,7 @@ def _outcomes() -> list[SampleOutcome]:
         ({"a": a(1, 1.0), "b": b(0)}, {"overall": 0.5}),
         ({"a": a(2, 2.0), "b": b(1)}, {"overall": None}),
         ({"a": a(3, 3.0), "b": b(1), "r": rank}, {"overall": 1.0}),
-        ({"a": a(4, 4.0), "b": b(1), "r": rank}, {}),
+        ({"a": a(4, 4.0), "b": b(1), "r": rank}, {}),  # "overall" absent: it does not apply
         ({"a": timeout, "b": b(1)}, {"overall": 0.0}),
         ({"a": parse, "b": b(0)}, {}),
     ]
@@ -87,6 +87,7 @@ def test_grader_statistics_are_exact(from_json: bool) -> None:
     assert data.pop("error_examples") == {"parse_error": "bad", "timeout": "slow"}
     assert (data.pop("response_failures"), data.pop("response_failure_examples")) == ({}, {})
     assert (data.pop("queue_p50_s"), data.pop("queue_p95_s")) == (0.0, 0.0)  # no result waited
+    assert data.pop("not_applicable") == 0
     assert data == pytest.approx(
         {
             "mean": 2.5,
@@ -111,6 +112,7 @@ def test_grader_statistics_are_exact(from_json: bool) -> None:
     assert summary.cost == pytest.approx(0.77)
     (overall,) = summary.aggregates
     assert (overall.name, overall.count, overall.missing, overall.mean) == ("overall", 3, 1, 0.5)
+    assert overall.not_applicable == 2  # the two samples without it
 
 
 def test_empty_summary() -> None:
@@ -152,6 +154,10 @@ def test_render_table() -> None:
         "aggregate  n  missing  mean\n"
         "---------  -  -------  ----\n"
         "overall    3        1   0.5\n"
+        "\n"
+        "routed   applies to  not applicable\n"
+        "-------  ----------  --------------\n"
+        "overall           4               2\n"
     )
 
 

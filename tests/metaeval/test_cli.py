@@ -9,7 +9,6 @@ expose), and the rater's scores are set per response by directives in the data.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +49,9 @@ graders:
 """
 
 
-@pytest.fixture(scope="module")
-def judge_url() -> Iterator[str]:
-    with JudgeServerProcess(latency_s=0.0) as server:
-        yield server.base_url
-
-
 @pytest.fixture
-def env(judge_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("JUDGE_URL", judge_url)
+def env(judge_server: JudgeServerProcess, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("JUDGE_URL", judge_server.base_url)
     return tmp_path
 
 

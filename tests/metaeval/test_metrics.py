@@ -31,7 +31,7 @@ class CannedPairGrader(BaseGrader):
         return self.verdict(query, response_a, response_b)
 
 
-def score(winner: str, *, usage: TokenUsage | None = None, latency: float | None = None) -> GraderScore:
+def score(winner: str, *, usage: TokenUsage | None = None, latency_s: float | None = None) -> GraderScore:
     value = {"A": 1.0, "B": 0.0, "tie": 0.5}[winner]
     return GraderScore(
         name="canned",
@@ -39,7 +39,7 @@ def score(winner: str, *, usage: TokenUsage | None = None, latency: float | None
         metadata={"winner": winner},
         score_range=UNIT,
         usage=usage,
-        latency_s=latency,
+        latency_s=latency_s,
     )
 
 
@@ -117,7 +117,7 @@ async def test_cost_per_1000_judgements_uses_the_price() -> None:
     usage = TokenUsage(prompt_tokens=300, completion_tokens=50, requests=1)
 
     def verdict(query: str, first: str, second: str) -> GraderResult:
-        return score("A" if first.startswith("a") else "B", usage=usage, latency=0.25)
+        return score("A" if first.startswith("a") else "B", usage=usage, latency_s=0.25)
 
     data = pair_set(["A"] * 5)
     price = Price(prompt_per_1k=0.5, completion_per_1k=2.0)

@@ -23,14 +23,14 @@ ZERO = Sampling(temperature=0.0)
 
 
 class SlowCounter:
-    def __init__(self, delay: float = 0.05, fail: ChatModelError | None = None) -> None:
+    def __init__(self, delay_s: float = 0.05, fail: ChatModelError | None = None) -> None:
         self.calls = 0
-        self.delay = delay
+        self.delay_s = delay_s
         self.fail = fail
 
     async def __call__(self, request: ChatRequest) -> str:
         self.calls += 1
-        await anyio.sleep(self.delay)
+        await anyio.sleep(self.delay_s)
         if self.fail is not None:
             raise self.fail
         return f"reply {self.calls}"
@@ -85,7 +85,7 @@ async def test_followers_share_the_leaders_failure() -> None:
 
 
 async def test_a_follower_takes_over_when_the_leader_is_cancelled() -> None:
-    reply = SlowCounter(delay=0.2)
+    reply = SlowCounter(delay_s=0.2)
     model = FunctionChatModel(reply)
     got: list[str] = []
 
@@ -112,45 +112,46 @@ class JudgeV2(LLMGrader):
     version = "2"
 
 
-def test_second_run_is_served_from_disk_and_changes_miss(tmp_path: Path) -> None:
+def test_second_run_is_served_from_disk_and_changes_miss(
+    tmp_path: Path, judge_server: JudgeServerProcess
+) -> None:
     data = [{"text": f"answer {i} #oj:score={1 + i % 5}"} for i in range(40)]
-    with JudgeServerProcess() as server:
 
-        def model(cache: JudgeCache) -> OpenAIChatModel:
-            return OpenAIChatModel(
-                "judge",
-                api_key="sk-test",
-                base_url=server.base_url,
-                temperature=0.0,
-                policy=ProviderPolicy(retry=RetryPolicy(max_attempts=2)),
-            ).with_cache(cache)
+    def model(cache: JudgeCache) -> OpenAIChatModel:
+        return OpenAIChatModel(
+            "judge",
+            api_key="sk-test",
+            base_url=judge_server.base_url,
+            temperature=0.0,
+            policy=ProviderPolicy(retry=RetryPolicy(max_attempts=2)),
+        ).with_cache(cache)
 
-        first_cache = JudgeCache(tmp_path / "cache.sqlite")
-        first = anyio.run(grading_runner(model(first_cache), "Rate: {response}").arun, data)
-        assert server.stats().chat_requests == 40 and first_cache.misses == 40
-        first_cache.close()
+    first_cache = JudgeCache(tmp_path / "cache.sqlite")
+    first = anyio.run(grading_runner(model(first_cache), "Rate: {response}").arun, data)
+    assert judge_server.stats().chat_requests == 40 and first_cache.misses == 40
+    first_cache.close()
 
-        server.reset_stats()
-        cache = JudgeCache(tmp_path / "cache.sqlite")  # a new run, a new process would do the same
-        second = anyio.run(grading_runner(model(cache), "Rate: {response}").arun, data)
-        assert server.stats().chat_requests == 0  # zero HTTP calls
-        assert cache.hits == 40
-        assert [r.score for r in second["judge"] if isinstance(r, GraderScore)] == [
-            r.score for r in first["judge"] if isinstance(r, GraderScore)
-        ]
-        assert second.usage["judge"].requests == 0
+    judge_server.reset_stats()
+    cache = JudgeCache(tmp_path / "cache.sqlite")  # a new run, a new process would do the same
+    second = anyio.run(grading_runner(model(cache), "Rate: {response}").arun, data)
+    assert judge_server.stats().chat_requests == 0  # zero HTTP calls
+    assert cache.hits == 40
+    assert [r.score for r in second["judge"] if isinstance(r, GraderScore)] == [
+        r.score for r in first["judge"] if isinstance(r, GraderScore)
+    ]
+    assert second.usage["judge"].requests == 0
 
-        anyio.run(grading_runner(model(cache), "Rate this: {response}").arun, data[:5])
-        assert server.stats().chat_requests == 5  # a changed prompt misses
-        anyio.run(grading_runner(model(cache), "Rate: {response}", JudgeV2).arun, data[:5])
-        assert server.stats().chat_requests == 10  # so does a new grader version
+    anyio.run(grading_runner(model(cache), "Rate this: {response}").arun, data[:5])
+    assert judge_server.stats().chat_requests == 5  # a changed prompt misses
+    anyio.run(grading_runner(model(cache), "Rate: {response}", JudgeV2).arun, data[:5])
+    assert judge_server.stats().chat_requests == 10  # so does a new grader version
 
 
 async def test_an_unusable_cache_is_bypassed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     cache = JudgeCache(blocker / "cache.sqlite")
-    model = FunctionChatModel(SlowCounter(delay=0.0)).with_cache(cache)
+    model = FunctionChatModel(SlowCounter(delay_s=0.0)).with_cache(cache)
     response = await model.achat(MESSAGES, sampling=ZERO)
     assert response.content == "reply 1"
     await model.asettle(response, usable=True)

@@ -23,16 +23,16 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 def policy(
     *,
     attempts: int = 4,
-    elapsed: float = 30.0,
-    timeout: float = 5.0,
+    elapsed_s: float = 30.0,
+    timeout_s: float = 5.0,
     concurrency: int = 64,
     rpm: float | None = None,
     adaptive: bool = True,
 ) -> ProviderPolicy:
     return ProviderPolicy(
-        timeout_s=timeout,
+        timeout_s=timeout_s,
         retry=RetryPolicy(
-            max_attempts=attempts, max_elapsed_s=elapsed, initial_backoff_s=0.01, max_backoff_s=0.02
+            max_attempts=attempts, max_elapsed_s=elapsed_s, initial_backoff_s=0.01, max_backoff_s=0.02
         ),
         limits=ProviderLimits(max_concurrency=concurrency, rpm=rpm, adaptive=adaptive),
     )
@@ -53,12 +53,12 @@ class Script:
         return outcome
 
 
-def http(status: int, retry_after: float | None = None) -> ChatModelError:
+def http(status: int, retry_after_s: float | None = None) -> ChatModelError:
     return ChatModelError(
         f"HTTP {status}",
         status_code=status,
         retryable=status in (408, 409, 429) or status >= 500,
-        retry_after=retry_after,
+        retry_after_s=retry_after_s,
     )
 
 
@@ -90,7 +90,7 @@ async def test_attempts_are_capped() -> None:
 
 
 async def test_retry_after_is_honoured() -> None:
-    script = Script(http(429, retry_after=0.3), "ok")
+    script = Script(http(429, retry_after_s=0.3), "ok")
     model = FunctionChatModel(script, policy=policy())
     assert (await model.achat(MESSAGES)).content == "ok"
     gap = script.calls[1] - script.calls[0]
@@ -98,8 +98,8 @@ async def test_retry_after_is_honoured() -> None:
 
 
 async def test_elapsed_cap_stops_retries_that_would_sleep_past_it() -> None:
-    script = Script(http(503, retry_after=5.0))
-    model = FunctionChatModel(script, policy=policy(elapsed=1.0))
+    script = Script(http(503, retry_after_s=5.0))
+    model = FunctionChatModel(script, policy=policy(elapsed_s=1.0))
     started = time.monotonic()
     with pytest.raises(ChatModelError):
         await model.achat(MESSAGES)
@@ -117,7 +117,7 @@ async def test_hung_attempt_times_out_and_is_retried() -> None:
             await anyio.sleep(10)
         return "late but fine"
 
-    model = FunctionChatModel(reply, policy=policy(timeout=0.2))
+    model = FunctionChatModel(reply, policy=policy(timeout_s=0.2))
     started = time.monotonic()
     assert (await model.achat(MESSAGES)).content == "late but fine"
     assert 0.2 <= time.monotonic() - started < 3.0
@@ -129,7 +129,7 @@ async def test_timeout_error_kind_when_every_attempt_hangs() -> None:
         await anyio.sleep(10)
         return "never"
 
-    model = FunctionChatModel(reply, policy=policy(timeout=0.1, attempts=2))
+    model = FunctionChatModel(reply, policy=policy(timeout_s=0.1, attempts=2))
     with pytest.raises(ChatModelError) as info:
         await model.achat(MESSAGES)
     assert info.value.kind == "timeout"
@@ -149,7 +149,7 @@ async def test_concurrency_slot_is_held_per_attempt_not_during_backoff() -> None
         try:
             await anyio.sleep(0.05)
             if name == "first" and events.count("start first") == 1:
-                raise http(503, retry_after=0.3)
+                raise http(503, retry_after_s=0.3)
             return "ok"
         finally:
             in_flight -= 1
@@ -282,7 +282,7 @@ class Score:
 class LocalScorer:
     """A local backend in a few lines: fails once with a retryable error, then scores."""
 
-    model = "local-scorer"
+    model_name = "local-scorer"
     connection_key = "local:local-scorer"
     enforces_timeout = False
 

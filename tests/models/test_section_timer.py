@@ -7,7 +7,7 @@ import asyncio
 import anyio
 import pytest
 
-from openjudge.models._timeouts import TaskTimers, section_timer
+from openjudge.models._timeouts import TaskTimers, section_timer, untimed
 
 pytestmark = pytest.mark.anyio
 
@@ -125,3 +125,78 @@ def test_task_timers_need_an_asyncio_task() -> None:
         )  # no task of the loop: the caller times the section otherwise
     finally:
         loop.close()
+
+
+# -- untimed: waiting for a shared resource is not the section's time ----------------------------
+
+
+async def test_untimed_waits_do_not_count_against_the_section() -> None:
+    timer = section_timer()
+    with timer.limit(0.2):
+        with untimed():
+            await asyncio.sleep(0.4)  # queued behind others: the clock is stopped
+        await asyncio.sleep(0.1)  # its own time: within 0.2
+
+    async def queued_then_slow() -> None:
+        with untimed():
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1)  # its own 0.2 s run out
+
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(TimeoutError), timer.limit(0.2):
+        await queued_then_slow()
+    assert 0.28 <= asyncio.get_running_loop().time() - started < 0.8
+    timer.close()
+
+
+async def test_the_latest_bound_holds_while_paused() -> None:
+    timer = section_timer()
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(TimeoutError), timer.limit(10, started + 0.2), untimed():
+        await asyncio.sleep(2)
+    assert asyncio.get_running_loop().time() - started < 0.8
+    timer.close()
+
+
+async def test_concurrent_untimed_waits_pause_the_section_until_the_last_one_ends() -> None:
+    async def wait(duration_s: float) -> None:
+        with untimed():
+            await anyio.sleep(duration_s)
+
+    timer = section_timer()
+    with timer.limit(0.2):
+        async with anyio.create_task_group() as group:  # child tasks share the section's timer
+            group.start_soon(wait, 0.3)
+            group.start_soon(wait, 0.5)
+
+    async def waits_and_works() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait, 0.1)
+            group.start_soon(anyio.sleep, 1.0)  # not untimed: the section's own time
+
+    with pytest.raises(TimeoutError), timer.limit(0.2):
+        await waits_and_works()
+    timer.close()
+
+
+async def test_untimed_outside_a_section_changes_nothing() -> None:
+    timer = section_timer()
+    with untimed():
+        await asyncio.sleep(0.01)
+    with pytest.raises(TimeoutError), timer.limit(0.05):
+        await asyncio.sleep(1)
+    timer.close()
+
+
+def test_untimed_under_trio() -> None:
+    async def main() -> None:
+        timer = section_timer()
+        with timer.limit(0.2):
+            with untimed():
+                await anyio.sleep(0.4)
+            await anyio.sleep(0.1)
+        with pytest.raises(TimeoutError), timer.limit(10, anyio.current_time() + 0.1), untimed():
+            await anyio.sleep(1)
+        timer.close()
+
+    anyio.run(main, backend="trio")

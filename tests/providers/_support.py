@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
-from openjudge.providers._litellm import load_litellm
+from tests._fixtures.extras import need_litellm
 
 
 @contextmanager
@@ -15,9 +15,10 @@ def litellm_on_httpx() -> Iterator[None]:
     """Route litellm through httpx (so respx sees its requests), restoring the setting after.
 
     litellm's default aiohttp transport bypasses respx. Its client cache is keyed by event
-    loop id, which a new test loop may reuse, so it is flushed on both sides.
+    loop id, which a new test loop may reuse, so it is flushed on both sides. Without the
+    litellm extra, the test skips here.
     """
-    litellm = load_litellm()
+    litellm = need_litellm()
     saved = litellm.disable_aiohttp_transport
     litellm.disable_aiohttp_transport = True  # type: ignore[attr-defined]  # a litellm module global
     litellm.in_memory_llm_clients_cache.flush_cache()

@@ -137,7 +137,7 @@ def test_malformed_fields_are_rejected_early(kwargs: dict[str, str], field: str)
 
 def test_custom_domains_and_env_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     m = AzureChatModel("judge-dep", api_key=KEY, base_url="https://llm.example.com/")
-    assert (m.api_base, m.api_version, m.model) == (
+    assert (m.api_base, m.api_version, m.model_name) == (
         "https://llm.example.com",
         DEFAULT_AZURE_API_VERSION,
         "azure/judge-dep",

@@ -1,7 +1,7 @@
 """The HTTP floor against a real local server: aiohttp on asyncio, httpx under trio.
 
-respx cannot intercept aiohttp, so these tests use the judge server (in-process for
-asyncio, a child process for trio) and assert on what it saw.
+respx cannot intercept aiohttp, so these tests use the session's test judge server and
+assert on what it saw.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterator
 from types import MappingProxyType
 
 import anyio
@@ -21,7 +20,7 @@ from openjudge.models.policy import ProviderLimits, ProviderPolicy, RetryPolicy
 from openjudge.providers import _json
 from openjudge.providers._http import AiohttpClient, HttpxClient
 from openjudge.providers.openai import OpenAIChatModel
-from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServer, JudgeServerProcess
+from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServerProcess
 
 pytestmark = pytest.mark.anyio
 
@@ -38,73 +37,74 @@ def ask(text: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]
 
 
-async def test_aiohttp_pool_keep_alive_and_faults_classified() -> None:
-    async with JudgeServer() as server:
-        model = OpenAIChatModel(DEFAULT_MODEL, base_url=server.base_url, policy=policy(concurrency=4))
-        client = model.transport._clients.get()  # the running loop's client
-        assert isinstance(client, AiohttpClient)
-        assert client._session.connector is not None and client._session.connector.limit == 4
+async def test_aiohttp_pool_keep_alive_and_faults_classified(judge_server: JudgeServerProcess) -> None:
+    before = judge_server.stats()  # connections other tests left open count from here
+    model = OpenAIChatModel(DEFAULT_MODEL, base_url=judge_server.base_url, policy=policy(concurrency=4))
+    client = model.transport._clients.get()  # the running loop's client
+    assert isinstance(client, AiohttpClient)
+    assert client._session.connector is not None and client._session.connector.limit == 4
 
-        async with anyio.create_task_group() as tg:
-            for i in range(40):
-                tg.start_soon(model.achat, ask(f"sample {i} #oj:score=2"))
-        stats = server.stats()
-        assert stats.by_outcome["200"] == 40 and stats.peak_in_flight <= 4
-        assert stats.max_concurrent_connections <= 4  # 40 requests over at most 4 kept-alive connections
+    async with anyio.create_task_group() as tg:
+        for i in range(40):
+            tg.start_soon(model.achat, ask(f"sample {i} #oj:score=2"))
+    stats = judge_server.stats()
+    assert stats.by_outcome["200"] == 40 and stats.peak_in_flight <= before.in_flight + 4
+    # 40 requests over at most 4 kept-alive connections
+    assert stats.max_concurrent_connections <= before.open_connections + 4
 
-        healed = await model.achat(ask("a #oj:status=429,retry_after=0.2,times=1"))
-        assert healed.usage.requests == 2
-        reset = await model.achat(ask("b #oj:reset,times=1"))
-        assert reset.usage.requests == 2
-        with pytest.raises(ChatModelError) as info:
-            await model.achat(ask("c #oj:status=401"))
-        assert info.value.status_code == 401 and not info.value.retryable and info.value.requests == 1
-        with pytest.raises(ChatModelError) as info:
-            await model.achat(ask("d #oj:status=503"))
-        assert info.value.status_code == 503 and info.value.retryable and info.value.requests == 3
-        await model.aclose()
+    healed = await model.achat(ask("a #oj:status=429,retry_after_s=0.2,times=1"))
+    assert healed.usage.requests == 2
+    reset = await model.achat(ask("b #oj:reset,times=1"))
+    assert reset.usage.requests == 2
+    with pytest.raises(ChatModelError) as info:
+        await model.achat(ask("c #oj:status=401"))
+    assert info.value.status_code == 401 and not info.value.retryable and info.value.requests == 1
+    with pytest.raises(ChatModelError) as info:
+        await model.achat(ask("d #oj:status=503"))
+    assert info.value.status_code == 503 and info.value.retryable and info.value.requests == 3
+    await model.aclose()
 
 
-async def test_aiohttp_attempt_timeout_covers_a_hang() -> None:
-    async with JudgeServer() as server:
-        model = OpenAIChatModel(
-            DEFAULT_MODEL, base_url=server.base_url, policy=policy(attempts=2, timeout_s=0.3)
-        )
-        started = time.monotonic()
+async def test_aiohttp_attempt_timeout_covers_a_hang(judge_server: JudgeServerProcess) -> None:
+    model = OpenAIChatModel(
+        DEFAULT_MODEL, base_url=judge_server.base_url, policy=policy(attempts=2, timeout_s=0.3)
+    )
+    started = time.monotonic()
+    with pytest.raises(ChatModelError) as info:
+        await model.achat(ask("#oj:hang"))
+    assert info.value.kind == "timeout" and info.value.requests == 2
+    assert 0.6 <= time.monotonic() - started < 5.0
+    healed = await model.achat(ask("#oj:hang,times=1"))
+    assert healed.usage.requests == 2
+    await model.aclose()
+
+
+async def test_a_request_timeout_is_the_requests_own_inside_a_callers_timeout(
+    judge_server: JudgeServerProcess,
+) -> None:
+    """The client times each request on the calling task's timer; an outer scope is untouched."""
+    model = OpenAIChatModel(
+        DEFAULT_MODEL, base_url=judge_server.base_url, policy=policy(attempts=1, timeout_s=0.2)
+    )
+    task = asyncio.current_task()
+    assert task is not None
+    async with asyncio.timeout(5):
         with pytest.raises(ChatModelError) as info:
             await model.achat(ask("#oj:hang"))
-        assert info.value.kind == "timeout" and info.value.requests == 2
-        assert 0.6 <= time.monotonic() - started < 5.0
-        healed = await model.achat(ask("#oj:hang,times=1"))
-        assert healed.usage.requests == 2
-        await model.aclose()
+        assert info.value.kind == "timeout" and task.cancelling() == 0
+        answered = await model.achat(ask("fine #oj:score=3"))
+    assert answered.content and task.cancelling() == 0
+    client = model.transport._clients.get()
+    assert isinstance(client, AiohttpClient) and list(client._timers._timers) == [task]
 
+    async def one_more() -> None:
+        await model.achat(ask("again #oj:score=3"))
 
-async def test_a_request_timeout_is_the_requests_own_inside_a_callers_timeout() -> None:
-    """The client times each request on the calling task's timer; an outer scope is untouched."""
-    async with JudgeServer() as server:
-        model = OpenAIChatModel(
-            DEFAULT_MODEL, base_url=server.base_url, policy=policy(attempts=1, timeout_s=0.2)
-        )
-        task = asyncio.current_task()
-        assert task is not None
-        async with asyncio.timeout(5):
-            with pytest.raises(ChatModelError) as info:
-                await model.achat(ask("#oj:hang"))
-            assert info.value.kind == "timeout" and task.cancelling() == 0
-            answered = await model.achat(ask("fine #oj:score=3"))
-        assert answered.content and task.cancelling() == 0
-        client = model.transport._clients.get()
-        assert isinstance(client, AiohttpClient) and list(client._timers._timers) == [task]
-
-        async def one_more() -> None:
-            await model.achat(ask("again #oj:score=3"))
-
-        await asyncio.ensure_future(one_more())
-        await asyncio.sleep(0)  # the finished task's done callbacks run
-        assert list(client._timers._timers) == [task]  # and its timer is gone
-        await model.aclose()
-        assert client._timers._timers == {}
+    await asyncio.ensure_future(one_more())
+    await asyncio.sleep(0)  # the finished task's done callbacks run
+    assert list(client._timers._timers) == [task]  # and its timer is gone
+    await model.aclose()
+    assert client._timers._timers == {}
 
 
 async def test_a_slow_drip_is_bounded_by_the_attempt_timeout() -> None:
@@ -150,14 +150,8 @@ async def test_a_refused_connection_is_retryable() -> None:
     assert info.value.retryable and info.value.requests == 2 and "connection failed" in info.value.message
 
 
-@pytest.fixture(scope="module")
-def server_process() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess() as server:
-        yield server
-
-
-def test_trio_rides_httpx_and_gets_the_same_reply(server_process: JudgeServerProcess) -> None:
-    model = OpenAIChatModel(DEFAULT_MODEL, base_url=server_process.base_url, policy=policy())
+def test_trio_rides_httpx_and_gets_the_same_reply(judge_server: JudgeServerProcess) -> None:
+    model = OpenAIChatModel(DEFAULT_MODEL, base_url=judge_server.base_url, policy=policy())
 
     async def one() -> tuple[ChatResponse, type]:
         response = await model.achat(ask("same question #oj:score=5"))
@@ -171,9 +165,9 @@ def test_trio_rides_httpx_and_gets_the_same_reply(server_process: JudgeServerPro
 
 
 def test_the_session_closes_with_its_loop(
-    server_process: JudgeServerProcess, caplog: pytest.LogCaptureFixture
+    judge_server: JudgeServerProcess, caplog: pytest.LogCaptureFixture
 ) -> None:
-    model = OpenAIChatModel(DEFAULT_MODEL, base_url=server_process.base_url, policy=policy())
+    model = OpenAIChatModel(DEFAULT_MODEL, base_url=judge_server.base_url, policy=policy())
     sessions = []
 
     async def one() -> None:

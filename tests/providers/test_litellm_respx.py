@@ -161,7 +161,7 @@ async def test_retry_after_is_read_from_litellm_headers(route: str) -> None:
     respx.post(URL).mock(return_value=httpx.Response(429, headers={"retry-after": "7"}, json={}))
     with pytest.raises(ChatModelError) as info:
         await model(route, policy=fast_policy(attempts=1)).achat(MESSAGES)
-    assert info.value.status_code == 429 and info.value.retry_after == 7.0 and info.value.retryable
+    assert info.value.status_code == 429 and info.value.retry_after_s == 7.0 and info.value.retryable
 
 
 @respx.mock
@@ -289,6 +289,7 @@ async def test_trio_gets_a_clear_error() -> None:
     assert not info.value.retryable
 
 
+@pytest.mark.slow  # a fresh interpreter importing litellm (5 s)
 def test_litellm_is_imported_only_when_a_model_is_built() -> None:
     # In a fresh interpreter: importing every provider module leaves litellm alone; building
     # a model imports it (blocked here, which also shows the ImportError names the extra).

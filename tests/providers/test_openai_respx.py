@@ -106,7 +106,8 @@ async def test_json_object_mode_sends_schema_inline() -> None:
     grader = LLMGrader(model(structured_output="json_object"), template="{response}", score_range=(1, 5))
     assert isinstance(await grader.aevaluate(response="x"), GraderScore)
     fmt = json.loads(route.calls.last.request.content)["response_format"]
-    assert fmt["type"] == "json_object" and fmt["schema"]["properties"]["score"]["type"] == "number"
+    score = fmt["schema"]["properties"]["score"]
+    assert fmt["type"] == "json_object" and score["type"] == "integer" and score["enum"] == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503])

@@ -8,7 +8,6 @@ involved here).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -17,12 +16,13 @@ from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_client import ChatClient
 from openjudge.models.chat_model import Sampling
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
-from openjudge.providers._litellm import LiteLLMChatModel, load_litellm
+from openjudge.providers._litellm import LiteLLMChatModel
 from openjudge.providers._registry import resolve_model
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.results import GraderScore
 from openjudge.runner.grading_runner import GradingRunner
-from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServer
+from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServerProcess
+from tests._fixtures.extras import need_litellm
 
 pytestmark = [
     pytest.mark.anyio,
@@ -37,11 +37,9 @@ DATASET = [
 ]
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[JudgeServer]:
-    assert load_litellm().disable_aiohttp_transport is False  # the real transport
-    async with JudgeServer() as srv:
-        yield srv
+def need_litellm_on_its_own_transport() -> None:
+    """Skip without the litellm extra; litellm runs on its default (aiohttp) transport."""
+    assert need_litellm().disable_aiohttp_transport is False
 
 
 async def grade(judge: ChatClient) -> list[GraderScore]:
@@ -59,32 +57,43 @@ async def grade(judge: ChatClient) -> list[GraderScore]:
         "litellm:hosted_vllm/{model}@{url}",  # the one line that changes
     ],
 )
-async def test_model_string_switch_keeps_scores(server: JudgeServer, judge_spec: str) -> None:
+async def test_model_string_switch_keeps_scores(judge_server: JudgeServerProcess, judge_spec: str) -> None:
+    if judge_spec.startswith("litellm:"):
+        need_litellm_on_its_own_transport()
     judge = resolve_model(
-        judge_spec.format(model=DEFAULT_MODEL, url=server.base_url),
+        judge_spec.format(model=DEFAULT_MODEL, url=judge_server.base_url),
         api_key="x",
         sampling=Sampling(temperature=0.0, seed=0),
     )
     scores = await grade(judge)
     assert [s.score for s in scores] == [5.0, 1.0, 4.0, 2.0, 3.0, 5.0]
-    assert server.stats().chat_requests == len(DATASET)  # no retries, no re-asks
+    assert judge_server.stats().chat_requests == len(DATASET)  # no retries, no re-asks
 
 
-async def test_both_providers_give_identical_results(server: JudgeServer) -> None:
-    direct = OpenAIChatModel(DEFAULT_MODEL, api_key="x", base_url=server.base_url, temperature=0.0, seed=0)
+async def test_both_providers_give_identical_results(judge_server: JudgeServerProcess) -> None:
+    need_litellm_on_its_own_transport()
+    direct = OpenAIChatModel(
+        DEFAULT_MODEL, api_key="x", base_url=judge_server.base_url, temperature=0.0, seed=0
+    )
     routed = LiteLLMChatModel(
-        f"hosted_vllm/{DEFAULT_MODEL}", base_url=server.base_url, sampling=Sampling(temperature=0.0, seed=0)
+        f"hosted_vllm/{DEFAULT_MODEL}",
+        base_url=judge_server.base_url,
+        sampling=Sampling(temperature=0.0, seed=0),
     )
     first, second = await grade(direct), await grade(routed)
     assert [(s.score, s.reason, s.usage) for s in first] == [(s.score, s.reason, s.usage) for s in second]
     assert direct.usage == routed.usage and direct.usage.requests == len(DATASET)
-    assert server.stats().by_outcome["200"] == 2 * len(DATASET)
+    assert judge_server.stats().by_outcome["200"] == 2 * len(DATASET)
 
 
 @pytest.mark.parametrize("judge_spec", ["openai:{model}@{url}", "litellm:hosted_vllm/{model}@{url}"])
-async def test_a_hung_server_is_bounded_by_the_policy_timeout(server: JudgeServer, judge_spec: str) -> None:
+async def test_a_hung_server_is_bounded_by_the_policy_timeout(
+    judge_server: JudgeServerProcess, judge_spec: str
+) -> None:
+    if judge_spec.startswith("litellm:"):
+        need_litellm_on_its_own_transport()
     judge = resolve_model(
-        judge_spec.format(model=DEFAULT_MODEL, url=server.base_url),
+        judge_spec.format(model=DEFAULT_MODEL, url=judge_server.base_url),
         api_key="x",
         policy=ProviderPolicy(timeout_s=0.3, retry=RetryPolicy(max_attempts=2)),
     )
@@ -94,4 +103,4 @@ async def test_a_hung_server_is_bounded_by_the_policy_timeout(server: JudgeServe
     assert info.value.kind == "timeout" and info.value.requests == 2
     # Bounded by the policy (2 attempts x 0.3 s plus backoff), not the SDK's 600 s; loose for loaded CI.
     assert 0.6 <= time.monotonic() - started < 6.0
-    assert server.stats().by_outcome["hang"] == 2
+    assert judge_server.stats().by_outcome["hang"] == 2

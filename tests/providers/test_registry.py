@@ -19,6 +19,7 @@ from openjudge.providers._registry import (
 )
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.vllm import VLLMChatModel
+from tests._fixtures.extras import need_litellm
 
 
 @pytest.mark.parametrize(
@@ -59,15 +60,16 @@ def test_resolve_builds_each_kind_with_overrides(monkeypatch: pytest.MonkeyPatch
     openai_model = resolve_model(
         "openai:gpt-4o-mini", api_key="sk-x", sampling=Sampling(temperature=0.0), policy=policy
     )
-    assert isinstance(openai_model, OpenAIChatModel) and openai_model.model == "gpt-4o-mini"
+    assert isinstance(openai_model, OpenAIChatModel) and openai_model.model_name == "gpt-4o-mini"
     assert openai_model.sampling.temperature == 0.0 and openai_model.policy.timeout_s == 3.0
 
     served = resolve_model("vllm:Qwen/Qwen3-8B@http://host:8000/v1", sampling=Sampling(seed=1))
     assert isinstance(served, VLLMChatModel) and served.base_url == "http://host:8000/v1"
-    assert (served.model, served.sampling.seed) == ("Qwen/Qwen3-8B", 1)
+    assert (served.model_name, served.sampling.seed) == ("Qwen/Qwen3-8B", 1)
     discovering = resolve_model("vllm:@http://host:8000/v1")
-    assert isinstance(discovering, VLLMChatModel) and discovering.model == ""
+    assert isinstance(discovering, VLLMChatModel) and discovering.model_name == ""
 
+    need_litellm()  # azure and litellm models load litellm when built
     monkeypatch.setenv("AZURE_API_KEY", "az-key")
     azure = resolve_model("azure:my-deployment", base_url="https://res.openai.azure.com")
     assert isinstance(azure, AzureChatModel) and azure.deployment == "my-deployment"
@@ -107,6 +109,8 @@ def test_table_is_explicit_and_lazy() -> None:
     ],
 )
 def test_every_factory_takes_the_config_keywords(kind: str, model: str, base_url: str | None) -> None:
+    if kind in ("azure", "litellm"):
+        need_litellm()
     # Exactly what openjudge.config._build.build_provider passes.
     built = load_factory(kind)(
         model,

@@ -115,8 +115,8 @@ async def test_discover_reads_served_models_and_context_length() -> None:
     m = await VLLMChatModel.from_server(
         BASE, sampling=Sampling(temperature=0.0), http_client_factory=httpx.AsyncClient
     )
-    assert m.model == "Qwen/Qwen3-8B" and m.server_info == info and m.sampling.temperature == 0.0
-    assert (await VLLMChatModel.from_server(BASE, model="judge-lora")).model == "judge-lora"
+    assert m.model_name == "Qwen/Qwen3-8B" and m.server_info == info and m.sampling.temperature == 0.0
+    assert (await VLLMChatModel.from_server(BASE, model="judge-lora")).model_name == "judge-lora"
     with pytest.raises(ValueError, match="serves 'Qwen/Qwen3-8B', 'judge-lora'"):
         await VLLMChatModel.from_server(BASE, model="Qwen/Qwen3-32B")
 
@@ -128,13 +128,13 @@ async def test_without_a_model_the_first_call_discovers_it_once() -> None:
     )
     chat = respx.post(CHAT).mock(return_value=httpx.Response(200, json=completion("ok")))
     m = VLLMChatModel(base_url=BASE, policy=fast_policy(), http_client_factory=httpx.AsyncClient)
-    assert m.model == "" and m.server_info is None
+    assert m.model_name == "" and m.server_info is None
 
     async with anyio.create_task_group() as tg:
         for _ in range(5):
             tg.start_soon(m.achat, MESSAGES)
     assert models.call_count == 1 and chat.call_count == 5
-    assert m.model == "served-judge" and sent(chat)["model"] == "served-judge"
+    assert m.model_name == "served-judge" and sent(chat)["model"] == "served-judge"
     assert m.server_info is not None and m.server_info.max_model_len == 8192
 
 

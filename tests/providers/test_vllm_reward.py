@@ -10,7 +10,7 @@ import pytest
 import respx
 
 from openjudge.graders.reward_model import RewardModelGrader
-from openjudge.providers.vllm_reward import RewardModelClient
+from openjudge.providers.vllm_reward import VLLMRewardModel
 from openjudge.results import GraderError, GraderScore
 from openjudge.runner.grading_runner import GradingRunner
 from tests.providers._support import fast_policy
@@ -38,10 +38,10 @@ def pooling_reply(data: list[float] | list[list[float]]) -> dict[str, Any]:
     return {"id": "pool-1", "object": "list", "created": 0, "model": "prm", "data": [item], "usage": USAGE}
 
 
-def client(**kwargs: Any) -> RewardModelClient:
+def client(**kwargs: Any) -> VLLMRewardModel:
     kwargs.setdefault("policy", fast_policy())
     kwargs.setdefault("http_client_factory", httpx.AsyncClient)  # respx intercepts httpx (not aiohttp)
-    return RewardModelClient(f"{ROOT}/v1", "skywork-rm", **kwargs)
+    return VLLMRewardModel(f"{ROOT}/v1", "skywork-rm", **kwargs)
 
 
 @respx.mock
@@ -170,10 +170,10 @@ async def test_runs_in_the_grading_runner() -> None:
 
 
 def test_construction_checks() -> None:
-    assert RewardModelClient("http://h:8000").server_url == "http://h:8000"
+    assert VLLMRewardModel("http://h:8000").server_url == "http://h:8000"
     with pytest.raises(ValueError, match="endpoint"):
-        RewardModelClient("http://h:8000", endpoint="score")  # type: ignore[arg-type]
+        VLLMRewardModel("http://h:8000", endpoint="score")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="token_reduce"):
-        RewardModelClient("http://h:8000", token_reduce="max")  # type: ignore[arg-type]
+        VLLMRewardModel("http://h:8000", token_reduce="max")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="label_index"):
-        RewardModelClient("http://h:8000", label_index=-1)
+        VLLMRewardModel("http://h:8000", label_index=-1)

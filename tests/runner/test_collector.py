@@ -1,4 +1,4 @@
-"""The collector's young threshold while runs are active: raised, shared, put back."""
+"""The collector's young threshold while runs are active: left alone unless asked; raised, shared, put back."""
 
 from __future__ import annotations
 
@@ -30,15 +30,29 @@ def default_thresholds() -> Iterator[None]:
         gc.disable()
 
 
-def recording_runner(seen: list[tuple[int, int, int]], *, tune_collector: bool = True) -> GradingRunner:
-    """A runner whose grader notes the thresholds each call runs under."""
+def recording_runner(
+    seen: list[tuple[int, int, int]], *, tune_collector: bool | None = True
+) -> GradingRunner:
+    """A runner whose grader notes the thresholds each call runs under (``None``: the default runner)."""
 
     async def note(response: str) -> float:
         await anyio.sleep(0.01)
         seen.append(gc.get_threshold())
         return 1.0
 
-    return GradingRunner({"note": FunctionGrader(note)}, show_progress=False, tune_collector=tune_collector)
+    graders = {"note": FunctionGrader(note)}
+    if tune_collector is None:
+        return GradingRunner(graders, show_progress=False)
+    return GradingRunner(graders, show_progress=False, tune_collector=tune_collector)
+
+
+async def test_by_default_a_run_leaves_the_host_process_collector_alone() -> None:
+    """The thresholds are process-wide: a library run changes them only when asked."""
+    seen: list[tuple[int, int, int]] = []
+    runner = recording_runner(seen, tune_collector=None)
+    assert runner.settings.tune_collector is False
+    await runner.arun([{"response": "a"}, {"response": "b"}])
+    assert seen == [DEFAULT] * 2 and gc.get_threshold() == DEFAULT
 
 
 async def test_a_run_raises_the_young_threshold_and_puts_the_defaults_back() -> None:

@@ -13,7 +13,7 @@ import pytest
 from openjudge.graders.base_grader import BaseGrader, grader_boundary
 from openjudge.graders.function_grader import FunctionGrader
 from openjudge.graders.llm_grader import LLMGrader
-from openjudge.results import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore, RowResult
 from openjudge.runner.aggregators import GateAggregator, MinAggregator, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner, RunnerResult, SampleResult
 from openjudge.testing.function_model import FunctionChatModel
@@ -32,9 +32,9 @@ class Length(BaseGrader):
 class Sleepy(BaseGrader):
     """Sleeps ``delay`` seconds; tracks how many calls overlap."""
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay_s: float) -> None:
         super().__init__(name="sleepy")
-        self.delay = delay
+        self.delay_s = delay_s
         self.active = 0
         self.peak = 0
 
@@ -42,7 +42,7 @@ class Sleepy(BaseGrader):
         self.active += 1
         self.peak = max(self.peak, self.active)
         try:
-            await anyio.sleep(self.delay if response != "hang" else 60)
+            await anyio.sleep(self.delay_s if response != "hang" else 60)
         finally:
             self.active -= 1
         return GraderScore(name=self.name, score=1.0)
@@ -134,13 +134,13 @@ async def test_concurrency_is_bounded_and_pairs_are_pulled_lazily() -> None:
 
 
 async def test_per_pair_timeout_and_run_deadline() -> None:
-    runner = quiet({"s": Sleepy(0.01)}, timeout=0.2)
+    runner = quiet({"s": Sleepy(0.01)}, timeout_s=0.2)
     result = await runner.arun([{"response": "ok"}, {"response": "hang"}])
     ok, hung = result["s"]
     assert isinstance(ok, GraderScore)
     assert isinstance(hung, GraderError) and hung.kind == "timeout" and "0.2s" in hung.message
 
-    slow = quiet({"s": Sleepy(0.1)}, max_concurrency=2, deadline=0.25, timeout=None)
+    slow = quiet({"s": Sleepy(0.1)}, max_concurrency=2, deadline_s=0.25, timeout_s=None)
     started = anyio.current_time()
     result = await slow.arun([{"response": str(i)} for i in range(20)])
     assert anyio.current_time() - started < 0.6
@@ -238,7 +238,7 @@ def test_runner_reused_across_event_loops_trio_and_sync_facade() -> None:
     runner = quiet({"judge": judge}, max_concurrency=4)
     data = [{"response": str(i)} for i in range(10)]
 
-    def scores(result: dict[str, list[GraderResult]]) -> list[float]:
+    def scores(result: Mapping[str, list[RowResult]]) -> list[float]:
         return [r.score for r in result["judge"] if isinstance(r, GraderScore)]
 
     assert scores(asyncio.run(runner.arun(data))) == [3.0] * 10
@@ -271,7 +271,7 @@ async def test_usage_is_summed_per_grader() -> None:
 
 
 async def test_cancelling_the_run_is_not_swallowed_by_pair_timeouts() -> None:
-    runner = quiet({"s": Sleepy(5.0)}, max_concurrency=4, timeout=10.0)
+    runner = quiet({"s": Sleepy(5.0)}, max_concurrency=4, timeout_s=10.0)
     started = anyio.current_time()
     with anyio.move_on_after(0.2) as scope:
         await runner.arun([{"response": str(i)} for i in range(8)])
@@ -299,7 +299,7 @@ class Stubborn(BaseGrader):
 
 async def test_a_swallowed_timeout_leaves_no_stray_cancellation() -> None:
     grader = Stubborn()
-    runner = quiet({"g": grader}, max_concurrency=1, timeout=0.2)
+    runner = quiet({"g": grader}, max_concurrency=1, timeout_s=0.2)
     result = await runner.arun([{"response": "slow"}, {"response": "a"}, {"response": "b"}])
     scores = [r.score for r in result["g"] if isinstance(r, GraderScore)]
     assert scores == [-1.0, 1.0, 1.0]  # the next pairs on the same worker were not cancelled
@@ -307,7 +307,7 @@ async def test_a_swallowed_timeout_leaves_no_stray_cancellation() -> None:
 
 
 def test_pair_timeouts_under_trio() -> None:
-    runner = quiet({"s": Sleepy(0.01)}, timeout=0.2)
+    runner = quiet({"s": Sleepy(0.01)}, timeout_s=0.2)
     result = anyio.run(runner.arun, [{"response": "ok"}, {"response": "hang"}], backend="trio")
     ok, hung = result["s"]
     assert isinstance(ok, GraderScore)
@@ -343,11 +343,13 @@ async def test_replace_shares_graders_and_changes_only_what_is_named() -> None:
     from openjudge.runner._settings import RunSettings
 
     grader = FunctionGrader(lambda response: float(len(response)), name="n")
-    runner = PublicRunner({"n": grader}, max_concurrency=7, show_progress=False, timeout=12.0)
-    later = runner.replace(deadline=3.0)
-    assert later.settings == RunSettings(max_concurrency=7, timeout=12.0, deadline=3.0, show_progress=False)
+    runner = PublicRunner({"n": grader}, max_concurrency=7, show_progress=False, timeout_s=12.0)
+    later = runner.replace(deadline_s=3.0)
+    assert later.settings == RunSettings(
+        max_concurrency=7, timeout_s=12.0, deadline_s=3.0, show_progress=False
+    )
     assert later.grader_configs["n"].grader is grader
-    assert runner.settings.deadline is None  # the original is untouched
+    assert runner.settings.deadline_s is None  # the original is untouched
     none = runner.replace(aggregators=None, settings=RunSettings(max_concurrency=2))
     assert (none.aggregators, none.max_concurrency, none.show_progress) == ({}, 2, True)
     result = await later.arun([{"response": "abc"}])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
 
 import anyio
 import pytest
@@ -21,6 +20,8 @@ from openjudge.results import GraderError, GraderScore
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
 from openjudge.testing.judge_server import JudgeServerProcess
 
+pytestmark = pytest.mark.slow  # 2,000 samples against a faulty judge (20 s)
+
 N = 2000
 PROVIDER_LIMIT = 24
 DEADLINE_S = 90.0
@@ -30,7 +31,7 @@ CASES: list[tuple[str, float | str]] = [
     ("#oj:score=1", 1.0),
     ("#oj:score=5", 5.0),
     ("#oj:score=2", 2.0),
-    ("#oj:status=429,retry_after=0.05,times=1 #oj:score=4", 4.0),
+    ("#oj:status=429,retry_after_s=0.05,times=1 #oj:score=4", 4.0),
     ("#oj:status=500,times=2 #oj:score=2", 2.0),
     ("#oj:status=503,times=1", 3.0),
     ("#oj:status=503", "provider_error"),
@@ -61,17 +62,12 @@ def case(i: int) -> tuple[str, float | str]:
     return CASES[i % len(CASES)]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.01, jitter_s=0.01) as srv:
-        yield srv
-
-
-def test_two_thousand_samples_with_faults(server: JudgeServerProcess) -> None:
+def test_two_thousand_samples_with_faults(judge_server: JudgeServerProcess) -> None:
+    judge_server.set_latency(0.01, 0.01)
     model = OpenAIChatModel(
         "judge",
         api_key="sk-test",
-        base_url=server.base_url,
+        base_url=judge_server.base_url,
         temperature=0.0,
         policy=ProviderPolicy(
             timeout_s=3.0,  # generous: the client and server share two cores
@@ -84,11 +80,11 @@ def test_two_thousand_samples_with_faults(server: JudgeServerProcess) -> None:
         {"quality": GraderConfig(grader, {"response": "text"})},
         max_concurrency=64,
         show_progress=False,
-        timeout=15.0,  # above the provider's own budget (3 attempts x 3 s), so its errors carry usage
-        deadline=DEADLINE_S,
+        timeout_s=15.0,  # above the provider's own budget (3 attempts x 3 s), so its errors carry usage
+        deadline_s=DEADLINE_S,
     )
     data = [{"text": f"sample {i}: the answer is {i}. {case(i)[0]}"} for i in range(N)]
-    server.reset_stats()
+    judge_server.reset_stats()
     started = time.monotonic()
     result = anyio.run(runner.arun, data)
     elapsed = time.monotonic() - started
@@ -110,7 +106,7 @@ def test_two_thousand_samples_with_faults(server: JudgeServerProcess) -> None:
     assert {k: v for k, v in outcomes.items() if k != "score"} == expected_kinds
     assert outcomes["timeout"] == N // 200
 
-    stats = server.stats()
+    stats = judge_server.stats()
     assert stats.peak_in_flight <= PROVIDER_LIMIT
     assert model.peak_in_flight <= PROVIDER_LIMIT
     texts = [case(i)[0] for i in range(N)]

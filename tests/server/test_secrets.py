@@ -31,7 +31,8 @@ from openjudge.models._secrets import redact, safe_url
 from openjudge.providers._litellm import LiteLLMChatModel
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.vllm import VLLMChatModel
-from openjudge.providers.vllm_reward import RewardModelClient
+from openjudge.providers.vllm_reward import VLLMRewardModel
+from tests._fixtures.extras import need_litellm
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item 'summary' on TypedDict class:UserWarning")
 
@@ -129,6 +130,7 @@ def test_no_output_of_a_run_carries_a_planted_secret(
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    need_litellm()  # one of the providers is litellm's
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     caplog.set_level(logging.DEBUG)
@@ -168,6 +170,7 @@ def test_no_output_of_a_run_carries_a_planted_secret(
 async def test_exceptions_and_reprs_carry_no_planted_secret(
     tmp_path: Path, server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    need_litellm()  # one of the providers is litellm's
     monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
     job = build_job(load_config(write_config(tmp_path, server)), use_cache=False)
     texts: list[str] = [repr(load_config(tmp_path / "config.yaml")), repr(job)]
@@ -183,7 +186,7 @@ async def test_exceptions_and_reprs_carry_no_planted_secret(
         OpenAIChatModel("judge", base_url=url),
         VLLMChatModel("judge", base_url=url),
         LiteLLMChatModel("hosted_vllm/judge", base_url=url),
-        RewardModelClient(url),
+        VLLMRewardModel(url),
     ):
         texts.append(repr(built))
     assert [leaks(t) for t in texts] == [[] for _ in texts]

@@ -208,7 +208,7 @@ async def test_models_endpoint(client: openai.AsyncOpenAI) -> None:
 
 
 async def test_status_429_with_retry_after_and_times(client: openai.AsyncOpenAI, server: JudgeServer) -> None:
-    text = "sample A #oj:status=429,retry_after=0.2,times=1"
+    text = "sample A #oj:status=429,retry_after_s=0.2,times=1"
     with pytest.raises(openai.RateLimitError) as caught:
         await ask(client, text)
     assert caught.value.status_code == 429
@@ -222,7 +222,7 @@ async def test_status_429_with_retry_after_and_times(client: openai.AsyncOpenAI,
     assert json.loads(await ask(client, text))["score"] == 3  # the budget of one failure is spent
     # A different sample has its own budget; a re-ask of sample A shares A's.
     with pytest.raises(openai.RateLimitError):
-        await ask(client, "sample B #oj:status=429,retry_after=0.2,times=1")
+        await ask(client, "sample B #oj:status=429,retry_after_s=0.2,times=1")
     assert json.loads(await ask(client, text, history=1))["score"] == 3
     stats = server.stats()
     assert stats.chat_requests == 4
@@ -335,7 +335,7 @@ async def test_latency_default_override_and_runtime_change(
     await ask(client, "slow")
     assert time.monotonic() - started >= 0.25
     started = time.monotonic()
-    await ask(client, "fast #oj:latency=0")
+    await ask(client, "fast #oj:latency_s=0")
     assert time.monotonic() - started < 0.25  # the 0.25 s default latency was overridden
     started = time.monotonic()
     with pytest.raises(openai.RateLimitError):  # faults fire at once unless given a latency

@@ -178,6 +178,7 @@ def extract_action_observation_pairs(messages: object) -> ActionObservations:
     orphans = replaced = 0
     # Each check below has an inline fast path for plain, well-formed dicts and strings;
     # anything else goes through the helpers, which validate and name the failing field.
+    # Gate: python bench/graders.py --only agent (4.7 µs per agent rule-grader call).
     for index, raw in enumerate(items):
         if type(raw) is dict and "message" not in raw:
             message: Mapping[str, object] = raw

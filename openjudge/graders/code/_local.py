@@ -85,7 +85,7 @@ def harness_limits(limits: SandboxLimits) -> dict[str, object]:
     """The ``limits`` part of the child's config."""
     return {
         "memory_bytes": None if limits.memory_mb is None else limits.memory_mb * 1024 * 1024,
-        "cpu_seconds": limits.cpu_seconds,
+        "cpu_s": limits.cpu_s,
         "file_size_bytes": limits.max_file_size_mb * 1024 * 1024,
         "processes": limits.max_processes if limits.allow_subprocess else None,
     }
@@ -293,7 +293,7 @@ class LocalBackend:
         returncode: int | None = None
         exited = timed_out = False
         start = anyio.current_time()
-        elapsed = 0.0
+        elapsed_s = 0.0
         try:
             process = await anyio.open_process(
                 launch.argv,
@@ -325,7 +325,7 @@ class LocalBackend:
                     tg.start_soon(stderr.drain, process.stderr, None)
                     returncode = await process.wait()
                     exited = True
-                    elapsed = anyio.current_time() - start
+                    elapsed_s = anyio.current_time() - start
                     _kill_group(process.pid)  # grandchildren must not outlive the run
                     with anyio.move_on_after(_DRAIN_GRACE_S):
                         await stdout.done.wait()
@@ -335,7 +335,7 @@ class LocalBackend:
                     tg.cancel_scope.cancel()
             if deadline.cancelled_caught and not exited:
                 timed_out = True
-                elapsed = anyio.current_time() - start
+                elapsed_s = anyio.current_time() - start
         finally:
             _kill_group(process.pid)
             with anyio.CancelScope(shield=True):
@@ -346,11 +346,11 @@ class LocalBackend:
             returncode=returncode,
             stdout=stdout.text(),
             stderr=stderr.text(),
-            elapsed_s=elapsed,
+            elapsed_s=elapsed_s,
             timed_out=timed_out,
             output_overflow=stdout.overflow,
             signal_in_status=self.signal_in_status,
-            cpu_seconds=limits.cpu_seconds,
+            cpu_s=limits.cpu_s,
         )
         test_verdict = None if verdict is None else parse_verdict(bytes(verdict.data), verdict.token)
         return finish_run(facts, parse_report(bytes(results)), len(job.calls), test_verdict)

@@ -44,7 +44,9 @@ def _apply(report: ChildReport, record: dict[str, JsonValue]) -> None:
     event = record.get("event")
     if event == "call":
         index = record.get("index")
-        if isinstance(index, int) and index not in report.calls:
+        # Only indices a run can have: a forged report of huge integers whose hashes collide
+        # would make each lookup below linear, and the decoding quadratic.
+        if isinstance(index, int) and 0 <= index < _MAX_LINES and index not in report.calls:
             ok = record.get("ok") is True
             error = record.get("error", "")
             report.calls[index] = CallResult(  # the error's type name, from the solution's process: capped
@@ -122,7 +124,7 @@ class RunFacts:
     timed_out: bool
     output_overflow: bool
     signal_in_status: bool  # namespace backends report a death by signal N as exit status 128 + N
-    cpu_seconds: float = float("inf")  # the CPU-time limit, to tell its SIGKILL from the OOM killer's
+    cpu_s: float = float("inf")  # the CPU-time limit, to tell its SIGKILL from the OOM killer's
 
 
 def _signal(facts: RunFacts) -> int | None:
@@ -148,7 +150,7 @@ def _outcome(facts: RunFacts, report: ChildReport) -> tuple[RunOutcome, str]:
         return "timeout", "SIGXCPU"
     if number == signal.SIGKILL:
         # Before our own kill, only the kernel sends it: at the hard CPU limit, or the OOM killer.
-        if facts.elapsed_s >= facts.cpu_seconds:
+        if facts.elapsed_s >= facts.cpu_s:
             return "timeout", "CPU time limit"
         return "memory", "SIGKILL"
     if number is not None:

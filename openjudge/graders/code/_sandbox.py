@@ -6,7 +6,7 @@ arguments, an optional assert-style snippet) runs under :class:`SandboxLimits` o
 output, and what each called function returned, as plain data. Whether a test passed is
 decided by the grader from that data, outside the sandbox.
 
-Backends (:func:`sandbox_backend` builds them by name):
+Backends (:func:`~openjudge.graders.code._backends.sandbox_backend` builds them by name):
 
 * ``bwrap``: bubblewrap from the OS packages. New user, mount, PID, network, IPC, UTS
   and cgroup namespaces; a fresh ``/proc``; a read-only view of the interpreter and the
@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic import JsonValue
+
+from openjudge.errors import SandboxError
 
 __all__ = [
     "BackendName",
@@ -94,7 +96,7 @@ class SandboxLimits:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
 
     @property
-    def cpu_seconds(self) -> int:
+    def cpu_s(self) -> int:
         """The CPU-time limit in effect."""
         return self.cpu_time_s or math.ceil(self.timeout_s) + 1
 
@@ -172,23 +174,6 @@ class SandboxRun:
     test_isolated: bool = False
     violations: tuple[str, ...] = ()
     backend: str = ""
-
-
-class SandboxError(Exception):
-    """The sandbox itself failed (it did not start, or a remote service failed): never a score.
-
-    Attributes:
-        kind: The :class:`~openjudge.results.GraderError` kind it maps to.
-    """
-
-    def __init__(
-        self, message: str, kind: Literal["internal", "provider_error", "timeout"] = "internal"
-    ) -> None:
-        super().__init__(message)
-        self.kind: Literal["internal", "provider_error", "timeout"] = kind
-
-    def __reduce__(self) -> tuple[type[SandboxError], tuple[str, str]]:
-        return type(self), (str(self), self.kind)
 
 
 @runtime_checkable

@@ -175,20 +175,20 @@ class SandboxFusionBackend:
             program = remote_program(job, marker)
         except ValueError as exc:
             raise SandboxError(f"the test's arguments cannot be sent to the sandbox: {exc}") from exc
-        run_timeout = math.ceil(limits.timeout_s)
+        run_timeout_s = math.ceil(limits.timeout_s)
         payload: dict[str, object] = {
             "code": program,
             "stdin": job.stdin,
             "language": "python",
-            "compile_timeout": run_timeout,
-            "run_timeout": run_timeout,
+            "compile_timeout": run_timeout_s,
+            "run_timeout": run_timeout_s,
             "memory_limit_MB": limits.memory_mb or 1024,
             "files": {},
             "fetch_files": [],
         }
         start = anyio.current_time()
-        body = await self._post(payload, timeout_s=2 * run_timeout + 30)
-        elapsed = anyio.current_time() - start
+        body = await self._post(payload, timeout_s=2 * run_timeout_s + 30)
+        elapsed_s = anyio.current_time() - start
         status = body.get("status")
         result = body.get("run_result")
         if status == "SandboxError" or not isinstance(result, dict):
@@ -197,13 +197,13 @@ class SandboxFusionBackend:
         raw_stdout = result.get("stdout")
         stdout, reports = split_output(raw_stdout if isinstance(raw_stdout, str) else "", marker)
         returncode = result.get("return_code")
-        duration = result.get("execution_time")
+        duration_s = result.get("execution_time")
         facts = RunFacts(
             backend=self.name,
             returncode=returncode if isinstance(returncode, int) else None,
             stdout=stdout[: limits.max_output_bytes],
             stderr=str(result.get("stderr") or "")[: limits.max_output_bytes],
-            elapsed_s=float(duration) if isinstance(duration, int | float) else elapsed,
+            elapsed_s=float(duration_s) if isinstance(duration_s, int | float) else elapsed_s,
             timed_out=result.get("status") == "TimeLimitExceeded",
             output_overflow=len(stdout.encode()) > limits.max_output_bytes,
             signal_in_status=False,

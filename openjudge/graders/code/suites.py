@@ -1,10 +1,11 @@
 """Test cases from public code suites: HumanEval and MBPP records as :class:`CodeTestCase`.
 
-Both suites test with assert-style code, which :class:`CodeExecutionGrader` runs in its
-verifier process (never in the solution's). HumanEval's tests also call helpers that
-the *prompt* defines (``poly`` in HumanEval/32, ``encode_cyclic`` in /38): the response
-(prompt + completion) could redefine them, so :func:`humaneval_case` copies them from
-the prompt into the test, where the trusted definitions win.
+Both suites test with assert-style code, which
+:class:`~openjudge.graders.code.CodeExecutionGrader` runs in its verifier process (never in
+the solution's). HumanEval's tests also call helpers that the *prompt* defines (``poly``
+in HumanEval/32, ``encode_cyclic`` in /38): the response (prompt + completion) could
+redefine them, so :func:`humaneval_case` copies them from the prompt into the test, where
+the trusted definitions win.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ from openjudge.graders.comparison._tournament import tournament_rewards as tourn
 from openjudge.graders.comparison._verdicts import ListwiseVerdict as ListwiseVerdict
 from openjudge.graders.comparison._verdicts import PairwiseVerdict as PairwiseVerdict
 from openjudge.graders.comparison._verdicts import Winner as Winner
+from openjudge.graders.comparison.prompts import listwise_template as listwise_template
+from openjudge.graders.comparison.prompts import pairwise_template as pairwise_template
 
 __all__ = [
     "AnchorComparisonGrader",
@@ -49,6 +51,8 @@ __all__ = [
     "borda_scores",
     "bradley_terry_scores",
     "combine_orders",
+    "listwise_template",
     "member_results",
+    "pairwise_template",
     "tournament_rewards",
 ]

@@ -106,7 +106,7 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
                 if self.both_orders:
                     swapped = {**base, "response_a": text, "response_b": anchor_text}
                     tg.start_soon(compare_into, judge, swapped, verdicts, k * per_member + 1, limiter)
-        latency = time.monotonic() - started
+        latency_s = time.monotonic() - started
         scores: list[float | None] = [None] * n
         errors: list[MemberError | None] = [None] * n
         shown: list[list[str] | None] = [None] * n
@@ -133,5 +133,5 @@ class AnchorComparisonGrader(PairwiseJudgedGrader):
             reason=reason,
             metadata={"verdicts": [None if v is None else list(v) for v in shown]},
             usage=total_usage(verdicts),
-            latency_s=latency,
+            latency_s=latency_s,
         )

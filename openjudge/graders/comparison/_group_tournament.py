@@ -116,7 +116,7 @@ class GroupTournamentGrader(PairwiseJudgedGrader):
             for k, (first, second) in enumerate(calls):
                 values = {**base, "response_a": texts[first], "response_b": texts[second]}
                 tg.start_soon(compare_into, judge, values, verdicts, k, limiter)
-        latency = time.monotonic() - started
+        latency_s = time.monotonic() - started
         errors: list[MemberError | None] = [None] * n
         outcomes: list[PairOutcome] = []
         failed_pairs: list[JsonValue] = []
@@ -162,5 +162,5 @@ class GroupTournamentGrader(PairwiseJudgedGrader):
                 "failed_pairs": failed_pairs,
             },
             usage=total_usage(verdicts),
-            latency_s=latency,
+            latency_s=latency_s,
         )

@@ -170,7 +170,7 @@ class KnockoutTournamentGrader(PairwiseJudgedGrader):
                 survived[k] += 1
             alive += byes
             alive.sort()
-        latency = time.monotonic() - started
+        latency_s = time.monotonic() - started
         if self.scoring == "borda":
             scores: list[float | None] = [s / rounds for s in survived]
         else:
@@ -189,5 +189,5 @@ class KnockoutTournamentGrader(PairwiseJudgedGrader):
             reason=reason,
             metadata={"rounds": rounds, "survived": list(survived), "matches": matches},
             usage=usage,
-            latency_s=latency,
+            latency_s=latency_s,
         )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from openjudge.graders._verdict_schema import ranking_output
 from openjudge.graders.base_grader import error_from_exception, grader_boundary
 from openjudge.graders.comparison._group import group_rank
 from openjudge.graders.comparison._inputs import check_responses, check_text
@@ -34,7 +35,7 @@ from openjudge.graders.comparison.prompts import (
     listwise_template,
 )
 from openjudge.graders.judge_grader import JudgeGrader, PreparedCall
-from openjudge.models.chat_model import ChatModel, Sampling
+from openjudge.models.chat_model import ChatModel, OutputSpec, Sampling
 from openjudge.models.schema._data_blocks import Block
 from openjudge.models.schema.prompt_template import LanguageEnum
 from openjudge.results import GraderError, GraderMode, GraderRank, GraderResult, GraderScore
@@ -142,6 +143,11 @@ class ListwiseRankingGrader(JudgeGrader[ListwiseVerdict, tuple[str, ...]]):
             return PreparedCall(self.build_messages(values), ids)
         except ValueError as exc:  # InvalidInputError, or a query that cannot be sent
             return error_from_exception(self.name, exc, "invalid_input")
+
+    def output_spec(self, call: PreparedCall[tuple[str, ...]]) -> OutputSpec:
+        """The ranking lists this call's ids, as many as there are: an engine that enforces the
+        schema cannot name an unknown candidate or leave one out."""
+        return ranking_output(ListwiseVerdict, call.context)
 
     @grader_boundary
     async def aevaluate(self, *, query: str, responses: Sequence[str]) -> GraderResult:

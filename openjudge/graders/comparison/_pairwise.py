@@ -101,8 +101,8 @@ class PairwisePreferenceGrader(PairwiseJudgedGrader):
         async with anyio.create_task_group() as tg:
             tg.start_soon(compare_into, judge, {**base, "response_a": a, "response_b": b}, verdicts, 0)
             tg.start_soon(compare_into, judge, {**base, "response_a": b, "response_b": a}, verdicts, 1)
-        latency = time.monotonic() - started
-        failure = first_failure(self.name, _ORDERS, verdicts, latency_s=latency)
+        latency_s = time.monotonic() - started
+        failure = first_failure(self.name, _ORDERS, verdicts, latency_s=latency_s)
         if failure is not None:
             return failure
         forward, swapped = verdicts
@@ -123,7 +123,7 @@ class PairwisePreferenceGrader(PairwiseJudgedGrader):
             },
             score_range=self.score_range,
             usage=total_usage(verdicts),
-            latency_s=latency,
+            latency_s=latency_s,
         )
 
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
+from openjudge.errors import SchemaError as SchemaError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.graders.format._json_match import JsonMatchGrader as JsonMatchGrader
     from openjudge.graders.format._json_schema import JsonSchemaGrader as JsonSchemaGrader
     from openjudge.graders.format._json_validator import JsonValidatorGrader as JsonValidatorGrader
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from openjudge.graders.format._ngram_repetition import (
         NgramRepetitionPenaltyGrader as NgramRepetitionPenaltyGrader,
     )
-    from openjudge.graders.format._schema_validator import SchemaError as SchemaError
     from openjudge.graders.format.reasoning_format import ReasoningFormatGrader as ReasoningFormatGrader
 
 __all__ = [
@@ -36,17 +36,3 @@ __all__ = [
     "ReasoningFormatGrader",
     "SchemaError",
 ]
-
-_LAZY = {
-    "JsonMatchGrader": "openjudge.graders.format._json_match",
-    "JsonSchemaGrader": "openjudge.graders.format._json_schema",
-    "JsonValidatorGrader": "openjudge.graders.format._json_validator",
-    "LengthPenaltyGrader": "openjudge.graders.format._length_penalty",
-    "NgramRepetitionPenaltyGrader": "openjudge.graders.format._ngram_repetition",
-    "ReasoningFormatGrader": "openjudge.graders.format.reasoning_format",
-    "SchemaError": "openjudge.graders.format._schema_validator",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

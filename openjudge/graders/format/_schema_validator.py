@@ -29,15 +29,12 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
+from openjudge.errors import SchemaError
 from openjudge.graders._safe_regex import SafeRegex
 
 __all__ = ["JsonSchema", "SchemaError", "validate_in_worker"]
 
 _PATTERN_KEYWORDS = ("pattern", "patternProperties")
-
-
-class SchemaError(ValueError):
-    """The schema is not a valid JSON Schema (the message names where and why)."""
 
 
 @functools.lru_cache(maxsize=256)

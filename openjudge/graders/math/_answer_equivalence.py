@@ -6,21 +6,22 @@ import math
 import re
 from typing import ClassVar, Literal, TypeAlias
 
-import anyio
 from pydantic import JsonValue
 
 from openjudge.graders._inputs import require_str
 from openjudge.graders._workers import WorkerPool, WorkTimeout
 from openjudge.graders.base_grader import BaseGrader, InvalidInputError, grader_boundary
 from openjudge.graders.blame import check_response_text
-from openjudge.graders.math._extract import boxed_count, extract_final_answer, extract_reference
+from openjudge.graders.math._extract import boxed_count, extract_reference
 from openjudge.graders.math._normalize import (
+    canonical_number,
     normalize_answer,
     numbers_close,
     parse_number,
     split_elements,
     squash,
 )
+from openjudge.graders.math._reading import Candidate, read_response
 from openjudge.graders.math._symbolic import sympy_available
 from openjudge.graders.math._towers import exponent_tower
 from openjudge.graders.math._verify import math_verify_available
@@ -42,7 +43,7 @@ Extraction: TypeAlias = Literal["last", "strict"]
 _MAX_ELEMENTS = 50
 _SNIPPET = 200
 _COMPARE = "openjudge.graders.math._verify:compare_answers"
-_FALLBACK = "openjudge.graders.math._symbolic:compare"
+_FALLBACK = "openjudge.graders.math._symbolic:compare_candidates"
 _PRELOAD = (
     "openjudge.graders.math._verify",
     "openjudge.graders.math._symbolic",
@@ -53,17 +54,9 @@ _PRELOAD = (
 )
 # A decimal point or an exponent makes a literal inexact; integers and fractions compare exactly.
 _DECIMAL = re.compile(r"[0-9]\.|\.[0-9]|[0-9][eE][-+]?[0-9]")
-_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
-
-
-def _final_part(response: str) -> str | None:
-    """The text after the last ``</think>``; None while the response is still thinking."""
-    close = response.rfind(_THINK_CLOSE)
-    if close != -1:
-        return response[close + len(_THINK_CLOSE) :]
-    if _THINK_OPEN in response:
-        return None
-    return response
+_TOWER_CHECK_LIMIT = 10_000
+"""Longest answer checked for exponent towers in the event loop (the check is O(n log n) but
+not free); a longer one is left to the worker's budget, which a tower then spends."""
 
 
 def _exact(text: str) -> bool:
@@ -73,22 +66,25 @@ def _exact(text: str) -> bool:
 class MathAnswerEquivalenceGrader(BaseGrader):
     r"""1.0 if the response's final answer equals the reference answer, else 0.0.
 
-    Where the answer is looked for (``extraction``):
+    One answer per response: the extraction policy (:mod:`._reading`) reads the response's
+    candidates for its final answer without looking at the reference; candidates that
+    disagree score the bottom (``cause="conflicting_answers"``), and only the answer they
+    agree on is compared with the reference. Where the answer is looked for
+    (``extraction``), after the last ``</think>`` (a response that opens ``<think>`` without
+    closing it has no answer):
 
-    * ``"last"`` (default): the last ``\boxed{...}`` with balanced braces, else the last
-      ``<answer>...</answer>`` block, else the whole response, from which math-verify takes
-      the last LaTeX block or expression; in plain prose (no ``$``), a last number equal to
-      the reference is an accept in the event loop (without math-verify, the last number
-      is the answer);
-    * ``"strict"``: only a ``\boxed{}`` or an ``<answer>`` tag counts; a response with
-      neither scores 0 (method ``none``), as RL recipes that reward the format require.
+    * ``"last"`` (default): the boxes (several different ones are one list answer) and the
+      ``<answer>...</answer>`` blocks; a "final answer" statement after them supersedes
+      them; without them, the text, read by math-verify in the worker (without math-verify,
+      its last number);
+    * ``"strict"``: only boxes and answer blocks, on every path; a response with neither
+      scores 0 (method ``none``), as RL recipes that reward the format require.
 
-    Either way, a response with ``</think>`` is read after its last ``</think>`` (an answer
-    inside the reasoning does not count), and one that opens ``<think>`` without closing it
-    has no answer. A reference is read as the text after ``####`` (GSM8K), else its last
-    ``\boxed{}``, else all of it; an ``int``/``float`` reference is accepted too. Answers
-    arrive either as full responses or already extracted (a dataset column, another
-    grader's output): an extracted answer is parsed as one LaTeX expression.
+    A reference is read as the text after ``####`` (GSM8K), else its last ``\boxed{}``,
+    else all of it; an ``int``/``float`` reference is accepted too. Answers arrive either as
+    full responses or already extracted (a dataset column, another grader's output): an
+    extracted answer is parsed as one expression, LaTeX or plain syntax (``sqrt(3) - 1``,
+    ``2**(1/4)``: :mod:`._plain`).
 
     Comparison, first decisive step wins (``metadata["method"]`` names it):
 
@@ -103,10 +99,12 @@ class MathAnswerEquivalenceGrader(BaseGrader):
        1-2 (an accept only; anything else goes on to step 4).
     4. ``symbolic``: math-verify (latex2sympy2_extended and sympy) parses both sides and
        compares them, with our rules on top: an infinite value equals only the same
-       infinity, and exact numbers must agree to 45 digits (:mod:`.verify`). Without
-       math-verify, a small LaTeX-to-sympy translator (:mod:`.symbolic`) decides what it
-       can. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`)
-       killed when the sample's ``sympy_timeout_s`` budget is spent.
+       infinity, and exact numbers must agree to 45 digits (:mod:`._verify`). Without
+       math-verify, a small LaTeX-to-sympy translator (:mod:`openjudge.graders.math._symbolic`) decides what it
+       can. This step runs in a worker process (:class:`~openjudge.graders._workers.WorkerPool`),
+       one call per sample, killed when that call's ``sympy_timeout_s`` of its own compute
+       is spent (waiting for a worker is not counted, by the budget or by a runner's
+       per-pair timeout).
 
     Steps 1-3 are linear in the length of the texts and run in the event loop, so numbers
     and fractions never wait for a worker.
@@ -114,7 +112,8 @@ class MathAnswerEquivalenceGrader(BaseGrader):
     Blame (:class:`~openjudge.results.ResponseFailure`): what the response caused scores the
     bottom (or ``response_failure_score``) with ``metadata["blame"] == "response"`` and a
     ``cause``: ``exponent_tower`` (a numeric power of a power, refused before any parser
-    sees it: :mod:`.towers`), ``unparseable`` (math-verify reads no answer in it),
+    sees it: :mod:`._towers`), ``conflicting_answers`` (its candidates disagree),
+    ``unparseable`` (math-verify reads no answer in it),
     ``overflow`` (comparing it ran out of memory or recursion depth),
     ``timeout`` (the comparison overran the budget; the reference is checked for
     towers first, so the response's expression is what was slow). A bad reference (empty,
@@ -131,9 +130,10 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         abs_tol: Absolute tolerance for numbers with a decimal point (>= 0).
         rel_tol: Relative tolerance for numbers with a decimal point (>= 0).
         use_sympy: Run step 4 for answers that steps 1-3 do not decide.
-        sympy_timeout_s: Time budget of step 4 for one sample (> 0), enforced by killing
-            the worker process.
-        sympy_workers: Worker processes for step 4 (per event loop).
+        sympy_timeout_s: Time budget of step 4 for one sample (> 0): its own compute, from
+            the moment a worker starts it, enforced by killing the worker process.
+        sympy_workers: Worker processes for step 4 (per event loop); more samples wait
+            their turn, first come first served.
         extraction: ``"last"`` or ``"strict"``, see above.
         name: Result name (default ``"math_answer_equivalence"``).
         description: One line on what is measured.
@@ -141,10 +141,11 @@ class MathAnswerEquivalenceGrader(BaseGrader):
 
     default_name: ClassVar[str] = "math_answer_equivalence"
     symbolic_function: ClassVar[str] = _COMPARE
-    """The worker-side comparison, ``"module:function"`` taking (reference, response) and returning
-    ``{"equal": bool | None, "cause": str}`` (see :func:`.verify.compare_answers`)."""
+    """The worker-side comparison, ``"module:function"`` taking (reference, candidates) and returning
+    ``{"equal": bool | None, "cause": str}`` (see :func:`._verify.compare_answers`)."""
     fallback_function: ClassVar[str] = _FALLBACK
-    """Used instead when math-verify is not installed: (got, want, abs_tol, rel_tol) -> bool | None."""
+    """Used instead when math-verify is not installed: (reference, candidates, abs_tol, rel_tol)
+    with the same reply (see :func:`._symbolic.compare_candidates`)."""
     default_score_range: ClassVar[ScoreRange | None] = ScoreRange(low=0.0, high=1.0)
 
     def __init__(
@@ -186,7 +187,12 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         return None
 
     def _elementwise(self, got: str, want: str) -> bool:
-        """Whether every element matches by the quick steps (tuples in order, sets in any order)."""
+        """Whether every element matches by the quick steps (tuples in order, sets in any order).
+
+        A text that reads as one number (``1,000``) is that number, never the pair ``(1, 0)``.
+        """
+        if parse_number(got) is not None or parse_number(want) is not None:
+            return False
         got_parts, want_parts = split_elements(got), split_elements(want)
         if got_parts is None or want_parts is None:
             return False
@@ -207,69 +213,84 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             del unused[match]
         return True
 
-    async def _symbolic(self, got: str, want: str, deadline: float) -> tuple[bool, Method]:
+    def _agreement(self, candidates: tuple[Candidate, ...]) -> bool | None:
+        """Whether the candidates agree, decided in the event loop; None: the worker decides."""
+        if len(candidates) == 1:
+            return True
+        if any(c.kind != "answer" for c in candidates):
+            return None
+        first = normalize_answer(candidates[0].text)
+        undecided = False
+        for other in candidates[1:]:
+            decided = self._quick(normalize_answer(other.text), first)
+            if decided is not None and not decided[0]:
+                return False
+            undecided = undecided or decided is None
+        return None if undecided else True
+
+    def _quick_answer(self, candidate: Candidate, want: str) -> tuple[bool, Method] | None:
+        """Steps 1-3 for the answer, in the event loop; None: the worker decides."""
+        got, want_norm = normalize_answer(candidate.text), normalize_answer(want)
+        # A whole response is decided here only when it is one number, or its text is the
+        # reference's: otherwise math-verify's reading of it (in the worker) is its answer.
+        if (
+            candidate.kind == "text"
+            and parse_number(got) is None
+            and (_ANCHOR.search(got) or squash(got) != squash(want_norm))
+        ):
+            return None
+        decided = self._quick(got, want_norm)
+        if decided is not None and (decided[0] or candidate.kind != "answers"):
+            return decided
+        if self._elementwise(got, want_norm):
+            return True, "elementwise"
+        return None
+
+    async def _symbolic(self, candidates: tuple[Candidate, ...], want: str) -> tuple[bool, Method]:
+        """Step 4 in a worker: one call, whose budget is its own compute (queueing is not counted)."""
         if not self.use_sympy:
             return False, "string_sympy_disabled"
-        remaining = deadline - anyio.current_time()
-        if remaining <= 0:
-            raise WorkTimeout("the symbolic comparison used up its budget")
-        if not math_verify_available():
-            if not sympy_available():
-                return False, "string_no_sympy"
-            got_norm, want_norm = normalize_answer(got), normalize_answer(want)
-            verdict = await self.workers.call(
-                self.fallback_function, [got_norm, want_norm, self.abs_tol, self.rel_tol], timeout_s=remaining
-            )
-            return (verdict, "symbolic") if isinstance(verdict, bool) else (False, "string_sympy_undecided")
-        reply = await self.workers.call(self.symbolic_function, [want, got], timeout_s=remaining)
+        forms: list[JsonValue] = [_worker_form(c) for c in candidates]
+        args: list[JsonValue]
+        if math_verify_available():
+            function, args = self.symbolic_function, [want, forms]
+        elif sympy_available():
+            function, args = self.fallback_function, [want, forms, self.abs_tol, self.rel_tol]
+        else:
+            return False, "string_no_sympy"
+        shown = candidates[0].text[:80]
+        try:
+            reply = await self.workers.call(function, args, timeout_s=self.sympy_timeout_s)
+        except WorkTimeout as exc:
+            raise ResponseFailure(
+                "timeout",
+                f"comparing {shown!r} with {want[:80]!r} exceeded the {self.sympy_timeout_s:g} s budget",
+            ) from exc
         if not isinstance(reply, dict):
             return False, "string_sympy_undecided"
         equal, cause = reply.get("equal"), reply.get("cause")
         if isinstance(equal, bool):
             return equal, "symbolic"
+        if cause == "conflicting_answers":
+            raise ResponseFailure("conflicting_answers", _conflict_message(candidates))
         if cause == "response_unparseable":
-            raise ResponseFailure("unparseable", f"no mathematical answer could be read in {got[:80]!r}")
+            raise ResponseFailure("unparseable", f"no mathematical answer could be read in {shown!r}")
         if cause == "response_too_large":
-            raise ResponseFailure("overflow", f"comparing {got[:80]!r} ran out of memory or recursion depth")
+            raise ResponseFailure("overflow", f"comparing {shown!r} ran out of memory or recursion depth")
         return False, "string_sympy_undecided"
 
     async def _decide(
-        self, got: str, want: str, *, quick: bool, retry_with: str | None, source: str
+        self, candidates: tuple[Candidate, ...], want: str, *, quick: bool
     ) -> tuple[bool, Method]:
-        """Steps 1-4 (1-3 only when ``quick``); ``retry_with``: the full text, tried if the answer differs."""
-        if quick and source == "text" and not any(d in got for d in ("$", "\\(", "\\[")):
-            # Plain prose: its last number equal to the reference is an accept in the event loop.
-            last = extract_final_answer(got, fallback_to_last_number=True)
-            at = got.rfind(last.text)
-            end = at + len(last.text)
-            glued = at >= 0 and (got[at - 1 : at].isalpha() or got[end : end + 1].isalpha())  # "AZYUK2A"
-            decided = (
-                self._quick(normalize_answer(last.text), normalize_answer(want))
-                if last.text and not glued
-                else None
-            )
-            if decided is not None and decided[0]:
+        """Steps 1-4 (1-3 only when ``quick``: a reference that is one answer)."""
+        agree = self._agreement(candidates)
+        if agree is False:
+            raise ResponseFailure("conflicting_answers", _conflict_message(candidates))
+        if agree and quick:
+            decided = self._quick_answer(candidates[0], want)
+            if decided is not None:
                 return decided
-        if quick:
-            got_norm, want_norm = normalize_answer(got), normalize_answer(want)
-            decided = self._quick(got_norm, want_norm)
-            if decided is not None and (decided[0] or retry_with is None):
-                return decided
-            if self._elementwise(got_norm, want_norm):
-                return True, "elementwise"
-        deadline = anyio.current_time() + self.sympy_timeout_s
-        try:
-            verdict = await self._symbolic(got, want, deadline)
-            if not verdict[0] and retry_with is not None and verdict[1] != "string_sympy_disabled":
-                # Several boxes (an answer spread over \boxed{1}, \boxed{2}): math-verify reads them all.
-                retried = await self._symbolic(retry_with, want, deadline)
-                verdict = retried if retried[0] else verdict
-            return verdict
-        except WorkTimeout as exc:
-            raise ResponseFailure(
-                "timeout",
-                f"comparing {got[:80]!r} with {want[:80]!r} exceeded the {self.sympy_timeout_s:g} s budget",
-            ) from exc
+        return await self._symbolic(candidates, want)
 
     def _reference(self, reference: str | int | float) -> tuple[str, bool]:
         """The reference answer, and whether it is one answer (False: several boxes, read whole)."""
@@ -288,39 +309,31 @@ class MathAnswerEquivalenceGrader(BaseGrader):
             )
         return want, single
 
-    def _answer(self, response: str) -> tuple[str, str, str | None]:
-        """(answer text, where it came from, the whole final text if it has several boxes)."""
-        final = _final_part(response)
-        if final is None:
-            return "", "none", None
-        found = extract_final_answer(final, fallback_to_last_number=False)
-        if found.source != "none":
-            return found.text.strip(), found.source, final if boxed_count(final) > 1 else None
-        if self.extraction == "strict" or not final.strip():
-            return "", "none", None
-        if not math_verify_available() or not self.use_sympy:
-            last = extract_final_answer(final, fallback_to_last_number=True)
-            return last.text.strip(), last.source, None
-        return final.strip(), "text", None
-
     @grader_boundary
     async def aevaluate(self, *, response: str, reference: str | int | float) -> GraderScore | GraderError:
         """Compare the final answer in ``response`` with ``reference``."""
         response = require_str("response", response)
         check_response_text("input 'response'", response)
         want, single = self._reference(reference)
-        got, source, retry_with = self._answer(response)
+        read_text = self.use_sympy and math_verify_available()
+        candidates = read_response(response, extraction=self.extraction, read_text=read_text)
+        first = candidates[0] if candidates else None
         metadata: dict[str, JsonValue] = {
-            "extracted_from": source,
-            "extracted_answer": normalize_answer(got)[:_SNIPPET] if source != "text" else got[-_SNIPPET:],
+            "extracted_from": first.source if first is not None else "none",
+            "extracted_answer": ""
+            if first is None
+            else (
+                first.text[-_SNIPPET:] if first.kind == "text" else normalize_answer(first.text)[:_SNIPPET]
+            ),
             "reference_answer": normalize_answer(want)[:_SNIPPET],
         }
-        if not got:
+        if first is None:
             metadata["method"] = "none"
             return self._score(0.0, "no final answer found in the response", metadata)
-        if (tower := exponent_tower(retry_with or got)) is not None:
-            raise ResponseFailure("exponent_tower", f"the answer holds an exponent tower ({tower})")
-        equal, method = await self._decide(got, want, quick=single, retry_with=retry_with, source=source)
+        for text in (t for c in candidates for t in c.texts if len(t) <= _TOWER_CHECK_LIMIT):
+            if (tower := exponent_tower(text)) is not None:
+                raise ResponseFailure("exponent_tower", f"the answer holds an exponent tower ({tower})")
+        equal, method = await self._decide(candidates, want, quick=single)
         metadata["method"] = method
         shown = str(metadata["extracted_answer"])[:80]
         reason = (
@@ -332,3 +345,24 @@ class MathAnswerEquivalenceGrader(BaseGrader):
         return GraderScore(
             name=self.name, score=score, reason=reason, metadata=metadata, score_range=self.score_range
         )
+
+
+_ANCHOR = re.compile(r"(?i)answer")
+
+
+def _worker_form(candidate: Candidate) -> dict[str, JsonValue]:
+    """The candidate as the worker reads it: a number the event loop read is sent as that number.
+
+    So that both sides read one answer the same way: ``5 cm`` is 5 and ``1,234`` is 1234 in
+    the event loop, and in the worker too.
+    """
+    if candidate.kind != "answers" and "=" not in candidate.text:  # "x = 2" stays an equation there
+        number = canonical_number(normalize_answer(candidate.text))
+        if number is not None:
+            return {"kind": "answer", "texts": [number]}
+    return candidate.to_json()
+
+
+def _conflict_message(candidates: tuple[Candidate, ...]) -> str:
+    shown = " / ".join(f"{c.source} {c.text[:60]!r}" for c in candidates)
+    return f"the response gives answers that disagree: {shown}"[:300]

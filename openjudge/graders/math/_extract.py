@@ -9,10 +9,14 @@ from typing import Literal, NamedTuple, TypeAlias
 __all__ = [
     "ExtractedAnswer",
     "Extraction",
+    "answer_tags",
+    "boxed_contents",
     "boxed_count",
+    "boxed_spans",
     "extract_final_answer",
     "extract_reference",
     "last_boxed",
+    "outside_boxes",
 ]
 
 Extraction: TypeAlias = Literal["boxed", "answer_tag", "last_number", "reference", "none"]
@@ -96,6 +100,94 @@ def boxed_count(text: str) -> int:
     return count
 
 
+def boxed_spans(text: str) -> list[tuple[int, int, int, int]]:
+    r"""Every ``\boxed{...}`` (or ``\fbox``) outside other boxes, in order: (box start, content
+    start, content end, box end).
+
+    A box that only wraps another box (``\boxed{\boxed{2}}``) gives the inner content. Boxes
+    whose braces do not balance (a truncated generation) are skipped; the brace-free form
+    ``\boxed 5`` gives its token. Linear in the text.
+    """
+    pairs = _brace_pairs(text)
+    found: list[tuple[int, int, int, int]] = []
+    covered_until = -1
+    for match in _BOXED.finditer(text):
+        if match.start() < covered_until:
+            continue
+        content = _box_content(text, match.end(), pairs)
+        if content is not None:
+            start, end, box_end = content
+            while (inner := _only_box(text, start, end, pairs)) is not None:
+                start, end = inner
+            found.append((match.start(), start, end, box_end))
+            covered_until = box_end
+    return found
+
+
+def _box_content(text: str, after: int, pairs: dict[int, int]) -> tuple[int, int, int] | None:
+    """(content start, content end, box end) of the box whose command ends at ``after``."""
+    i = after
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    if i < len(text) and text[i] == "{":
+        end = pairs.get(i)
+        return None if end is None else (i + 1, end, end + 1)
+    if i > after and (token := _TOKEN.match(text, i)) is not None:
+        return i, token.end(), token.end()
+    return None
+
+
+def _only_box(text: str, start: int, end: int, pairs: dict[int, int]) -> tuple[int, int] | None:
+    """The content of the box that ``text[start:end]`` consists of, if it is one box (O(1) per level)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    match = _BOXED.match(text, start, end)
+    if match is None:
+        return None
+    content = _box_content(text, match.end(), pairs)
+    if content is None or content[2] != end:
+        return None
+    return content[0], content[1]
+
+
+def boxed_contents(text: str) -> list[str]:
+    r"""The contents of every ``\boxed{...}`` outside other boxes, in order (see :func:`boxed_spans`).
+
+    Example:
+        >>> boxed_contents(r"\boxed{1}, \boxed{\boxed{2}} and \boxed{")
+        ['1', '2']
+    """
+    return [text[start:end] for _, start, end, _ in boxed_spans(text)]
+
+
+def outside_boxes(text: str, mark: str = " ", spans: list[tuple[int, int, int, int]] | None = None) -> str:
+    """The text with every box (``spans``, default :func:`boxed_spans`) replaced by ``mark``."""
+    parts: list[str] = []
+    at = 0
+    for start, _, _, end in boxed_spans(text) if spans is None else spans:
+        parts.append(text[at:start])
+        at = end
+    parts.append(text[at:])
+    return mark.join(parts)
+
+
+def answer_tags(text: str) -> list[str]:
+    """The contents of every complete ``<answer>...</answer>`` block, in order (linear in the text)."""
+    found: list[str] = []
+    at = 0
+    while (open_ := text.find("<answer>", at)) != -1:
+        start = open_ + len("<answer>")
+        close = text.find("</answer>", start)
+        if close == -1:
+            break
+        reopened = text.rfind("<answer>", start, close)  # "<answer><answer>x</answer>": the inner one
+        found.append(text[(reopened + len("<answer>")) if reopened != -1 else start : close])
+        at = close + len("</answer>")
+    return found
+
+
 def _last_answer_tag(text: str) -> str | None:
     close = text.rfind("</answer>")
     if close == -1:
@@ -131,8 +223,9 @@ def extract_final_answer(text: str, *, fallback_to_last_number: bool = True) -> 
 
 
 def extract_reference(text: str) -> str:
-    r"""The answer in a reference: after the last ``####`` (GSM8K), else the last ``\boxed{}``, else all of it."""
+    r"""The answer in a reference: after the last ``####`` (GSM8K), else its last box's content (read
+    as :func:`boxed_contents` reads a response's), else all of it."""
     if "####" in text:
         return text.rsplit("####", 1)[1]
-    boxed = last_boxed(text)
-    return text if boxed is None else boxed
+    spans = boxed_spans(text)
+    return text if not spans else text[spans[-1][1] : spans[-1][2]]

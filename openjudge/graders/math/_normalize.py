@@ -9,10 +9,17 @@ percentage gives two candidates (``50%`` is 50 or 0.5).
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 
-__all__ = ["normalize_answer", "numbers_close", "parse_number", "split_elements", "squash"]
+__all__ = [
+    "canonical_number",
+    "normalize_answer",
+    "numbers_close",
+    "parse_number",
+    "split_elements",
+    "squash",
+]
 
 _MAX_DIGITS = 400  # longer literals are compared as strings, not numbers
 _MAX_EXPONENT = 400
@@ -44,6 +51,7 @@ _DIGIT_GAP = re.compile(r"[0-9]\s+[0-9]")
 _COMMA_GAP = re.compile(r",\s")  # "32, 349" is two numbers, not 32349
 _TRAILING_BREAK = re.compile(r"(?:\\\\\s*)+$")  # a LaTeX line break after the answer: "185\\"
 _WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)*")
+_INEXACT = re.compile(r"[0-9]\.|\.[0-9]|[0-9][eE][-+]?[0-9]")  # a decimal point or an exponent
 
 
 def _strip_delimiters(text: str) -> str:
@@ -158,6 +166,33 @@ def parse_number(answer: str) -> list[Fraction] | None:
         if value is not None:
             return [value, value / 100] if percent else [value]
     return None
+
+
+def canonical_number(answer: str) -> str | None:
+    r"""The number a normalised answer reads as, written plainly, or None if it is not one number.
+
+    Exact literals give an integer or ``\frac{p}{q}``; a literal with a decimal point or an
+    exponent gives its decimal expansion (so it stays inexact for the worker's rules). A
+    percentage (two readings) is not one number here.
+
+    Example:
+        >>> canonical_number("1,234 cm"), canonical_number("-6/8"), canonical_number("1.5e3")
+        ('1234', '-\\frac{3}{4}', '1500.0')
+    """
+    values = parse_number(answer)
+    if values is None or len(values) != 1:
+        return None
+    value = values[0]
+    if _INEXACT.search(answer) is not None:
+        with localcontext() as context:
+            context.prec = 2 * _MAX_DIGITS + 2 * _MAX_EXPONENT
+            text = format(Decimal(value.numerator) / Decimal(value.denominator), "f")
+        whole, _, fraction = text.partition(".")
+        return f"{whole}.{fraction.rstrip('0') or '0'}"
+    if value.denominator == 1:
+        return str(value.numerator)
+    sign = "-" if value < 0 else ""
+    return f"{sign}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
 
 
 def numbers_close(a: list[Fraction], b: list[Fraction], *, abs_tol: float, rel_tol: float) -> bool:

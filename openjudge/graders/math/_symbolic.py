@@ -20,8 +20,9 @@ import importlib
 import importlib.util
 import re
 import string
+from collections.abc import Mapping, Sequence
 
-__all__ = ["compare", "latex_to_sympy_text", "symbolic_equal", "sympy_available"]
+__all__ = ["compare", "compare_candidates", "latex_to_sympy_text", "symbolic_equal", "sympy_available"]
 
 _MAX_INPUT = 200
 _MAX_POWERS = 2
@@ -206,3 +207,28 @@ def symbolic_equal(left: str, right: str, *, abs_tol: float, rel_tol: float) -> 
 def compare(left: str, right: str, abs_tol: float, rel_tol: float) -> bool | None:
     """:func:`symbolic_equal` with positional arguments, for a :class:`~openjudge.graders._workers.WorkerPool`."""
     return symbolic_equal(left, right, abs_tol=abs_tol, rel_tol=rel_tol)
+
+
+def compare_candidates(
+    reference: str, candidates: Sequence[Mapping[str, object]], abs_tol: float, rel_tol: float
+) -> dict[str, object]:
+    """The response's candidates against the reference, for a :class:`~openjudge.graders._workers.WorkerPool`.
+
+    The fallback of :func:`openjudge.graders.math._verify.compare_answers` without
+    math-verify, with the same candidates and replies: candidates that this translator
+    finds unequal are ``conflicting_answers``; the first is compared with the reference.
+    List answers (``answers``) are outside its subset (undecided).
+    """
+    from openjudge.graders.math._normalize import normalize_answer
+
+    texts: list[str] = []
+    for candidate in candidates:
+        parts = candidate.get("texts")
+        if candidate.get("kind") == "answers" or not isinstance(parts, list) or len(parts) != 1:
+            return {"equal": None, "cause": "undecided"}
+        texts.append(normalize_answer(str(parts[0])))
+    for other in texts[1:]:
+        if symbolic_equal(texts[0], other, abs_tol=abs_tol, rel_tol=rel_tol) is False:
+            return {"equal": None, "cause": "conflicting_answers"}
+    equal = symbolic_equal(texts[0], normalize_answer(reference), abs_tol=abs_tol, rel_tol=rel_tol)
+    return {"equal": equal, "cause": "sympy" if equal is not None else "undecided"}

@@ -4,8 +4,10 @@ A numeric power nested inside another power (``9^{9^{9}}``, ``(999^{999})^{999}`
 ``\sin{(999^{999})^{999}}``), a chain of numeric powers (``9^{999}^{999}``, which
 parsers read as a tower), or a numeric exponent longer than five digits asks sympy for a
 number with more digits than there are atoms in the universe: evaluating it never ends.
-:func:`exponent_tower` finds these in one linear pass over the text, so a hostile answer is
-refused in the event loop, before a worker is started.
+:func:`exponent_tower` finds these in linear time (a few passes over the text, and O(1) per
+caret through prefix counts: no regular expression or slice per caret, which nested groups
+would make quadratic or worse), so a hostile answer is refused in the event loop, before a
+worker is started.
 
 What is refused is deliberately narrow: powers with a symbolic part (``e^{-x^2}``,
 ``(x^2)^3``, ``2^{x^2}``) are allowed, since sympy keeps them symbolic; the worker's
@@ -15,24 +17,52 @@ time budget is the second line of defence for everything else.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 __all__ = ["exponent_tower"]
 
 _MAX_EXPONENT_DIGITS = 5
-_NUMERIC = re.compile(r"[0-9.\s{}()+\-]*[0-9][0-9.\s{}()+\-]*")
+_NOT_NUMERIC = re.compile(r"[^0-9.{}()+\-\s]+")
+"""Runs of characters a numeric base or exponent cannot hold (it holds digits, points, signs,
+brackets and spaces)."""
 _DIGITS = re.compile(r"[0-9]+")
+_LONG_NUMBER = re.compile(rf"[0-9]{{{_MAX_EXPONENT_DIGITS + 1},}}")
+_CARET = re.compile(r"\^")
+_BRACKETS = re.compile(r"[{}()\[\]]")
 _OPEN = {"{": "}", "(": ")", "[": "]"}
 _CLOSE = {"}": "{", ")": "(", "]": "["}
+
+
+class _Runs:
+    """Sorted, disjoint runs of one kind of character: "does [a, b) meet a run?" by bisection.
+
+    Built by one regular-expression scan (C speed), so the check is O(log n) per caret and
+    nothing walks the text character by character in Python.
+    """
+
+    __slots__ = ("ends", "starts")
+
+    def __init__(self, pattern: re.Pattern[str], text: str) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for match in pattern.finditer(text):
+            self.starts.append(match.start())
+            self.ends.append(match.end())
+
+    def meets(self, start: int, end: int) -> bool:
+        i = bisect_right(self.ends, start)  # the first run ending after ``start``
+        return i < len(self.starts) and self.starts[i] < end and start < end
 
 
 def _partners(text: str) -> dict[int, int]:
     """Index of each bracket's partner, both ways (unbalanced brackets have none)."""
     partner: dict[int, int] = {}
     stacks: dict[str, list[int]] = {"{": [], "(": [], "[": []}
-    for i, char in enumerate(text):
+    for match in _BRACKETS.finditer(text):
+        i, char = match.start(), match.group()
         if char in _OPEN:
             stacks[char].append(i)
-        elif char in _CLOSE and stacks[_CLOSE[char]]:
+        elif stacks[_CLOSE[char]]:
             j = stacks[_CLOSE[char]].pop()
             partner[i], partner[j] = j, i
     return partner
@@ -74,27 +104,35 @@ def _exponent_span(text: str, caret: int, partner: dict[int, int]) -> tuple[int,
 def exponent_tower(text: str) -> str | None:
     """Why ``text`` holds an exponent tower (a short reason), or None if it holds none."""
     text = text.replace("**", "^")
-    carets = [i for i, char in enumerate(text) if char == "^"]
+    carets = [match.start() for match in _CARET.finditer(text)]
     if not carets:
         return None
     partner = _partners(text)
     spans = [(_base_span(text, c, partner), _exponent_span(text, c, partner)) for c in carets]
-    numeric = []
+    # Each check below is O(log n) per caret: the whole pass stays O(n log n) in the text.
+    other, digits, long_numbers = _Runs(_NOT_NUMERIC, text), _Runs(_DIGITS, text), _Runs(_LONG_NUMBER, text)
+    numeric: list[int] = []  # the positions of numeric powers' carets, in order
+    numeric_at: set[int] = set()
     for caret, ((b0, b1), (e0, e1)) in zip(carets, spans, strict=True):
-        is_numeric = bool(_NUMERIC.fullmatch(text[b0:b1])) and bool(_NUMERIC.fullmatch(text[e0:e1]))
-        if is_numeric and any(len(d) > _MAX_EXPONENT_DIGITS for d in _DIGITS.findall(text[e0:e1])):
+        if not (digits.meets(b0, b1) and digits.meets(e0, e1)):
+            continue
+        if other.meets(b0, b1) or other.meets(e0, e1):
+            continue
+        # An exponent span starts after the caret or at a bracket, so no digit run enters it from before.
+        if long_numbers.meets(e0, e1):
             return f"an exponent of more than {_MAX_EXPONENT_DIGITS} digits at offset {caret}"
-        numeric.append(caret if is_numeric else -1)
-    # Prefix counts of numeric powers, so "is there one inside [a, b)" is O(1).
-    prefix = [0] * (len(text) + 1)
-    marks = set(numeric)
-    numeric_at = dict(zip(carets, numeric, strict=True))
-    for i in range(len(text)):
-        prefix[i + 1] = prefix[i] + (1 if i in marks else 0)
-    for caret, is_num, ((b0, b1), (e0, e1)) in zip(carets, numeric, spans, strict=True):
-        if prefix[b1] - prefix[b0] or prefix[e1] - prefix[e0]:
+        numeric.append(caret)
+        numeric_at.add(caret)
+    for caret, ((b0, b1), (e0, e1)) in zip(carets, spans, strict=True):
+        if _holds(numeric, b0, b1) or _holds(numeric, e0, e1):
             return f"a power of a power of numbers at offset {caret}"
         after = _skip_space(text, e1, 1)
-        if is_num >= 0 and after < len(text) and numeric_at.get(after, -1) >= 0:
+        if caret in numeric_at and after in numeric_at:
             return f"a chain of numeric powers at offset {caret}"
     return None
+
+
+def _holds(positions: list[int], start: int, end: int) -> bool:
+    """Whether a sorted list of positions has one in [start, end)."""
+    i = bisect_left(positions, start)
+    return i < len(positions) and positions[i] < end

@@ -6,10 +6,10 @@
 * :func:`job_config_yaml`: a job config from a grader JSON, an RFT job, a graders run
   request or an eval's testing criteria (``openjudge import-openai-graders``).
 
-Modules: :mod:`.spec` (the JSON's types), :mod:`.templates` (``{{ item.x }}``),
-:mod:`.sample` (the ``sample`` namespace), :mod:`.similarity` (metrics),
-:mod:`.python_grader` (``grade()`` in the sandbox), :mod:`.model_graders` (judges),
-:mod:`.formula` (``calculate_output``), :mod:`.blame` (OpenAI's errors mapped).
+Modules: :mod:`._spec` (the JSON's types), :mod:`._templates` (``{{ item.x }}``),
+:mod:`._sample` (the ``sample`` namespace), :mod:`._similarity` (metrics),
+:mod:`._python_grader` (``grade()`` in the sandbox), :mod:`._model_graders` (judges),
+:mod:`._formula` (``calculate_output``), :mod:`._blame` (OpenAI's errors mapped).
 """
 
 from openjudge.graders.openai._grader import OpenAIGrader as OpenAIGrader

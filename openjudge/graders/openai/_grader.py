@@ -3,7 +3,7 @@
 Inputs (what the mapper gives it):
 
 * ``response``: the model's output text, or its assistant message (``content`` and
-  ``tool_calls``); becomes the ``sample`` namespace (see :mod:`.sample`);
+  ``tool_calls``); becomes the ``sample`` namespace (see :mod:`._sample`);
 * ``tool_calls`` (optional): the response's tool calls (``sample.output_tools``);
 * ``item`` (optional): the dataset item (the ``item`` namespace). Without it, every
   other field the grader receives is the item: with no mapper, a dataset row's
@@ -13,7 +13,7 @@ Inputs (what the mapper gives it):
 The score is OpenAI's ``reward``: string_check 0/1; text_similarity in [0, 1];
 python ``grade()``'s float (declared range [0, 1] unless ``python_score_range``);
 score_model in its ``range``; label_model 0/1; multi the formula over the
-sub-graders' scores (its range derived from theirs, see :mod:`.formula`).
+sub-graders' scores (its range derived from theirs, see :mod:`._formula`).
 ``metadata`` holds ``openai_type``, ``sub_rewards`` for multi, ``passed`` when the
 JSON has a ``pass_threshold``, and for failures ``blame``/``cause`` (see :mod:`.blame`).
 """

@@ -127,7 +127,7 @@ class ModelJudge:
         )
 
     def render(self, item: Mapping[str, JsonValue], sample: Mapping[str, JsonValue]) -> list[dict[str, str]]:
-        """The messages sent to the judge (raises :class:`~.templates.VariableError`).
+        """The messages sent to the judge (raises :class:`~._templates.VariableError`).
 
         The response's text is inserted as the grader's author wrote the template, except
         that tags the prompt itself uses (``<answer>...</answer>``) are escaped inside it,
@@ -165,7 +165,7 @@ class ModelJudge:
     async def judge(self, name: str, messages: Sequence[Mapping[str, Any]]) -> GraderScore | GraderError:
         """Ask the judge (with one bounded re-ask on an unusable reply)."""
         usage: TokenUsage | None = None
-        latency = 0.0
+        latency_s = 0.0
         output = None if self.model.capabilities.structured_output == "prompt" else self.output
         conversation = list(messages)
         for round_ in range(self.max_reasks + 1):
@@ -181,10 +181,10 @@ class ModelJudge:
                     message=f"model_grader_server_error: {exc.message}",
                     error_type=exc.error_type,
                     usage=spent if usage is None else usage + spent,
-                    latency_s=latency or None,
+                    latency_s=latency_s or None,
                 )
             usage = response.usage if usage is None else usage + response.usage
-            latency += response.latency_s
+            latency_s += response.latency_s
             if response.finish_reason == "content_filter":
                 await evict_unusable(self.model, response)
                 return GraderError(
@@ -192,7 +192,7 @@ class ModelJudge:
                     kind="refused",
                     message="model_grader_refusal_error: the judge's reply was blocked by the content filter",
                     usage=usage,
-                    latency_s=latency,
+                    latency_s=latency_s,
                 )
             try:
                 score, label, steps = self._read(response.content)
@@ -213,11 +213,11 @@ class ModelJudge:
                     message=f"model_grader_parse_error: {exc}; reply began: {response.content[:_SNIPPET]!r}",
                     error_type="ValueError",
                     usage=usage,
-                    latency_s=latency,
+                    latency_s=latency_s,
                 )
             metadata: dict[str, JsonValue] = {
                 "openai_model": self.spec.model,
-                "judge_model": response.model or self.model.model,
+                "judge_model": response.model or self.model.model_name,
             }
             if label:
                 metadata["label"] = label
@@ -233,6 +233,6 @@ class ModelJudge:
                 metadata=metadata,
                 score_range=self.score_range,
                 usage=usage,
-                latency_s=latency,
+                latency_s=latency_s,
             )
         raise AssertionError("unreachable: the loop always returns")

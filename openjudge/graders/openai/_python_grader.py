@@ -6,7 +6,7 @@ the sample, so:
 
 * the source runs in the sandbox of :mod:`openjudge.graders.code` (namespaces, no
   network, rlimits, seccomp), one fresh process per sample;
-* the sample and the item enter as *data*: encoded by :mod:`.code.harness.values`,
+* the sample and the item enter as *data*: encoded by :mod:`openjudge.graders.code.harness.values`,
   decoded in the child into plain ``dict``/``list``/``str``/numbers; no object of the
   sample's making is ever called;
 * the result leaves on the harness's own result pipe, not standard output, so a grader

@@ -3,7 +3,7 @@
 A reference is ``item`` or ``sample`` followed by keys and indexes, JSON-path style:
 ``{{ item.reference_answer }}``, ``{{ sample.output_json.steps[0].value }}``,
 ``{{ sample.output_tools[0].function.name }}``. ``sample`` has ``output_text``,
-``output_json``, ``output_tools`` and ``choices`` (see :mod:`.sample`).
+``output_json``, ``output_tools`` and ``choices`` (see :mod:`._sample`).
 
 Rendering inserts a string value as is; any other value as compact JSON (``3``,
 ``2.5``, ``true``, ``null``, ``{"a":1}``). OpenAI does not document how non-strings
@@ -11,7 +11,7 @@ are written; JSON is the choice here (``true``, not Python's ``True``).
 
 A reference that cannot be followed raises :class:`VariableError` naming the path and
 its namespace: a missing ``item`` field is the dataset's problem, a missing ``sample``
-field the response's (see :mod:`.grader` for what each becomes).
+field the response's (see :mod:`._grader` for what each becomes).
 """
 
 from __future__ import annotations

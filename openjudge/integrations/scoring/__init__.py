@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
+from openjudge.errors import FailureRateExceeded as FailureRateExceeded
+from openjudge.errors import SampleFailed as SampleFailed
 
-if TYPE_CHECKING:
-    from openjudge.integrations.scoring._guard import FailureRateExceeded as FailureRateExceeded
-    from openjudge.integrations.scoring._guard import SampleFailed as SampleFailed
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.scoring._ledger import FailureLedger as FailureLedger
     from openjudge.integrations.scoring._scorer import Placement as Placement
     from openjudge.integrations.scoring._scorer import RewardScorer as RewardScorer
@@ -43,20 +43,3 @@ __all__ = [
     "ScoredSample",
     "ScorerSettings",
 ]
-
-_LAZY = {
-    "FailureLedger": "openjudge.integrations.scoring._ledger",
-    "FailureRateExceeded": "openjudge.integrations.scoring._guard",  # the breaker's rules live there
-    "SampleFailed": "openjudge.integrations.scoring._guard",
-    "Placement": "openjudge.integrations.scoring._scorer",
-    "RewardScorer": "openjudge.integrations.scoring._scorer",
-    "ScoredSample": "openjudge.integrations.scoring._scorer",
-    "FailurePolicy": "openjudge.integrations.scoring._settings",
-    "FallbackPolicy": "openjudge.integrations.scoring._settings",
-    "OnFailure": "openjudge.integrations.scoring._settings",
-    "ScorerSettings": "openjudge.integrations.scoring._settings",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

@@ -24,16 +24,15 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from openjudge.errors import FailureRateExceeded, SampleFailed
 from openjudge.integrations.scoring._settings import FailurePolicy
+from openjudge.models._errors import REFUSED_MARK
 from openjudge.results import GraderError
 
 __all__ = ["OUTAGE_KINDS", "REFUSED_MARK", "FailureGuard", "FailureRateExceeded", "SampleFailed", "is_outage"]
 
 OUTAGE_KINDS = frozenset({"provider_error", "timeout"})
 """Error kinds that may say the judge itself is unreachable or failing (they feed the breaker)."""
-
-REFUSED_MARK = "[refused by the judge]"
-"""In a message: the judge is up and refused this one request (see ``hosted_judge.RouterTransport``)."""
 
 _FINAL_STATUS = re.compile(r"\bHTTP (4\d\d)\b")
 _RETRYABLE_4XX = frozenset({"408", "409", "429"})
@@ -45,27 +44,13 @@ def is_outage(error: GraderError) -> bool:
     A provider error carrying a final 4xx status (400 context too long, 401, 404 unknown
     model, 422, ...) is one request the judge refused: a retry cannot fix it and the
     judge is up, so it never opens the breaker. The providers give such statuses as
-    ``HTTP <status>`` in the message (:func:`providers._errors.status_error`); VERL's
+    ``HTTP <status>`` in the message (:func:`openjudge.providers._errors.status_error`); VERL's
     router hides them behind a 500, which :mod:`openjudge.integrations.verl._hosted_judge` resolves.
     """
     if error.kind not in OUTAGE_KINDS or REFUSED_MARK in error.message:
         return False
     status = _FINAL_STATUS.search(error.message)
     return status is None or status.group(1) in _RETRYABLE_4XX
-
-
-class SampleFailed(RuntimeError):
-    """A sample could not be scored and ``on_failure=drop`` on a path where VERL drops it.
-
-    Raised from ``run_single`` only on the V1 trainer's streaming path: the session
-    fails, the sync trainer trains the group without it, the async trainers evict and
-    refill the group. Never raised where it would end the step (V0, the colocated
-    reward model, the batch call): there a failed sample is neutral.
-    """
-
-
-class FailureRateExceeded(RuntimeError):
-    """Too many samples failed recently; every later sample raises this (see the message)."""
 
 
 @dataclass(slots=True)

@@ -7,6 +7,8 @@ Both paths (the reward managers, :mod:`openjudge.integrations.verl._scoring`; th
     openjudge/<name>/error          0.0 or 1.0
     openjudge/<name>/error_kind     "" or the GraderError kind           (reward managers)
     openjudge/<name>/reason         the grader's reason (include_reasons; reward managers)
+    openjudge/<name>/not_applicable 1.0 where routing leaves it out (0.0 score, no error;
+                                    configs that route only)
     openjudge/reward                the reward the sample trains on
     openjudge/failed                1.0 when that reward is a fallback    (reward managers)
     openjudge/group/failed          1.0 when it is neutral or a fallback  (group stage)
@@ -16,8 +18,8 @@ Both paths (the reward managers, :mod:`openjudge.integrations.verl._scoring`; th
 
 A grader or aggregator whose name would make one of its keys equal to another key is
 refused when the manager starts (:func:`check_names`): ``reward``, ``failed``,
-``group`` (and ``group/...``), names ending in ``/error``, ``/error_kind`` or
-``/reason``, and two writers of one name. Every numeric value is a float
+``group`` (and ``group/...``), names ending in ``/error``, ``/error_kind``, ``/reason``
+or ``/not_applicable``, and two writers of one name. Every numeric value is a float
 (:func:`as_float`): VERL's metrics, DAPO's ``filter_groups`` and GDPO call ``np.mean``
 or ``float(...)`` on them.
 """
@@ -28,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeAlias
 
 from openjudge.config import ConfigError
-from openjudge.results import GraderError, GraderScore
+from openjudge.results import GraderError, GraderScore, NotApplicable
 
 __all__ = [
     "FAILED_KEY",
@@ -43,6 +45,7 @@ __all__ = [
     "error_key",
     "failed",
     "name_problems",
+    "not_applicable_key",
     "score_entries",
     "score_key",
 ]
@@ -58,7 +61,7 @@ ExtraValue: TypeAlias = float | int | str | bool | None
 
 RESERVED_NAMES = frozenset({"reward", "failed", "group"})
 """Names whose ``openjudge/<name>`` is (or is the namespace of) a key the integration writes."""
-_SUFFIXES = ("/error", "/error_kind", "/reason")
+_SUFFIXES = ("/error", "/error_kind", "/reason", "/not_applicable")
 
 
 def score_key(name: str) -> str:
@@ -69,12 +72,15 @@ def error_key(name: str) -> str:
     return f"{KEY_PREFIX}{name}/error"
 
 
-def score_entries(name: str, result: GraderScore | GraderError) -> dict[str, ExtraValue]:
-    """``openjudge/<name>`` (the score, 0.0 when it failed) and ``openjudge/<name>/error``."""
-    ok = isinstance(result, GraderScore)
+def not_applicable_key(name: str) -> str:
+    return f"{KEY_PREFIX}{name}/not_applicable"
+
+
+def score_entries(name: str, result: GraderScore | GraderError | NotApplicable) -> dict[str, ExtraValue]:
+    """``openjudge/<name>`` (the score; 0.0 when it failed or does not apply) and ``openjudge/<name>/error``."""
     return {
         score_key(name): float(result.score) if isinstance(result, GraderScore) else 0.0,
-        error_key(name): 0.0 if ok else 1.0,
+        error_key(name): 1.0 if isinstance(result, GraderError) else 0.0,
     }
 
 

@@ -224,13 +224,13 @@ class Ledger:
         caller posted its own failure first.
         """
         deadline = time.monotonic() + wait_s
-        delay = 0.01
+        delay_s = 0.01
         while True:
             done, means = self.groups.settled(uid, expected, deadline)
             if done or self.problem_now() is not None:  # a stopping run: the caller raises
                 return means
-            await anyio.sleep(delay)
-            delay = min(delay * 2, 0.5)
+            await anyio.sleep(delay_s)
+            delay_s = min(delay_s * 2, 0.5)
 
 
 class FailureLedger(Protocol):

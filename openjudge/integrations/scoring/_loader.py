@@ -67,7 +67,7 @@ def load_job(
 def describe_providers(job: BuiltJob) -> dict[str, str]:
     """Provider name -> endpoint and model, for messages."""
     return {
-        name: f"{getattr(model, 'base_url', None) or name}, model {model.model!r}"
+        name: f"{getattr(model, 'base_url', None) or name}, model {model.model_name!r}"
         for name, model in job.providers.items()
     }
 

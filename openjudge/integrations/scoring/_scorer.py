@@ -9,8 +9,20 @@ numeric value is a float, in every case::
     openjudge/<K>/error        0.0 or 1.0
     openjudge/<K>/error_kind   "" or the GraderError kind ("circuit_open": not called)
     openjudge/<K>/reason       the grader's reason      (include_reasons; graders only)
+    openjudge/<K>/not_applicable  0.0 or 1.0: routing leaves it out here (only when the
+                               config routes: ``when``, ``data.graders_field``)
     openjudge/reward           the reward of the sample (0.0 while it is pending or dropped)
     openjudge/failed           1.0 when the reward is not a judgement (neutral, fallback, dropped)
+
+With routing, a grader that does not apply to a sample scores ``0.0`` there with
+``not_applicable`` 1.0 (never an error), and the reward is the aggregate over the graders
+that apply. A sample whose reward does not apply to it (no grader applies to it, or none
+of the reward aggregate's inputs does) is a failure of that sample, with an
+``invalid_input`` error that says so, handled by the failure policy like any other:
+configs cannot know every row in advance, and a row without a reward must neither stop
+the run nor train on an invented number. Only a scorer whose reward is one grader of
+several (TRL's per-grader functions, ``skip_not_applicable``) leaves such a sample
+unscored instead: ``NaN``, which TRL leaves out of its sum.
 
 VERL writes them as ``reward_extra_info``, SkyRL as step metadata and metrics, TRL as its
 logs. What a failed sample becomes is :meth:`RewardScorer.settle`'s, told by a
@@ -28,6 +40,7 @@ from typing import Any, Literal
 
 import anyio
 
+from openjudge._text import encodable
 from openjudge.config import ConfigError
 from openjudge.integrations._shared import FailureLog
 from openjudge.integrations.scoring._guard import FailureRateExceeded, SampleFailed, is_outage
@@ -37,14 +50,15 @@ from openjudge.integrations.scoring._keys import (
     ExtraValue,
     check_names,
     error_key,
+    not_applicable_key,
     score_entries,
     score_key,
 )
 from openjudge.integrations.scoring._ledger import FailureLedger, group_means, process_ledger
 from openjudge.integrations.scoring._settings import ScorerSettings
 from openjudge.models._loop_local import LoopLocal
-from openjudge.results import GraderError, GraderResult, GraderScore
-from openjudge.runner.aggregators import WeightedMeanAggregator
+from openjudge.results import GraderError, GraderScore, NotApplicable, RowResult
+from openjudge.runner.aggregators import AggregatorLike, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = ["CIRCUIT_OPEN", "DEFAULT_AGGREGATE", "Placement", "RewardScorer", "ScoredSample", "neutral_values"]
@@ -68,13 +82,16 @@ class ScoredSample:
         extra: The extra keys (see the module docstring).
         errors: The failed graders' errors, by grader name (aggregate excluded).
         results: Each grader's (and the aggregate's) result, by name.
+        not_applicable: The reward does not apply to the sample and the scorer leaves it
+            unscored (``skip_not_applicable``): ``reward`` is ``NaN``, and it is no failure.
     """
 
     reward: float
     failed: bool
     extra: dict[str, ExtraValue]
     errors: dict[str, GraderError]
-    results: dict[str, GraderScore | GraderError] = field(default_factory=dict)
+    results: dict[str, GraderScore | GraderError | NotApplicable] = field(default_factory=dict)
+    not_applicable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +123,7 @@ def _providers_of(runner: GradingRunner) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, config in runner.grader_configs.items():
         model = getattr(config.grader, "model", None)
-        model_name = getattr(model, "model", None)
+        model_name = getattr(model, "model_name", None)
         if isinstance(model_name, str):
             out[name] = model_name
     return out
@@ -130,6 +147,8 @@ class RewardScorer:
         reserve_keys: Refuse names whose keys would collide in the extra keys (VERL writes
             them all as ``reward_extra_info``; TRL and SkyRL write only per-name keys, so an
             aggregator may be named ``reward`` there).
+        skip_not_applicable: A sample the reward does not apply to is unscored (``NaN``, no
+            failure) rather than failed: for a reward that is one grader of several (TRL).
 
     Raises:
         ConfigError: An unknown ``aggregate``, or a grader or aggregate name that would
@@ -148,8 +167,10 @@ class RewardScorer:
         limiter: LoopLocal[anyio.CapacityLimiter] | None = None,
         where: str = "reward.openjudge",
         reserve_keys: bool = True,
+        skip_not_applicable: bool = False,
     ) -> None:
         self.settings = settings
+        self.skip_not_applicable = skip_not_applicable
         self.policy = settings.failure_policy()
         self.grader_names: tuple[str, ...] = tuple(runner.grader_configs)
         aggregators = dict(runner.aggregators)
@@ -178,11 +199,17 @@ class RewardScorer:
         self.aggregate = chosen
         """The aggregator (or grader) whose score is the reward."""
         self._names: tuple[str, ...] = tuple(dict.fromkeys((*self.grader_names, chosen)))
+        self.routed = runner.routed
+        """Whether some graders may not apply to some samples (the ``not_applicable`` keys are written)."""
+        if chosen in runner.aggregators:  # with the earlier aggregators it reads
+            chain: list[AggregatorLike] | None = runner.aggregator_chain(chosen)
+        else:
+            chain = [aggregators[chosen]] if chosen in aggregators else None
         self.runner = runner.replace(
-            aggregators=[aggregators[chosen]] if chosen in aggregators else None,
+            aggregators=chain,
             show_progress=False,
-            timeout=settings.timeout_s if settings.timeout_s is not None else runner.timeout,
-            deadline=None,
+            timeout_s=settings.timeout_s if settings.timeout_s is not None else runner.timeout_s,
+            deadline_s=None,
         )
         self.grader_providers = dict(
             grader_providers if grader_providers is not None else _providers_of(runner)
@@ -208,6 +235,8 @@ class RewardScorer:
             keys += [score_key(name), error_key(name), f"{score_key(name)}/error_kind"]
             if self.settings.include_reasons and name in self.grader_names:
                 keys.append(f"{score_key(name)}/reason")
+            if self.routed:
+                keys.append(not_applicable_key(name))
         return (*keys, REWARD_KEY, FAILED_KEY)
 
     # -- one sample -------------------------------------------------------------------------
@@ -243,6 +272,8 @@ class RewardScorer:
             async with self._limiter.get():
                 results = await self.runner.arun([sample])
         scored = self._scored({name: column[0] for name, column in results.items()})
+        if scored.not_applicable:  # not a grading: neither a success nor a failure of the judges
+            return scored
         problem = await self._record(scored)
         if problem is not None and scored.failed:
             raise FailureRateExceeded(problem)
@@ -264,7 +295,7 @@ class RewardScorer:
         """
         uid = placement.uid
         if not scored.failed:
-            if placement.posts_rewards and uid is not None:
+            if placement.posts_rewards and uid is not None and not scored.not_applicable:
                 await self.ledger.post(uid, scored.reward, self._values(scored.extra))
             return self._flagged(scored, scored.reward, failed=False)
         policy = self.policy.on_failure
@@ -361,8 +392,8 @@ class RewardScorer:
         partial = where.can_drop and where.drop == "nan"
         means = {
             key: group_means(
-                [m.reward for m in ms if not m.failed],
-                [self._values(m.extra) for m in ms if not m.failed],
+                [m.reward for m in ms if not (m.failed or m.not_applicable)],
+                [self._values(m.extra) for m in ms if not (m.failed or m.not_applicable)],
                 complete=not partial,
             )
             for key, ms in members.items()
@@ -398,13 +429,26 @@ class RewardScorer:
     def _reward_of(self, result: GraderScore) -> float:
         return float(result.normalized_score if self.settings.normalize else result.score)
 
-    def _scored(self, results: Mapping[str, GraderResult]) -> ScoredSample:
+    def _scored(self, results: Mapping[str, RowResult]) -> ScoredSample:
         extra: dict[str, ExtraValue] = {}
         errors: dict[str, GraderError] = {}
-        kept: dict[str, GraderScore | GraderError] = {}
+        kept: dict[str, GraderScore | GraderError | NotApplicable] = {}
+        skipped = False
         for name in self._names:
             r = results.get(name)
-            if not isinstance(r, GraderScore | GraderError):  # a rank where a score was expected
+            if isinstance(r, NotApplicable) and name == self.aggregate:
+                if self.skip_not_applicable:
+                    skipped = True
+                else:  # a sample without a reward: its failure, for the failure policy
+                    r = GraderError(
+                        name=name,
+                        kind="invalid_input",
+                        message=f"the reward {name!r} does not apply to this sample ({r.reason}): route "
+                        "a grader to such samples, or leave them out of the data",
+                    )
+            elif not isinstance(
+                r, GraderScore | GraderError | NotApplicable
+            ):  # a rank where a score was expected
                 r = GraderError(name=name, kind="invalid_input", message="returned a rank, not a score")
             kept[name] = r
             self._put(extra, name, r)
@@ -412,20 +456,26 @@ class RewardScorer:
                 errors[name] = r
                 self._failures.record(r)
         aggregate = kept[self.aggregate]
+        if skipped:
+            return ScoredSample(math.nan, False, extra, errors, kept, not_applicable=True)
         if isinstance(aggregate, GraderScore):
             return ScoredSample(self._reward_of(aggregate), False, extra, errors, kept)
         return ScoredSample(0.0, True, extra, errors, kept)
 
-    def _put(self, extra: dict[str, ExtraValue], name: str, result: GraderScore | GraderError) -> None:
+    def _put(
+        self, extra: dict[str, ExtraValue], name: str, result: GraderScore | GraderError | NotApplicable
+    ) -> None:
         extra.update(score_entries(name, result))
         extra[f"{score_key(name)}/error_kind"] = result.kind if isinstance(result, GraderError) else ""
         if self.settings.include_reasons and name in self.grader_names:
-            extra[f"{score_key(name)}/reason"] = result.reason
+            extra[f"{score_key(name)}/reason"] = encodable(result.reason)  # trainers dump it as UTF-8
+        if self.routed:
+            extra[not_applicable_key(name)] = float(isinstance(result, NotApplicable))
 
     def _circuit_open(self, provider: str) -> ScoredSample:
         extra: dict[str, ExtraValue] = {}
         errors: dict[str, GraderError] = {}
-        kept: dict[str, GraderScore | GraderError] = {}
+        kept: dict[str, GraderScore | GraderError | NotApplicable] = {}
         message = (
             f"not called: the breaker of provider {provider!r} is open after "
             f"{self.policy.breaker_failures} consecutive failed samples"

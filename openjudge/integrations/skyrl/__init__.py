@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
+from openjudge.errors import SettingsError as SettingsError
 from openjudge.integrations.skyrl._scorer import EnvScorer as EnvScorer
 from openjudge.integrations.skyrl._scorer import StepScore as StepScore
 from openjudge.integrations.skyrl._settings import OpenJudgeSkyRLSettings as OpenJudgeSkyRLSettings
-from openjudge.integrations.skyrl._settings import SettingsError as SettingsError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.skyrl._env import OpenJudgeEnv as OpenJudgeEnv
     from openjudge.integrations.skyrl._env import register_env as register_env
 
@@ -32,12 +32,3 @@ __all__ = [
     "StepScore",
     "register_env",
 ]
-
-_LAZY = {
-    "OpenJudgeEnv": "openjudge.integrations.skyrl._env",
-    "register_env": "openjudge.integrations.skyrl._env",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

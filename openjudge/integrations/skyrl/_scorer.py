@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
+from openjudge._text import encodable
 from openjudge.integrations.scoring._loader import ProcessCache, describe_providers, load_job, settings_path
 from openjudge.integrations.scoring._scorer import DEFAULT_AGGREGATE, Placement, RewardScorer, ScoredSample
 from openjudge.integrations.scoring._settings import ScorerSettings
@@ -82,7 +83,7 @@ class EnvScorer:
             else ``mean`` of every grader's normalised score).
         fallback_score: The reward of a step whose aggregate failed.
         include_reasons: Keep each grader's reason in the step metadata.
-        timeout_s: Seconds per (step, grader) pair (default: the runner's ``timeout``).
+        timeout_s: Seconds per (step, grader) pair (default: the runner's ``timeout_s``).
         **options: The other options of :class:`OpenJudgeSkyRLSettings` (``on_failure``,
             ``breaker_failures``, ``max_failure_rate``, ...).
     """
@@ -174,7 +175,7 @@ class EnvScorer:
             if kind:
                 errors[name] = kind
             if self.include_reasons and name in self.grader_names:
-                reasons[name] = result.reason
+                reasons[name] = encodable(result.reason)  # SkyRL logs it as UTF-8
         return StepScore(scored.reward, scored.failed, scores, errors, reasons)
 
 

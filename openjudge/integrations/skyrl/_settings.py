@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from pydantic import Field, ValidationError, model_validator
 
+from openjudge.errors import SettingsError
 from openjudge.integrations._shared import plain_options, validation_problems
 from openjudge.integrations.scoring._settings import ScorerSettings
 
@@ -15,10 +16,6 @@ __all__ = ["CONFIG_ENV", "OpenJudgeSkyRLSettings", "SettingsError", "read_settin
 
 CONFIG_ENV = "OPENJUDGE_SKYRL_CONFIG"
 """Environment variable naming the graders YAML when no ``config`` option is given."""
-
-
-class SettingsError(ValueError):
-    """The environment's options are missing or invalid (the message says how to fix them)."""
 
 
 class OpenJudgeSkyRLSettings(ScorerSettings):

@@ -10,7 +10,9 @@ leaves NaN out of the reward sum (a completion for which every function returned
 :class:`OpenJudgeRewards` turns a graders config into such functions:
 
 - :meth:`~OpenJudgeRewards.per_grader`: one function per grader, named after it (TRL
-  weights and sums them: ``GRPOConfig(reward_weights=[...])``);
+  weights and sums them: ``GRPOConfig(reward_weights=[...])``); with routing (``when``,
+  ``data.graders_field``), a grader returns ``None`` for the completions it does not apply
+  to, which is TRL's own way to say "not this function's sample" (no failure);
 - :meth:`~OpenJudgeRewards.aggregate`: one function returning an aggregator's score
   (the config's first aggregator, or the equal-weight ``mean`` of every grader).
 
@@ -40,6 +42,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 
+from openjudge._text import encodable
 from openjudge.config import ConfigError
 from openjudge.integrations.scoring._ledger import FailureLedger, process_ledger
 from openjudge.integrations.scoring._loader import ProcessCache, describe_providers, load_job, settings_path
@@ -74,7 +77,7 @@ class OpenJudgeRewards:
         max_concurrency: Gradings in flight at once across every function of the set
             (default: the runner's ``max_concurrency``).
         timeout_s: Seconds per (completion, grader) pair, retries included (default: the
-            runner's ``timeout``).
+            runner's ``timeout_s``).
         log_failures: Report failure rates (``log_metric``) and error kinds (``log_extra``).
         log_reasons: Add each grader's reason to TRL's completions table.
         **options: The other options of :class:`OpenJudgeTRLSettings` (``on_failure``,
@@ -124,7 +127,7 @@ class OpenJudgeRewards:
         self.normalize = options.normalize
         self.fallback_score = options.fallback_score
         self.max_concurrency = options.max_concurrent_samples or runner.max_concurrency
-        self.timeout_s = options.timeout_s if options.timeout_s is not None else runner.timeout
+        self.timeout_s = options.timeout_s if options.timeout_s is not None else runner.timeout_s
         self.log_failures = options.log_failures
         self.log_reasons = options.include_reasons
         self._runner = runner
@@ -202,7 +205,7 @@ class OpenJudgeRewards:
         """The config's aggregators (``mean`` is always available when it declares none)."""
         return tuple(self._runner.aggregators) or (DEFAULT_AGGREGATE,)
 
-    def _scorer(self, runner: GradingRunner, target: str | None) -> RewardScorer:
+    def _scorer(self, runner: GradingRunner, target: str | None, *, per_grader: bool = False) -> RewardScorer:
         return RewardScorer(
             runner,
             self.options.model_copy(update={"aggregate": target, "timeout_s": self.timeout_s}),
@@ -212,6 +215,7 @@ class OpenJudgeRewards:
             limiter=self._limiter,
             where=_WHERE,
             reserve_keys=False,
+            skip_not_applicable=per_grader,  # TRL sums per-grader rewards without None
         )
 
     def grader(self, name: str) -> OpenJudgeReward:
@@ -223,8 +227,10 @@ class OpenJudgeRewards:
         configs = self._runner.grader_configs
         if name not in configs:
             raise KeyError(f"no grader named {name!r} (graders: {', '.join(configs)})")
-        runner = self._runner.replace(grader_configs={name: configs[name]}, aggregators=None)
-        return OpenJudgeReward(self, name, self._scorer(runner, name), aggregate=False)
+        runner = self._runner.replace(
+            grader_configs={name: configs[name]}, aggregators=None, unrouted="not_applicable"
+        )
+        return OpenJudgeReward(self, name, self._scorer(runner, name, per_grader=True), aggregate=False)
 
     def per_grader(self) -> list[OpenJudgeReward]:
         """One reward function per grader, in config order."""
@@ -267,7 +273,7 @@ class OpenJudgeRewards:
                 if callable(log_extra):
                     log_extra(f"openjudge/{name}/error", kinds)
             if self.log_reasons and callable(log_extra) and name in self.grader_names:
-                log_extra(f"openjudge/{name}/reason", [s.results[name].reason for s in scored])
+                log_extra(f"openjudge/{name}/reason", [encodable(s.results[name].reason) for s in scored])
 
 
 class OpenJudgeReward:

@@ -1,14 +1,14 @@
-"""VERL integration: reward managers, an async ``compute_score``, and the seed guide's API.
+"""VERL integration: reward managers, an async ``compute_score``, and OpenJudge's VERL-guide API.
 
 Importing this package does not import VERL or torch; the reward managers load them
 when first used (``from openjudge.integrations.verl import OpenJudgeRewardManager``).
 
 - :class:`OpenJudgeRewardManager`: the reward-loop manager of VERL 0.7.1+ (``run_single``),
-  also callable on a whole batch (``manager(data, return_dict=True)``), as in the seed guide.
+  also callable on a whole batch (``manager(data, return_dict=True)``), as in OpenJudge's VERL guide.
 - :class:`OpenJudgeLegacyRewardManager`: the batch manager of VERL 0.4.1 to 0.7.0.
 - :func:`compute_score`: an async reward function for VERL's own ``naive`` manager.
 - :class:`RewardSample`, :class:`RewardResult`, :class:`BaseOpenJudgeRewardFunction`: the
-  seed guide's grouped reward-function API.
+  grouped reward-function API of OpenJudge's VERL guide.
 - :class:`OpenJudgeVerlSettings`: the ``+reward.openjudge.*`` options (those of the
   reward scorer every adapter shares, :mod:`openjudge.integrations.scoring`), including the
   failure policy (``on_failure``: dropped where VERL can drop, else neutral in its group;
@@ -22,7 +22,7 @@ providers: the judge VERL serves), ``openjudge.integrations.verl.samples`` (what
 trajectory, on every path), ``openjudge.integrations.verl._keys`` (the ``reward_extra_info`` keys and
 the names they reserve), ``openjudge.integrations.verl.sampler`` (failure counts in V1 training
 metrics), ``openjudge.integrations.verl.lifecycle`` (closing at exit), ``openjudge.integrations.verl._gc_freeze``
-(keeping full garbage collections off the worker's event loop) and
+(keeping full garbage collections off the worker's event loop, when asked) and
 ``openjudge.integrations.verl.group`` (group judging).
 """
 
@@ -30,16 +30,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
+from openjudge.errors import SettingsError as SettingsError
 from openjudge.integrations.scoring._keys import ExtraValue as ExtraValue
 from openjudge.integrations.verl._functions import BaseOpenJudgeRewardFunction as BaseOpenJudgeRewardFunction
 from openjudge.integrations.verl._functions import RewardResult as RewardResult
 from openjudge.integrations.verl._functions import RewardSample as RewardSample
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings as OpenJudgeVerlSettings
-from openjudge.integrations.verl._settings import SettingsError as SettingsError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.verl._reward_loop import OpenJudgeRewardManager as OpenJudgeRewardManager
+
+    # Lazy too: it builds on the shared scorer (openjudge.integrations.scoring), which reads
+    # this package's settings and keys.
     from openjudge.integrations.verl._score_function import compute_score as compute_score
     from openjudge.integrations.verl.legacy import (
         OpenJudgeLegacyRewardManager as OpenJudgeLegacyRewardManager,
@@ -56,15 +59,3 @@ __all__ = [
     "SettingsError",
     "compute_score",
 ]
-
-_LAZY = {
-    "OpenJudgeRewardManager": "openjudge.integrations.verl._reward_loop",
-    "OpenJudgeLegacyRewardManager": "openjudge.integrations.verl.legacy",
-    # Lazy too: it builds on the shared scorer (openjudge.integrations.scoring), which reads
-    # this package's settings and keys.
-    "compute_score": "openjudge.integrations.verl._score_function",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)

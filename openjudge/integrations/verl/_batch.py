@@ -170,12 +170,13 @@ async def score_batch(
 
 
 class BatchCall:
-    """The seed guide's synchronous batch call, ``manager(data, return_dict=True)``, for both managers.
+    """The synchronous batch call, ``manager(data, return_dict=True)``, of OpenJudge's VERL guide.
 
-    Subclasses set :attr:`function`, :attr:`num_examine` and :attr:`reward_fn_key` and
-    keep the policy tokenizer in :attr:`batch_tokenizer`. The call runs on one private
-    event-loop thread (started on first use), so it works from plain code and from inside
-    a running loop alike; the calling thread blocks until the batch is scored.
+    Both managers inherit it. Subclasses set :attr:`function`, :attr:`num_examine` and
+    :attr:`reward_fn_key` and keep the policy tokenizer in :attr:`batch_tokenizer`. The call
+    runs on one private event-loop thread (started on first use), so it works from plain
+    code and from inside a running loop alike; the calling thread blocks until the batch is
+    scored.
     """
 
     function: BaseOpenJudgeRewardFunction

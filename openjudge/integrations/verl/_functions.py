@@ -1,4 +1,4 @@
-"""The seed guide's reward-function API: samples grouped by prompt in, results out.
+"""The reward-function API of OpenJudge's VERL guide: samples grouped by prompt in, results out.
 
 A :class:`BaseOpenJudgeRewardFunction` receives every sample of a batch grouped by
 prompt (by VERL ``uid``) and returns one :class:`RewardResult` per sample, matched back

@@ -1,4 +1,4 @@
-"""Keep full garbage collections from pausing a VERL worker's event loop.
+"""Keep full garbage collections from pausing a VERL worker's event loop, when asked.
 
 A VERL worker process holds the objects of torch, transformers, VERL, Ray and the
 graders: about 670,000 in the reward benchmark's process. CPython's full collection
@@ -11,7 +11,13 @@ Those objects live as long as the process, so once the graders are built they ar
 collected once and then moved out of the collector's way (:func:`gc.freeze`); what the
 worker allocates afterwards (rows, calls, results) is collected as usual. Objects
 frozen here are never freed by the cycle collector, which is why the collection comes
-first. ``OPENJUDGE_GC_FREEZE=0`` in the workers' environment turns this off.
+first.
+
+Off unless ``OPENJUDGE_GC_FREEZE=1`` is in the workers' environment: the reward worker
+processes are VERL's (its ``RewardLoopWorker`` actors, or the trainer's own process),
+and freezing changes their collector for good, for VERL's objects as much as ours. A
+library changes no process-wide state of its host unasked; the user who owns the
+training run may ask.
 """
 
 from __future__ import annotations
@@ -36,11 +42,11 @@ def freeze_long_lived_objects() -> bool:
     """Collect, then freeze every object this process holds; once per process.
 
     Returns:
-        Whether this call froze them (``False``: already done, or turned off by
-        ``OPENJUDGE_GC_FREEZE=0``).
+        Whether this call froze them (``False``: already done, or not asked for with
+        ``OPENJUDGE_GC_FREEZE=1``).
     """
     global _frozen
-    if os.environ.get(GC_FREEZE_ENV, "1").strip().lower() in {"0", "false", "no", "off"}:
+    if os.environ.get(GC_FREEZE_ENV, "").strip().lower() not in {"1", "true", "yes", "on"}:
         return False
     with _lock:
         if _frozen:
@@ -50,7 +56,7 @@ def freeze_long_lived_objects() -> bool:
         gc.collect()
         gc.freeze()
     logger.info(
-        "openjudge: %d long-lived objects moved out of the garbage collector's full passes (%.2fs; %s=0 turns this off)",
+        "openjudge: %d long-lived objects moved out of the garbage collector's full passes (%.2fs; asked by %s)",
         gc.get_freeze_count(),
         time.perf_counter() - start,
         GC_FREEZE_ENV,

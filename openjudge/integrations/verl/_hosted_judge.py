@@ -168,7 +168,7 @@ class RouterTransport:
         if self._probed is not None and now - self._probed[0] < 2.0:
             return self._probed[1]
         body = {
-            "model": self._inner.model,
+            "model": self._inner.model_name,
             "messages": [{"role": "user", "content": "ping"}],
             "max_tokens": 1,
         }

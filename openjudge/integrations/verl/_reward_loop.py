@@ -1,4 +1,4 @@
-"""``OpenJudgeRewardManager``: VERL's reward-loop manager (0.7.1 to 0.9.x), and the seed's batch entry.
+"""``OpenJudgeRewardManager``: VERL's reward-loop manager (0.7.1 to 0.9.x), and a batch call.
 
 VERL's ``RewardLoopWorker`` (a Ray actor, one per ``reward.num_workers``) builds one
 manager per process and awaits :meth:`OpenJudgeRewardManager.run_single` for every
@@ -7,7 +7,7 @@ built once per process (:func:`~openjudge.integrations.verl._scoring.shared_scor
 limiters are created inside whichever loop is running, never the loop captured by
 ``RewardManagerBase.__init__``.
 
-The same class serves the seed guide's call shape,
+The same class serves the call shape of OpenJudge's VERL guide,
 ``OpenJudgeRewardManager(tokenizer=..., num_examine=..., compute_score=fn)(data, return_dict=True)``,
 where ``fn`` is a :class:`~openjudge.integrations.verl.BaseOpenJudgeRewardFunction`.
 """
@@ -271,7 +271,7 @@ class OpenJudgeRewardManager(BatchCall, RewardManagerBase):
         return {"reward_score": float(results[0].score), "reward_extra_info": dict(results[0].reward_info)}
 
     def _placement(self, data: DataProto, uid: str | None) -> Placement:
-        """What VERL can do with a failure of this row (see :class:`~openjudge.integrations.verl._scoring.Placement`)."""
+        """What VERL can do with a failure of this row (see :class:`Placement`)."""
         path = reward_path(self.config)
         streaming = "prompt_len" in data.non_tensor_batch  # only the agent loop's rows carry lengths
         if not streaming:

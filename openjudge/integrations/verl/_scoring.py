@@ -4,7 +4,7 @@ built once per worker process from ``+reward.openjudge.*`` with what is VERL's o
 What VERL adds to the shared scorer: ``kind: verl`` providers call the judge VERL hosts
 (:mod:`openjudge.integrations.verl._hosted_judge`), what was built is closed at exit
 (:mod:`openjudge.integrations.verl.lifecycle`), the worker's long-lived objects leave the
-garbage collector's full passes (:mod:`openjudge.integrations.verl._gc_freeze`), and
+garbage collector's full passes when the user asks (:mod:`openjudge.integrations.verl._gc_freeze`), and
 breakers and the failure rate are kept for the whole run in one ledger
 (:func:`openjudge.integrations.verl._ledger.run_ledger`). The extra keys and the failure
 policy are the shared scorer's (:mod:`openjudge.integrations.scoring._scorer`).
@@ -106,7 +106,7 @@ def shared_scorer(settings: OpenJudgeVerlSettings, hosted_judge: HostedJudge | N
             source=settings.config,
             ledger=_RunLedger(settings.failure_policy(), describe),
         )
-        freeze_long_lived_objects()  # the worker's imports and graders: out of full GC passes
+        freeze_long_lived_objects()  # if asked: the worker's imports and graders out of full GC passes
         logger.info(
             "openjudge: graders %s, reward = %s (on_failure=%s) from %s",
             ", ".join(scorer.grader_names),

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
+from openjudge.errors import SettingsError
 from openjudge.integrations._shared import plain_options
 from openjudge.integrations.scoring._settings import FailurePolicy, FallbackPolicy, OnFailure, ScorerSettings
 
@@ -35,10 +36,6 @@ __all__ = [
 
 CONFIG_ENV = "OPENJUDGE_VERL_CONFIG"
 """Environment variable naming the graders YAML when no ``config`` option is given."""
-
-
-class SettingsError(ValueError):
-    """The ``reward.openjudge`` options are missing or invalid (the message says how to fix them)."""
 
 
 def config_value(node: object, *path: str) -> object:

@@ -41,6 +41,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from openjudge._text import encodable_json_text
 from openjudge.integrations.scoring._guard import FailureRateExceeded
 from openjudge.integrations.scoring._keys import FAILED_KEY, GROUP_FAILED_KEY, KEY_PREFIX, as_float
 from openjudge.integrations.verl._ledger import driver_summary, driver_view
@@ -116,7 +117,9 @@ def write_rollout_dump(
     no ``extra_fields``, so no reward manager can add a column there. This file has one
     row per trajectory, in VERL's order, with the same ``uid`` and ``step`` and every
     ``reward_extra_info`` key (``openjudge/failed``, ``openjudge/<grader>/error_kind``, ...):
-    join the two on ``uid``.
+    join the two on ``uid``. A lone surrogate in a text (a reason quoting a response) is
+    written as the six characters ``\\udXXX`` (:mod:`openjudge._text`), so the line stays
+    UTF-8 that any JSON reader reads.
     """
     path = Path(directory) / DUMP_SUBDIR / f"{global_steps}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +127,7 @@ def write_rollout_dump(
     with path.open("a", encoding="utf-8") as f:  # sync trainers sample a step in several parts
         for i in order:
             row = {"uid": keys[i], "step": global_steps, **infos[i]}
-            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            f.write(encodable_json_text(json.dumps(row, ensure_ascii=False, default=str)) + "\n")
     return path
 
 
@@ -153,8 +156,8 @@ class _FailureMetrics:
 
     def _wait_for_next_poll(self, partition_id: str, last_debug_time: float) -> float:
         stop_if_failed()  # the async trainers poll (and refill failed groups) until enough are ready
-        waited: float = super()._wait_for_next_poll(partition_id, last_debug_time)  # type: ignore[misc]  # VERL's base
-        return waited
+        waited_s: float = super()._wait_for_next_poll(partition_id, last_debug_time)  # type: ignore[misc]  # VERL's base
+        return waited_s
 
     def _evict_terminal_groups(self, global_steps: int, partition_id: str, reasons: Any) -> Any:
         stop_if_failed()  # evict-and-refill loops here without polling when every group fails fast

@@ -13,18 +13,18 @@ Importing this package imports neither torch nor transformers; a model loads on 
 first call (or ``load()``), on a worker thread, once per provider object. Install with
 ``pip install 'openjudge-graders[transformers]'`` after installing torch for your platform.
 
-Layout: :mod:`.settings` (what to load), :mod:`.loading` (device, dtype, checkpoint),
-:mod:`.batcher` (the dynamic batcher and its worker thread), :mod:`.local_model` (lazy
-load + batcher), :mod:`.requests`, :mod:`.generation` / :mod:`.scoring` (the forward
-passes), :mod:`.logprobs`, :mod:`.constraints` (llguidance); only :mod:`.transport`
-(one attempt under the core's engine), :mod:`.chat` and :mod:`.reward` touch the core.
+Layout: :mod:`._settings` (what to load), :mod:`._loading` (device, dtype, checkpoint),
+:mod:`._batcher` (the dynamic batcher and its worker thread), :mod:`._local_model` (lazy
+load + batcher), :mod:`._requests`, :mod:`._generation` / :mod:`._scoring` (the forward
+passes), :mod:`._logprobs`, :mod:`._constraints` (llguidance); only :mod:`._transport`
+(one attempt under the core's engine), :mod:`._chat` and :mod:`._reward` touch the core.
 """
 
 from __future__ import annotations
 
+from openjudge.errors import InferenceError as InferenceError
 from openjudge.providers.transformers._chat import TransformersChatModel as TransformersChatModel
 from openjudge.providers.transformers._chat import constraints_installed as constraints_installed
-from openjudge.providers.transformers._errors import InferenceError as InferenceError
 from openjudge.providers.transformers._reward import TransformersRewardModel as TransformersRewardModel
 from openjudge.providers.transformers._settings import TransformersSettings as TransformersSettings
 

@@ -207,14 +207,14 @@ class DynamicBatcher(Generic[Q, R]):
                 head = self._queue[0]
                 limit = self.stats.batch_limit
                 members = [p for p in self._queue if p.key == head.key][:limit]
-                wait = head.arrived + self.window_s - time.monotonic()
-                if len(members) >= limit or wait <= 0:
+                wait_s = head.arrived + self.window_s - time.monotonic()
+                if len(members) >= limit or wait_s <= 0:
                     chosen = set(map(id, members))
                     self._queue = [p for p in self._queue if id(p) not in chosen]
                     for p in members:
                         p.state = "running"
                     return members
-                self._cond.wait(wait)  # woken early by a new request or a cancellation
+                self._cond.wait(wait_s)  # woken early by a new request or a cancellation
 
     def _execute(self, batch: list[_Pending[Q, R]]) -> None:
         outcomes: Sequence[R | BaseException]

@@ -141,7 +141,7 @@ class TransformersChatTransport(LocalTransport[GenerationRequest, "Generation"])
             TokenUsage(out.prompt_tokens, out.completion_tokens, 1),
             out.finish_reason,
             tuple(TokenLogprob(t.token, t.logprob, t.top) for t in out.tokens),
-            model=self.model,
+            model=self.model_name,
         )
 
 
@@ -280,7 +280,7 @@ class TransformersChatModel(ChatClient):
             rm.close()
 
     def __repr__(self) -> str:
-        return f"TransformersChatModel(model={self.model!r}, device={self.settings.device!r})"
+        return f"TransformersChatModel(model={self.model_name!r}, device={self.settings.device!r})"
 
 
 def _structured_output(asked: StructuredOutputMode | None) -> StructuredOutputMode:

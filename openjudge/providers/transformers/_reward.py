@@ -2,7 +2,7 @@
 
 :class:`TransformersRewardModel` implements the core's
 :class:`~openjudge.models.reward_model.RewardModel`, as vLLM's
-:class:`~openjudge.providers.vllm_reward.RewardModelClient` does, so
+:class:`~openjudge.providers.vllm_reward.VLLMRewardModel` does, so
 :class:`~openjudge.graders.reward_model.RewardModelGrader` fronts either and configs
 swap by provider. Calls go through the core's
 :class:`~openjudge.models.engine.CallEngine` around a local transport: timeouts, bounded
@@ -48,13 +48,13 @@ class _RewardTransport(LocalTransport[ScoreRequest, "Scores"]):
     async def attempt(self, request: ScoreRequest, timeout_s: float) -> ScoreReply:
         scores = await self.run(request, timeout_s)
         return ScoreReply(
-            labelled(scores.values, self.label_index, where=self.model),
+            labelled(scores.values, self.label_index, where=self.model_name),
             TokenUsage(scores.prompt_tokens, 0, 1),
         )
 
 
 class TransformersRewardModel:
-    """A sequence-classification reward model running in this process (a :class:`RewardModel`).
+    """A sequence-classification reward model in this process (a :class:`~openjudge.models.RewardModel`).
 
     The conversation is ``[user: prompt, assistant: response]``, or ``messages`` then the
     response, formatted with the tokenizer's chat template; with neither, the response
@@ -112,7 +112,7 @@ class TransformersRewardModel:
         )
 
     @property
-    def model(self) -> str:
+    def model_name(self) -> str:
         return self.settings.model
 
     @property
@@ -155,7 +155,7 @@ class TransformersRewardModel:
         outcome = await self._engine.call(request)
         value, *values = outcome.response.scores
         usage = TokenUsage(outcome.response.usage.prompt_tokens, 0, outcome.requests)
-        return Reward(value, tuple(values), self.model, usage, outcome.latency_s)
+        return Reward(value, tuple(values), self.model_name, usage, outcome.latency_s)
 
     async def aclose(self) -> None:
         """Nothing is bound to an event loop; :meth:`close` frees the model."""
@@ -165,4 +165,4 @@ class TransformersRewardModel:
         self.local_model.close()
 
     def __repr__(self) -> str:
-        return f"TransformersRewardModel(model={self.model!r}, device={self.settings.device!r})"
+        return f"TransformersRewardModel(model={self.model_name!r}, device={self.settings.device!r})"

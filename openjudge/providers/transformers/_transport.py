@@ -1,11 +1,12 @@
 """The core's transport around a local model: one attempt is one request through its batcher.
 
-Shared by the two roles (:mod:`.chat`, :mod:`.reward`), which add how a core request
-becomes a local one and back. The core composes everything else around it (retries,
-the concurrency limit, usage, and for the judge deduplication and the cache); here an
-attempt waits for the model to load (once per process, not timed: loading a large
-checkpoint takes minutes), then runs under the policy's timeout, queueing included. A
-timed-out or cancelled attempt leaves the batcher's queue, so it never costs a row.
+Shared by the two roles (:mod:`._chat`, :mod:`~openjudge.providers.transformers._reward`),
+which add how a core request becomes a local one and back. The core composes everything
+else around it (retries, the concurrency limit, usage, and for the judge deduplication
+and the cache); here an attempt waits for the model to load (once per process, not
+timed: loading a large checkpoint takes minutes), then runs under the policy's timeout,
+queueing included. A timed-out or cancelled attempt leaves the batcher's queue, so it
+never costs a row.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class LocalTransport(Generic[Q, R]):
         self._connection_key = f"{self._endpoint}|{local_model.head}|{uuid.uuid4().hex[:12]}"
 
     @property
-    def model(self) -> str:
+    def model_name(self) -> str:
         return self.local_model.settings.model
 
     @property
@@ -94,7 +95,7 @@ class LocalTransport(Generic[Q, R]):
             raise to_chat_error(exc) from None
         except TimeoutError:
             raise ChatModelError(
-                f"{self.model}: no result within {timeout_s:g}s (queueing included); "
+                f"{self.model_name}: no result within {timeout_s:g}s (queueing included); "
                 "raise timeout_s or lower the load",
                 kind="timeout",
                 retryable=True,

@@ -1,9 +1,10 @@
 """Shared data and helpers for the agent grader tests.
 
-* :data:`TRAJECTORIES`: the three hand-made trajectories of research/openjudge.md §5a.
+* :data:`TRAJECTORIES`: three hand-made trajectories (efficient, looping, partial), the ones
+  OpenJudge 0.2.4's rule graders were first measured on.
 * :func:`grade`: run one ``aevaluate`` call to completion (anyio, asyncio backend).
 * ``reference_*``: a plain, unoptimised restatement of OpenJudge 0.2.4's algorithms
-  (research §3a, §3b) on well-formed input, used as an oracle by the property tests.
+  (its ``action_loop.py`` and ``observation_information_gain.py``) on well-formed input, used as an oracle by the property tests.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def call(call_id: str | None, name: str, arguments: object = None, **args: objec
 
 
 def traj(steps: Sequence[tuple[str, Mapping[str, object], str]], final: str = "Done.") -> list[JsonDict]:
-    """Research §5a's trajectory builder: one assistant call and one tool answer per step."""
+    """The trajectory builder of OpenJudge's rule-grader demo: one assistant call and one tool answer per step."""
     msgs: list[JsonDict] = [
         {"role": "system", "content": "You are an agent."},
         {"role": "user", "content": "Find the weather in Paris."},

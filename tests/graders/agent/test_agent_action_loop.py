@@ -1,4 +1,4 @@
-"""ActionLoopDetectionGrader: OpenJudge parity on research §5a, metadata, edge cases, scale."""
+"""ActionLoopDetectionGrader: OpenJudge parity on three trajectories, metadata, edge cases, scale."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_identity() -> None:
     ("name", "score", "similar", "total"),
     [("efficient", 1.0, 0, 3), ("looping", 0.0, 6, 6), ("partial", 1 - 1 / 6, 1, 6)],
 )
-def test_research_5a_trajectories(name: str, score: float, similar: int, total: int) -> None:
+def test_openjudge_scores_on_three_trajectories(name: str, score: float, similar: int, total: int) -> None:
     result = loop_score(TRAJECTORIES[name])
     assert result.score == score
     assert Fraction(result.score).limit_denominator(100) == 1 - Fraction(similar, total)
@@ -145,7 +145,7 @@ def test_dict_arguments_give_the_json_string_signature() -> None:
 
 
 def test_unanswered_calls_are_dropped_but_counted() -> None:
-    # research §3a: 3 identical calls, one answered -> action_count 1, score 1.0
+    # As OpenJudge 0.2.4: 3 identical calls, one answered -> action_count 1, score 1.0
     messages: list[JsonDict] = [
         {"role": "assistant", "tool_calls": [call(f"c{i}", "f", x=1) for i in range(3)]},
         {"role": "tool", "tool_call_id": "c0", "content": "answer"},

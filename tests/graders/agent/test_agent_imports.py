@@ -1,4 +1,4 @@
-"""Importing the agent graders stays light: no SDKs, no numeric stacks, seed paths intact."""
+"""Importing the agent graders stays light: no SDKs, no numeric stacks, OpenJudge's import paths intact."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_packages_import_nothing() -> None:
     }
 
 
-def test_seed_import_paths() -> None:
+def test_openjudge_guide_import_paths() -> None:
     from openjudge.graders.agent.action.action_loop import ActionLoopDetectionGrader
     from openjudge.graders.agent.observation.observation_information_gain import (
         ObservationInformationGainGrader,

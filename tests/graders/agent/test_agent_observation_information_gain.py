@@ -1,4 +1,4 @@
-"""ObservationInformationGainGrader: OpenJudge parity on research §5a and edge cases."""
+"""ObservationInformationGainGrader: OpenJudge parity on three trajectories, and edge cases."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def gain(messages: object, grader: ObservationInformationGainGrader = GRADER) ->
 
 
 def reward(similarity: float, threshold: float = 0.5) -> float:
-    """research §3b: (1 − s) · exp(−2 · max(0, s − threshold))."""
+    """OpenJudge 0.2.4's reward: (1 − s) · exp(−2 · max(0, s − threshold))."""
     return (1 - similarity) * math.exp(-2 * max(0, similarity - threshold))
 
 

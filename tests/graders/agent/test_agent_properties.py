@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from functools import partial
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -97,6 +98,7 @@ RECALL = ToolCallPrecisionRecallMatchGrader(match_arguments=True)
 SEQUENCE = ToolCallStepSequenceMatchGrader()
 
 
+@pytest.mark.slow  # 150 hostile trajectories through every grader (8 s)
 @FUZZ
 @given(_messages)
 def test_trajectory_graders_never_raise(messages: object) -> None:
@@ -104,6 +106,7 @@ def test_trajectory_graders_never_raise(messages: object) -> None:
         check_fast_built(grade(partial(grader.aevaluate, messages=messages)))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # 150 hostile tool-call sets through every grader (8 s)
 @FUZZ
 @given(
     _messages,

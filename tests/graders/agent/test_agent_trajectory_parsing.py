@@ -34,7 +34,7 @@ def names(actions: list[Mapping[str, object]]) -> list[object]:
 
 
 @pytest.mark.parametrize("name", list(TRAJECTORIES))
-def test_pairs_match_openjudge_on_research_trajectories(name: str) -> None:
+def test_pairs_match_openjudge_on_three_trajectories(name: str) -> None:
     pairs = extract_action_observation_pairs(TRAJECTORIES[name])
     expected = reference_pairs(TRAJECTORIES[name])
     assert list(zip(pairs.actions, pairs.observations, strict=True)) == expected

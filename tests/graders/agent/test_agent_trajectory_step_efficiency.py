@@ -33,7 +33,7 @@ def test_identity() -> None:
     ("name", "redundant", "total"),
     [("efficient", 0, 3), ("looping", 3, 4), ("partial", 0, 4)],
 )
-def test_research_trajectories(name: str, redundant: int, total: int) -> None:
+def test_three_trajectories(name: str, redundant: int, total: int) -> None:
     result = efficiency(TRAJECTORIES[name])
     ratio = (total - redundant) / total
     assert result.score == ratio

@@ -29,7 +29,7 @@ class FusionStub:
 
 
 def _run(request: dict[str, object]) -> dict[str, object]:
-    timeout = float(str(request.get("run_timeout", 10)))
+    timeout_s = float(str(request.get("run_timeout", 10)))
     start = time.monotonic()
     try:
         done = subprocess.run(
@@ -37,7 +37,7 @@ def _run(request: dict[str, object]) -> dict[str, object]:
             input=str(request.get("stdin") or ""),
             capture_output=True,
             text=True,
-            timeout=timeout,
+            timeout=timeout_s,
         )
     except subprocess.TimeoutExpired as exc:
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")

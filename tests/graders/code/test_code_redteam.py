@@ -28,7 +28,7 @@ IO_TAIL = "\nimport sys\nif not sys.stdin.isatty():\n    data = sys.stdin.read()
 WRONG = "def solve(x):\n    return 0\n"
 
 HACKS: dict[str, str] = {
-    # From the red-team report.
+    # Attacks found by adversarial testing.
     "patch builtins.exec": "import builtins\nbuiltins.exec = lambda *a, **k: None\n" + WRONG,
     "patch builtins.compile": (
         "import builtins\n_c = builtins.compile\n"
@@ -130,6 +130,7 @@ FREEZES: dict[str, str] = {
 }
 
 
+@pytest.mark.slow  # each waits out its 2 s budget
 @pytest.mark.parametrize("freeze", list(FREEZES))
 async def test_no_freeze_outlives_its_budget(freeze: str) -> None:
     budget = 1.0

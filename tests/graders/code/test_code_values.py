@@ -99,3 +99,31 @@ def test_malformed_trees_are_refused(tree: object) -> None:
 )
 def test_the_harness_writes_json_that_json_reads(value: object) -> None:
     assert json.loads(harness_dumps(value)) == value
+
+
+P61 = 2**61 - 1  # hash(k * P61) == 0 for every int k
+
+
+@pytest.mark.parametrize(
+    "colliding",
+    [
+        pytest.param([k * P61 for k in range(1, 50_000)], id="ints"),
+        pytest.param([{"$tuple": [k * P61]} for k in range(1, 50_000)], id="tuples of ints"),
+        pytest.param([{"$int": format(k * P61 + (1 << 70) * P61, "x")} for k in range(1, 50_000)], id="$int"),
+    ],
+)
+def test_sets_and_dicts_whose_members_collide_are_not_read(colliding: list[object]) -> None:
+    """Members sharing a hash make a set quadratic to build: the decoder stops after a few."""
+    members = decode(colliding)
+    assert isinstance(members, list) and len({hash(v) for v in members}) == 1  # they do collide
+    with pytest.raises(ValueTooLarge, match="share one hash value"):
+        decode({"$set": colliding})
+    with pytest.raises(ValueTooLarge, match="share one hash value"):
+        decode({"$dict": [[member, 0] for member in colliding]})
+
+
+def test_a_few_colliding_members_are_still_data() -> None:
+    few = [k * P61 for k in range(1, 9)]
+    assert decode({"$set": few}) == frozenset(few)
+    assert decode({"$dict": [[k, k] for k in few]}) == {k: k for k in few}
+    assert decode({"$set": [-1, -2]}) == frozenset({-1, -2})  # hash(-1) == hash(-2) in CPython

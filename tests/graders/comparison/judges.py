@@ -29,13 +29,13 @@ def ranking(*ids: str, reason: str = "ranked") -> str:
 class Recorder:
     """A FunctionChatModel around ``decide(request) -> reply`` that records every request."""
 
-    def __init__(self, decide: Callable[[ChatRequest], str], *, delay: float = 0.0) -> None:
+    def __init__(self, decide: Callable[[ChatRequest], str], *, delay_s: float = 0.0) -> None:
         self.requests: list[ChatRequest] = []
         self.active = 0
         self.peak = 0
         self._decide = decide
-        self._delay = delay
-        self.model = FunctionChatModel(self._reply_async if delay else self._reply)
+        self._delay_s = delay_s
+        self.model = FunctionChatModel(self._reply_async if delay_s else self._reply)
 
     def _reply(self, request: ChatRequest) -> str:
         self.requests.append(request)
@@ -46,7 +46,7 @@ class Recorder:
         self.active += 1
         self.peak = max(self.peak, self.active)
         try:
-            await anyio.sleep(self._delay)
+            await anyio.sleep(self._delay_s)
         finally:
             self.active -= 1
         return self._decide(request)

@@ -84,7 +84,7 @@ async def test_one_inconsistent_pair_counts_neither() -> None:
 
 
 async def test_twelve_calls_for_four_responses_run_concurrently() -> None:
-    judge = Recorder(by_quality({"w": 1, "x": 3, "y": 2, "z": 4}), delay=0.03)
+    judge = Recorder(by_quality({"w": 1, "x": 3, "y": 2, "z": 4}), delay_s=0.03)
     result = await run(judge, GROUP)
     assert isinstance(result, GraderRank)
     assert len(judge.requests) == 12 and result.usage is not None and result.usage.requests == 12
@@ -95,7 +95,7 @@ async def test_twelve_calls_for_four_responses_run_concurrently() -> None:
 
 
 async def test_max_concurrency_bounds_calls_in_flight() -> None:
-    judge = Recorder(always("tie"), delay=0.02)
+    judge = Recorder(always("tie"), delay_s=0.02)
     result = await run(judge, GROUP, max_concurrency=3)
     assert isinstance(result, GraderRank) and judge.peak == 3 and len(judge.requests) == 12
     with pytest.raises(ValueError, match="max_concurrency must be >= 1"):

@@ -127,7 +127,7 @@ async def test_concurrent_evaluations_validate_against_their_own_ids() -> None:
         ids = list(candidates(request))
         return ranking(*reversed(ids))
 
-    judge = Recorder(decide, delay=0.02)
+    judge = Recorder(decide, delay_s=0.02)
     grader = ListwiseRankingGrader(judge.model)
     results: list[GraderResult | None] = [None] * 3
 

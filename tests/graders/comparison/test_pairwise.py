@@ -118,7 +118,7 @@ async def test_invalid_reply_in_one_order_is_reasked_then_a_parse_error() -> Non
 
 
 async def test_both_orders_run_concurrently() -> None:
-    judge = Recorder(by_quality({GOOD: 2, BAD: 1}), delay=0.05)
+    judge = Recorder(by_quality({GOOD: 2, BAD: 1}), delay_s=0.05)
     result = await grade(judge, response_a=GOOD, response_b=BAD)
     assert isinstance(result, GraderScore) and result.score == 1.0
     assert judge.peak == 2

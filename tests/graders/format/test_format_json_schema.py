@@ -265,7 +265,7 @@ def test_agrees_with_jsonschema_package(instance: Any) -> None:
 
 
 async def test_hostile_patterns_are_bounded() -> None:
-    # The red-team's case: 34 "a" and "!" against ^(a+)+$ ignored timeout_s and SIGTERM.
+    # An attack found by adversarial testing: 34 "a" and "!" against ^(a+)+$ ignored timeout_s and SIGTERM.
     grader = JsonSchemaGrader(
         {"type": "object", "properties": {"k": {"type": "string", "pattern": "^(a+)+$"}}}
     )

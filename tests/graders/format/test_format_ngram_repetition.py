@@ -84,7 +84,7 @@ async def test_think_scope() -> None:
 @pytest.mark.parametrize(
     "disguise",
     [
-        lambda w, k: w + "\u034f",  # the red-team case: a combining grapheme joiner per word
+        lambda w, k: w + "\u034f",  # an attack found in testing: a combining grapheme joiner per word
         lambda w, k: w + "\u034f" * (k % 7),  # a different count of them per copy
         lambda w, k: w + "\u200b" * (k % 5),  # zero-width spaces
         lambda w, k: w + "\ufe0f" * (k % 3),  # variation selectors

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -28,7 +29,7 @@ async def grade(grader: MathAnswerEquivalenceGrader, response: str, reference: s
         (r"\boxed{50\%}", "0.5", 1.0, "numeric"),
         (r"\boxed{50\%}", "50", 1.0, "numeric"),
         ("<answer>1,234</answer>", "1234", 1.0, "numeric"),
-        ("So we get 42.", "#### 42", 1.0, "string"),
+        ("So we get 42.", "#### 42", 1.0, "symbolic"),  # prose is read whole, by math-verify
         (r"\boxed{5 \text{ cm}}", "5", 1.0, "numeric"),
         (r"\boxed{90^\circ}", "90", 1.0, "string"),
         (r"\boxed{3.0}", "3", 1.0, "numeric"),
@@ -88,6 +89,15 @@ async def test_metadata_fields() -> None:
     }
 
 
+@pytest.fixture(scope="module")
+def symbolic_grader() -> Iterator[MathAnswerEquivalenceGrader]:
+    """One grader (one sympy worker process, started once) for the symbolic cases."""
+    pytest.importorskip("sympy")
+    grader = MathAnswerEquivalenceGrader()
+    yield grader
+    grader.workers.close()
+
+
 @pytest.mark.parametrize(
     ("response", "reference", "score"),
     [
@@ -100,9 +110,10 @@ async def test_metadata_fields() -> None:
         (r"\boxed{(x+1)^{999}}", "x", 0.0),
     ],
 )
-async def test_symbolic_with_sympy(response: str, reference: str, score: float) -> None:
-    pytest.importorskip("sympy")
-    result = await grade(MathAnswerEquivalenceGrader(), response, reference)
+async def test_symbolic_with_sympy(
+    symbolic_grader: MathAnswerEquivalenceGrader, response: str, reference: str, score: float
+) -> None:
+    result = await grade(symbolic_grader, response, reference)
     assert (result.score, result.metadata["method"]) == (score, "symbolic")
 
 

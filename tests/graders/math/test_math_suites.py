@@ -12,10 +12,12 @@ import pytest
 from openjudge.graders.base_grader import GraderScore
 from openjudge.graders.math import MathAnswerEquivalenceGrader
 
+pytestmark = pytest.mark.slow  # every labelled suite (10 s)
+
 pytest.importorskip("math_verify")
 
 SUITES = Path(__file__).parent / "suites"
-# Thresholds from issue 21: math-verify's own suite >= 95 %, every other suite >= 90 %.
+# Agreement floors: math-verify's own suite >= 95 %, every other suite >= 90 %.
 THRESHOLDS = {"math_verify": 0.95}
 HEADER_FIELDS = {"suite", "source_repo", "source_path", "commit", "licence", "cases"}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,12 +87,6 @@ def test_the_json_shapes_that_hold_graders() -> None:
     text = job_config_yaml(evals, source="eval.json")
     assert "provider: judge" in text and "model: o4-mini-2025-04-16" in text
     assert "name: reward" in text  # two graders: one reward
-
-
-@pytest.fixture(scope="module")
-def judge_server() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.0) as server:
-        yield server
 
 
 def test_a_grader_file_beside_the_config_and_a_model_grader_over_http(

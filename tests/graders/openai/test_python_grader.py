@@ -74,6 +74,7 @@ def test_what_grade_does_with_a_sample_is_the_samples(body: str, cause: str, det
     assert result.score == 0.0 and detail in result.reason
 
 
+@pytest.mark.slow  # a hang waits out its budget
 def test_a_hang_or_a_memory_blowup_in_grade_is_the_samples() -> None:
     source = """
 def grade(sample, item):

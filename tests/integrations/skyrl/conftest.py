@@ -1,12 +1,8 @@
-"""Fixtures for the SkyRL tests: a slow judge server per module (they run against the real skyrl-gym)."""
+"""The SkyRL tests run against the real skyrl-gym, with a judge slow enough for calls to overlap."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-
-from openjudge.testing.judge_server import JudgeServerProcess
 
 try:
     import skyrl_gym  # type: ignore[import-untyped]  # noqa: F401  # the tests here use the real skyrl-gym
@@ -16,7 +12,7 @@ except ImportError as exc:  # pragma: no cover
     ) from exc
 
 
-@pytest.fixture(scope="module")
-def judge_server() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.05) as server:
-        yield server
+@pytest.fixture
+def judge_latency_s() -> float:
+    """A judge slow enough for calls to overlap (the session's judge server, tests/_fixtures/judge.py)."""
+    return 0.05

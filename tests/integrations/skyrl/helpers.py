@@ -1,4 +1,4 @@
-"""Test helpers: the SkyRL seed's frozen local judge as a graders YAML (a vLLM provider entry)."""
+"""Test helpers: the frozen local judge of SkyRL's llm_as_a_judge_local example as a graders YAML (a vLLM provider entry)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Fixtures for the TRL tests: one judge server per module (they run against the real TRL)."""
+"""The TRL tests run against the real TRL (and the session's judge server, tests/_fixtures/judge.py)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-
-import pytest
-
-from openjudge.testing.judge_server import JudgeServerProcess
 
 try:
     import trl  # noqa: F401  # the tests in this folder run against the real TRL
@@ -14,9 +8,3 @@ except ImportError as exc:  # pragma: no cover
     raise ImportError(
         "the TRL tests need trl and torch: run `bash scripts/test.sh` (it installs them)"
     ) from exc
-
-
-@pytest.fixture(scope="module")
-def judge_server() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.0) as server:
-        yield server

@@ -19,6 +19,8 @@ from openjudge.integrations.trl import OpenJudgeRewards
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.trl.helpers import make_trainer, write_graders_yaml
 
+pytestmark = pytest.mark.slow  # a real TRL GRPOTrainer
+
 PROMPT = "what is 2+2 ?"
 
 
@@ -100,7 +102,7 @@ def test_concurrency_is_shared_across_the_functions_of_a_batch(
     )
     funcs = [rewards.grader("helpful"), rewards.aggregate()]
     trainer = make_trainer(tmp_path / "out", funcs, dataset(4))
-    completions = [f"answer {'4' if i % 2 == 0 else '5'} #oj:latency=0.3,score=5 n{i}" for i in range(8)]
+    completions = [f"answer {'4' if i % 2 == 0 else '5'} #oj:latency_s=0.3,score=5 n{i}" for i in range(8)]
     judge_server.reset_stats()
 
     started = time.perf_counter()

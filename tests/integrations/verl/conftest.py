@@ -1,4 +1,7 @@
-"""Fixtures for the VERL tests: one judge server and one graders YAML per module, one Ray session."""
+"""Fixtures for the VERL tests: a judge a little slower than the default, one graders YAML per module.
+
+The judge server and the Ray session are the suite's (tests/_fixtures).
+"""
 
 from __future__ import annotations
 
@@ -25,10 +28,9 @@ def fresh_ledger() -> Iterator[None]:
     reset_run_ledgers()
 
 
-@pytest.fixture(scope="module")
-def judge_server() -> Iterator[JudgeServerProcess]:
-    with JudgeServerProcess(latency_s=0.005) as server:
-        yield server
+@pytest.fixture
+def judge_latency_s() -> float:
+    return 0.005
 
 
 @pytest.fixture(scope="module")
@@ -36,31 +38,6 @@ def graders_yaml(judge_server: JudgeServerProcess, tmp_path_factory: pytest.Temp
     from tests.integrations.verl.helpers import write_graders_yaml
 
     return write_graders_yaml(tmp_path_factory.mktemp("graders"), judge_server.base_url, timeout_s=1.0)
-
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(scope="package")
-def ray_session() -> Iterator[None]:
-    """One local Ray session for every module here that runs VERL's actors (starting one costs seconds).
-
-    8 logical CPUs on the 2-core machine: TransferQueue's actors hold one each. Modules
-    stop the actors they start (``helpers.stop_actors``): VERL names its reward workers
-    ``reward_loop_worker_<i>``, so a second ``RewardLoopManager`` needs the names free.
-    """
-    import ray
-
-    ray.init(
-        num_cpus=8,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}},
-    )
-    try:
-        yield
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture(scope="session")

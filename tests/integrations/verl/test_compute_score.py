@@ -22,6 +22,8 @@ from tests.integrations.verl.helpers import (
     words_of,
 )
 
+pytestmark = pytest.mark.slow  # VERL's own managers on real batches (seconds per test)
+
 TOKENIZER = make_tokenizer(words_of(FAULT_PROMPTS))
 
 

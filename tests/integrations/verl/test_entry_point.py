@@ -13,6 +13,10 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # fresh interpreters importing VERL (seconds each)
+
 ROOT = Path(__file__).resolve().parents[3]
 
 

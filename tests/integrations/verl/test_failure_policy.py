@@ -32,6 +32,8 @@ from tests.integrations.verl.helpers import (
     words_of,
 )
 
+pytestmark = pytest.mark.slow  # real VERL managers and trainers (seconds per test)
+
 EPS = 1e-6
 
 

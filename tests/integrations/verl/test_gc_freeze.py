@@ -1,4 +1,4 @@
-"""A worker's long-lived objects leave the collector's full passes once its graders are built."""
+"""Asked to, a worker's long-lived objects leave the collector's full passes once its graders are built."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from openjudge.integrations.verl._gc_freeze import GC_FREEZE_ENV
+
+pytestmark = pytest.mark.slow  # VERL reward workers built in a fresh interpreter
 
 # Run in a child: freezing is once per process, and the test process's state is not ours.
 PROBE = """
@@ -50,15 +52,17 @@ def probe(tmp_path: Path, env_value: str | None) -> dict[str, object]:
     return result
 
 
-def test_building_the_scorer_collects_then_freezes_once(tmp_path: Path) -> None:
-    result = probe(tmp_path, None)
+@pytest.mark.parametrize("value", ["1", "on"])
+def test_asked_to_building_the_scorer_collects_then_freezes_once(tmp_path: Path, value: str) -> None:
+    result = probe(tmp_path, value)
     assert result["before"] == 0
     assert isinstance(result["after"], int) and result["after"] > 10_000  # the imports, the graders
     assert result["again"] is False and result["after_again"] == result["after"]  # once per process
     assert result["cycle_freed"] is True  # collected first: garbage is never frozen
 
 
-@pytest.mark.parametrize("value", ["0", "off"])
-def test_the_environment_turns_it_off(tmp_path: Path, value: str) -> None:
+@pytest.mark.parametrize("value", [None, "0", "off"])
+def test_unasked_the_host_process_collector_is_left_alone(tmp_path: Path, value: str | None) -> None:
+    """The worker process is VERL's: nothing is frozen unless its owner asks."""
     result = probe(tmp_path, value)
     assert result["after"] == 0 and result["after_again"] == 0 and result["again"] is False

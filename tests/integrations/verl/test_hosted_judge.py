@@ -25,6 +25,8 @@ from tests.integrations.verl.helpers import (
     words_of,
 )
 
+pytestmark = pytest.mark.slow  # real VERL managers and trainers (seconds per test)
+
 ROOT = Path(__file__).resolve().parents[3]
 TOKENIZER = make_tokenizer(words_of(FAULT_PROMPTS))
 
@@ -79,7 +81,7 @@ def test_the_documented_frozen_judge_command_line(
     grader = manager.scorer.runner.grader_configs["quality"].grader
     assert isinstance(grader, LLMGrader)
     assert getattr(grader.model, "base_url", None) == f"http://{address}/v1"
-    assert grader.model.model == "test-judge"  # reward.reward_model.model_path
+    assert grader.model.model_name == "test-judge"  # reward.reward_model.model_path
     out = asyncio.run(manager.run_single(make_batch(TOKENIZER, FAULT_PROMPTS[:1])[0:1]))
     assert out["reward_extra_info"]["openjudge/quality"] == 3.0 and out["reward_score"] == 0.5
 

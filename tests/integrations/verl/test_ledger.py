@@ -133,6 +133,7 @@ def test_a_scored_member_ends_the_wait_after_a_quiet_minute() -> None:
     assert done and means.known and means.reward == 0.5 and not means.complete
 
 
+@pytest.mark.slow  # Ray
 def test_the_named_actor_is_shared_by_every_process(ray_session: None) -> None:
     import ray
 

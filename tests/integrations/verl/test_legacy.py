@@ -11,6 +11,7 @@ from verl.workers.reward_manager import get_reward_manager_cls
 
 import openjudge.integrations.verl.legacy
 from openjudge.integrations.verl import OpenJudgeLegacyRewardManager, OpenJudgeRewardManager
+from tests.integrations.verl.guide_functions import LengthRank
 from tests.integrations.verl.helpers import (
     FALLBACK,
     FAULT_KINDS,
@@ -23,7 +24,8 @@ from tests.integrations.verl.helpers import (
     unpack,
     words_of,
 )
-from tests.integrations.verl.seed_functions import LengthRank
+
+pytestmark = pytest.mark.slow  # VERL's own managers on real batches (seconds per test)
 
 TOKENIZER = make_tokenizer(words_of(FAULT_PROMPTS))
 

@@ -23,6 +23,8 @@ from tests.integrations.verl.helpers import (
     words_of,
 )
 
+pytestmark = pytest.mark.slow  # VERL's own managers on real batches (seconds per test)
+
 # The documented importlib route (VERL 0.7.1+).
 OVERRIDES = [
     "reward.reward_manager.source=importlib",

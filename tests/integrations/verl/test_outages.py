@@ -37,6 +37,8 @@ from tests.integrations.verl import fake_tq
 from tests.integrations.verl.helpers import Prompt, make_batch, make_tokenizer, trainer_config
 from tests.integrations.verl.test_failure_policy import streaming_rows
 
+pytestmark = pytest.mark.slow  # real VERL managers and trainers (seconds per test)
+
 N = 2  # rollout.n
 WINDOW = 8  # failure_window: a full outage stops the run after this many samples
 PROMPT = Prompt("what is 2+2 ?", "4", ["answer 4", "answer 5"])

@@ -37,6 +37,8 @@ from tests.integrations.verl.agent_rig import (
 )
 from tests.integrations.verl.trainer_rig import BATCH, WINDOW, N, answers, dead_url, graders_yaml, verl_run
 
+pytestmark = pytest.mark.slow  # real VERL managers and trainers (seconds per test)
+
 V1_MODES = ["sync", "colocate_async", "separate_async"]
 STOP_BOUND_S = 30.0
 """Wall time from the start of fit() to the stop, on a loaded 2-core machine (typically ~1 s)."""

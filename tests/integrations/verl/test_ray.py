@@ -1,6 +1,6 @@
 """VERL's ``RewardLoopManager`` on local Ray: two ``RewardLoopWorker`` actors score both paths.
 
-The package's Ray session (``ray_session``); two actors that import VERL cost ~10 s:
+The suite's Ray session (``ray_session``); two actors that import VERL cost ~10 s:
 
 * streaming: VERL's ``AgentLoopWorker`` runs the tool agent loop against a scripted
   rollout server and sends each finished trajectory to a random reward actor;
@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from verl.experimental.reward_loop import RewardLoopManager
 
+from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl.agent_rig import (
     ScriptedServer,
     agent_config,
@@ -37,13 +38,18 @@ from tests.integrations.verl.helpers import (
 )
 from tests.integrations.verl.test_streaming import AGENT_GRADERS, BROKEN, PARIS, PARIS_TWICE
 
+pytestmark = pytest.mark.slow  # VERL's reward actors on Ray (half a minute)
+
 
 @pytest.fixture(scope="module")
 def reward_loop(
-    ray_session: None, judge_server: object, model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    ray_session: None,
+    judge_server: JudgeServerProcess,
+    model_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[RewardLoopManager]:
     graders = tmp_path_factory.mktemp("graders") / "graders.yaml"
-    graders.write_text(AGENT_GRADERS.format(base_url=judge_server.base_url), encoding="utf-8")  # type: ignore[attr-defined]  # the module fixture
+    graders.write_text(AGENT_GRADERS.format(base_url=judge_server.base_url), encoding="utf-8")
     cfg = agent_config(
         model_dir,
         [

@@ -13,6 +13,7 @@ from verl.trainer.ppo.reward import load_reward_manager
 from openjudge.integrations.verl import OpenJudgeRewardManager, RewardSample
 from openjudge.integrations.verl._reward_loop import RewardLoopOutput
 from openjudge.integrations.verl._settings import SettingsError
+from tests.integrations.verl.guide_functions import LengthRank
 from tests.integrations.verl.helpers import (
     FALLBACK,
     FALLBACK_OPTIONS,
@@ -27,7 +28,8 @@ from tests.integrations.verl.helpers import (
     trainer_config,
     words_of,
 )
-from tests.integrations.verl.seed_functions import LengthRank
+
+pytestmark = pytest.mark.slow  # VERL's own managers on real batches (seconds per test)
 
 TOKENIZER = make_tokenizer(words_of(FAULT_PROMPTS, ["extra", "words"]))
 
@@ -202,13 +204,13 @@ def test_verl_0_7_0_options_under_reward_model_reward_kwargs(graders_yaml: Path)
     assert out["reward_score"] == 0.75
 
 
-def test_seed_reward_function_through_verls_custom_function_loader(graders_yaml: Path) -> None:
+def test_guide_reward_function_through_verls_custom_function_loader(graders_yaml: Path) -> None:
     cfg = trainer_config(
         [
             "reward.reward_manager.source=importlib",
             "reward.reward_manager.module.path=pkg://openjudge.integrations.verl",
             "reward.reward_manager.name=OpenJudgeRewardManager",
-            "reward.custom_reward_function.path=pkg://tests.integrations.verl.seed_functions",
+            "reward.custom_reward_function.path=pkg://tests.integrations.verl.guide_functions",
             "reward.custom_reward_function.name=length_rank",
         ]
     )

@@ -71,6 +71,9 @@ def test_a_misspelt_option_gets_a_did_you_mean() -> None:
     assert str(typo.value).startswith(
         "reward.openjudge.timout_s: unknown option; did you mean +reward.openjudge.timeout_s? (options: aggregate,"
     )
+    with pytest.raises(SettingsError) as unsuffixed:  # every duration in seconds ends in _s
+        read_settings({"config": "x.yaml", "timeout": 10})
+    assert "did you mean +reward.openjudge.timeout_s?" in str(unsuffixed.value)
 
 
 def test_an_unknown_or_invalid_option_is_named() -> None:

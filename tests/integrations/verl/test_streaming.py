@@ -34,6 +34,8 @@ from tests.integrations.verl.agent_rig import (
     weather_script,
 )
 
+pytestmark = pytest.mark.slow  # real VERL managers and trainers (seconds per test)
+
 AGENT_GRADERS = """\
 version: 1
 providers:

@@ -24,6 +24,8 @@ from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.verl import fake_tq
 from tests.integrations.verl.trainer_rig import BATCH, N, graders_yaml, ray_get_identity, verl_run
 
+pytestmark = pytest.mark.slow  # real VERL managers and trainers (seconds per test)
+
 
 @pytest.fixture
 def store() -> Iterator[fake_tq.Store]:

@@ -25,7 +25,7 @@ from tests.providers.transformers.helpers import (
     until,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real (tiny) models run forward passes and generate
 
 
 @pytest.mark.parametrize("structured_output", ["json_schema", "prompt"])

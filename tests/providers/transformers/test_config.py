@@ -15,8 +15,10 @@ from openjudge.config._loader import parse_config
 from openjudge.graders.reward_model import RewardModelGrader
 from openjudge.jobs._results import read_results
 from openjudge.providers.transformers import TransformersChatModel, TransformersRewardModel
-from openjudge.providers.vllm_reward import RewardModelClient
+from openjudge.providers.vllm_reward import VLLMRewardModel
 from tests.providers.transformers.helpers import direct_reward
+
+pytestmark = pytest.mark.slow  # real (tiny) models run forward passes and generate
 
 QUESTIONS = [
     "what is 2+2?",
@@ -120,9 +122,9 @@ def test_built_providers_share_one_model_per_provider(
     assert graders["helpful"].grader.model is judge is graders["expected_helpful"].grader.model  # type: ignore[attr-defined]
     reward_grader = graders["reward"].grader
     assert isinstance(reward_grader, RewardModelGrader)
-    assert isinstance(reward_grader.client, TransformersRewardModel)
-    assert reward_grader.client is rm.reward_model()  # type: ignore[attr-defined]
-    assert reward_grader.client.settings.dtype == "float32"
+    assert isinstance(reward_grader.reward_model, TransformersRewardModel)
+    assert reward_grader.reward_model is rm.reward_model()  # type: ignore[attr-defined]
+    assert reward_grader.reward_model.settings.dtype == "float32"
     assert job.grader_providers == {"helpful": "judge", "expected_helpful": "judge", "reward": "rm"}
     assert judge.local_model.loaded is None  # nothing loads before the first call
 
@@ -137,10 +139,10 @@ graders:
 """
     )
     grader = build_job(config).runner.grader_configs["reward"].grader
-    assert isinstance(grader, RewardModelGrader) and isinstance(grader.client, RewardModelClient)
+    assert isinstance(grader, RewardModelGrader) and isinstance(grader.reward_model, VLLMRewardModel)
     assert (
-        grader.client.server_url == "http://127.0.0.1:9"
-        and grader.client.model == "Skywork/Skywork-Reward-V2-Qwen3-0.6B"
+        grader.reward_model.server_url == "http://127.0.0.1:9"
+        and grader.reward_model.model_name == "Skywork/Skywork-Reward-V2-Qwen3-0.6B"
     )
 
 

@@ -16,6 +16,8 @@ from openjudge.providers.transformers._requests import GenerationRequest
 from openjudge.providers.transformers._settings import TransformersSettings
 from tests.providers.transformers import tiny
 
+pytestmark = pytest.mark.slow  # real (tiny) models run forward passes and generate
+
 
 def loaded(path: Path, max_input_tokens: int | None = None) -> LoadedModel:
     settings = TransformersSettings(model=str(path), device="cpu", max_input_tokens=max_input_tokens)

@@ -13,7 +13,7 @@ from openjudge.integrations.verl._scoring import shared_scorer
 from openjudge.integrations.verl._settings import OpenJudgeVerlSettings
 from tests.providers.transformers.helpers import direct_reward
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real (tiny) models run forward passes and generate
 
 
 def write_config(tmp_path: Path, reward: Path, judge: Path, prompt_field: str) -> Path:
@@ -74,4 +74,4 @@ async def test_verl_compute_score_uses_one_model_per_process(
     scorer = shared_scorer(OpenJudgeVerlSettings(config=str(config)))
     grader = scorer.runner.grader_configs["rm_score"].grader
     assert isinstance(grader, RewardModelGrader)
-    assert grader.client.local_model.stats.items == 2  # type: ignore[attr-defined]  # both calls, one loaded model
+    assert grader.reward_model.local_model.stats.items == 2  # type: ignore[attr-defined]  # both calls, one loaded model

@@ -29,7 +29,7 @@ from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models.policy import ProviderPolicy, RetryPolicy
 from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.transformers import TransformersChatModel
-from openjudge.results import GraderError, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderResult, GraderScore, RowResult
 from tests import real_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -80,14 +80,14 @@ def guide_blocks(language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```", section, re.DOTALL | re.MULTILINE)
 
 
-async def run_guide_config(config: dict[str, object]) -> list[GraderResult]:
+async def run_guide_config(config: dict[str, object]) -> list[RowResult]:
     job = build_job(parse_config(yaml.safe_dump(config), source="docs/guide.md"), use_cache=False)
     samples = [{"prompt": q, "response": a} for q, a, _ in real_model.PAIRS]
     results = await job.runner.arun(samples)
     return list(results["correctness"])
 
 
-def at_most_two_unusable_verdicts(results: list[GraderResult], *, why: str) -> None:
+def at_most_two_unusable_verdicts(results: list[RowResult], *, why: str) -> None:
     """Measured: 9 of 10 scored; "What is 10 - 7?" gets a 10, which the default schema allows (issue 44)."""
     failures = [r for r in results if not isinstance(r, GraderScore)]
     for failure in failures:

@@ -17,7 +17,7 @@ from openjudge.results import GraderError, GraderScore
 from tests.providers.transformers import tiny
 from tests.providers.transformers.helpers import direct
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real (tiny) models run forward passes and generate
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("4", {"prompt": "what is 2+2?"}),

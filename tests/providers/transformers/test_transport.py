@@ -31,7 +31,7 @@ from tests.providers.transformers.helpers import (
     until,
 )
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real (tiny) models run forward passes and generate
 
 GREEDY = Sampling(temperature=0.0)
 
@@ -179,7 +179,7 @@ async def test_the_reward_model_retries_an_out_of_memory_batch(reward_path: Path
 def test_model_strings_and_the_shared_reward_head(judge_path: Path) -> None:
     model = resolve_model(f"transformers:{judge_path}", device="cpu", max_batch_size=4)
     assert isinstance(model, TransformersChatModel)
-    assert (model.model, model.settings.max_batch_size, model.sampling.temperature) == (
+    assert (model.model_name, model.settings.max_batch_size, model.sampling.temperature) == (
         str(judge_path),
         4,
         0.0,

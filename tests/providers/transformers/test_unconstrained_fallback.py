@@ -12,7 +12,7 @@ import pytest
 from openjudge.results import GraderScore
 from tests.providers.transformers.helpers import grader, judge
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real (tiny) models run forward passes and generate
 
 
 def _word_level(source: Path, target: Path) -> Path:

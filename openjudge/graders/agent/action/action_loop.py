@@ -1,6 +1,6 @@
 """Detect an agent repeating itself: the share of action pairs whose signatures are alike.
 
-Reproduces OpenJudge 0.2.4's ``ActionLoopDetectionGrader`` (research/openjudge.md §3a):
+Reproduces OpenJudge 0.2.4's ``ActionLoopDetectionGrader`` (``graders/agent/action/action_loop.py``):
 the score is ``1 − similar_pairs / (n·(n−1)/2)`` over the ``n`` answered tool calls, where
 a pair is similar when the whitespace-token Jaccard of the two signatures reaches
 ``similarity_threshold``. Fewer than two actions score 1.0.

@@ -1,6 +1,7 @@
 """Reward observations that bring new information; penalise ones that repeat earlier ones.
 
-Reproduces OpenJudge 0.2.4's ``ObservationInformationGainGrader`` (research/openjudge.md §3b).
+Reproduces OpenJudge 0.2.4's ``ObservationInformationGainGrader``
+(``graders/agent/observation/observation_information_gain.py`` in its package).
 For each observation in order (those under 10 characters after stripping are skipped:
 neither rewarded nor remembered)::
 

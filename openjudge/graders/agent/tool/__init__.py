@@ -1,5 +1,6 @@
 """Rule graders comparing tool calls with reference calls.
 
-``tool_call_precision_recall_match.ToolCallPrecisionRecallMatchGrader`` and
-``tool_call_step_sequence_match.ToolCallStepSequenceMatchGrader``.
+:class:`~openjudge.graders.ToolCallPrecisionRecallMatchGrader` (:mod:`._tool_call_precision_recall_match`)
+and :class:`~openjudge.graders.ToolCallStepSequenceMatchGrader` (:mod:`._tool_call_step_sequence_match`),
+over the tool calls :mod:`._tool_calls` reads from a trajectory.
 """

@@ -1,5 +1,6 @@
 """Trajectory-level agent graders.
 
-``trajectory_step_efficiency.TrajectoryStepEfficiencyGrader`` (rule) and
-``trajectory_comprehensive.TrajectoryComprehensiveGrader`` (LLM judge).
+:class:`~openjudge.graders.TrajectoryStepEfficiencyGrader` (rule, :mod:`._trajectory_step_efficiency`)
+and :class:`~openjudge.graders.TrajectoryComprehensiveGrader` (LLM judge; its module,
+:mod:`.trajectory_comprehensive`, keeps the import path of OpenJudge's guide).
 """

@@ -92,10 +92,10 @@ _DENIED = (
 
 
 def apply_rlimits(limits: dict[str, object]) -> None:
-    """Set the limits in ``limits`` (``memory_bytes``, ``cpu_seconds``, ``file_size_bytes``, ``processes``)."""
+    """Set the limits in ``limits`` (``memory_bytes``, ``cpu_s``, ``file_size_bytes``, ``processes``)."""
     for key, kind, slack in (
         ("memory_bytes", resource.RLIMIT_AS, 0),
-        ("cpu_seconds", resource.RLIMIT_CPU, 1),  # soft: SIGXCPU; hard one second later: SIGKILL
+        ("cpu_s", resource.RLIMIT_CPU, 1),  # soft: SIGXCPU; hard one second later: SIGKILL
         ("file_size_bytes", resource.RLIMIT_FSIZE, 0),
         ("processes", resource.RLIMIT_NPROC, 0),
     ):

@@ -9,6 +9,8 @@ Enable it on the training command (VERL 0.9.x, V1 trainer)::
 - :class:`OpenJudgeAgentLoopManager`: the agent-loop manager to name in that override.
 - :class:`OpenJudgeAgentLoopWorker`: its worker, which meets each group's members.
 - :class:`GroupSettings`: the ``+reward.openjudge_group.*`` options.
+- :class:`GraderGroupJudge`: the graders of a group YAML judging one group;
+  :class:`Member`: a trajectory ready to be judged with its group.
 
 Importing this package does not import VERL; the two classes load it (and check
 ``verl>=0.9,<0.10``) when first used.
@@ -18,22 +20,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openjudge._lazy import lazy_attribute
+from openjudge._lazy import lazy_exports
+from openjudge.errors import GroupJudgingError as GroupJudgingError
 from openjudge.integrations.verl.group._settings import GroupSettings as GroupSettings
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.verl.group._manager import (
         OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager,
     )
     from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
+    from openjudge.integrations.verl.group.judges import GraderGroupJudge as GraderGroupJudge
+    from openjudge.integrations.verl.group.members import Member as Member
 
-__all__ = ["GroupSettings", "OpenJudgeAgentLoopManager", "OpenJudgeAgentLoopWorker"]
-
-_LAZY = {
-    "OpenJudgeAgentLoopManager": "openjudge.integrations.verl.group._manager",
-    "OpenJudgeAgentLoopWorker": "openjudge.integrations.verl.group._worker",
-}
-
-
-def __getattr__(name: str) -> object:
-    return lazy_attribute(globals(), _LAZY, name)
+__all__ = [
+    "GraderGroupJudge",
+    "GroupJudgingError",
+    "GroupSettings",
+    "Member",
+    "OpenJudgeAgentLoopManager",
+    "OpenJudgeAgentLoopWorker",
+]

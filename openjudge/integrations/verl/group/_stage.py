@@ -27,7 +27,7 @@ class GroupStage:
 
     Attributes:
         settings: The ``reward.openjudge_group`` options.
-        judge: The group graders, or the seed guide's reward function.
+        judge: The group graders, or a reward function in the shape of OpenJudge's VERL guide.
         pointwise: Run VERL's reward loop per trajectory first.
     """
 
@@ -50,7 +50,7 @@ def build_stage(config: object, custom_reward_fn: object = None) -> GroupStage:
         ConfigError: The group graders YAML is invalid.
     """
     stage = _stage(config, custom_reward_fn)
-    freeze_long_lived_objects()  # the worker's imports and group graders: out of full GC passes
+    freeze_long_lived_objects()  # if asked: the worker's imports and group graders out of full GC passes
     return stage
 
 

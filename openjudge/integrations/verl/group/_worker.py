@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, cast
 
+from openjudge.errors import GroupJudgingError
 from openjudge.integrations.scoring._keys import FAILED_KEY, as_float
 from openjudge.integrations.verl._settings import SettingsError, config_value
 from openjudge.integrations.verl.group._barrier import GroupBarrier, RolloutClock
@@ -43,10 +44,6 @@ __all__ = ["GroupJudgingError", "OpenJudgeAgentLoopWorker"]
 logger = logging.getLogger(__name__)
 
 _BaseWorker: type[Any] = cast(Any, AgentLoopWorkerTQ).__ray_actor_class__  # the class behind @ray.remote
-
-
-class GroupJudgingError(RuntimeError):
-    """A member's group outcome is *dropped*; raised so VERL drops its trajectory."""
 
 
 class OpenJudgeAgentLoopWorker(_BaseWorker):  # type: ignore[misc]  # a base of type Any (VERL's actor class)

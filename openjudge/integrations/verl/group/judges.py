@@ -1,4 +1,4 @@
-"""The group judgement: graders from a group YAML, or the seed guide's reward function.
+"""The group judgement: graders from a group YAML, or an OpenJudge-guide reward function.
 
 :class:`GraderGroupJudge` runs the graders of a group YAML once per group: each *group
 grader* (listwise, tournaments, anchor) once over the members' responses, split into one
@@ -19,7 +19,7 @@ when the stage is built):
 ``openjudge/group/size``     members judged together
 ===========================  ==================================================
 
-:class:`FunctionGroupJudge` hands the whole group to a seed-style
+:class:`FunctionGroupJudge` hands the whole group to a guide-style
 :class:`~openjudge.integrations.verl.BaseOpenJudgeRewardFunction` as one ``prompt_to_samples``
 group; its ``reward_info`` keys are written as they are.
 """
@@ -55,7 +55,7 @@ from openjudge.integrations.verl.group._verdict import (
     settle,
 )
 from openjudge.integrations.verl.group.members import Member, group_sample, member_sample, reward_sample
-from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore
+from openjudge.results import GraderError, GraderMode, GraderResult, GraderScore, NotApplicable, RowResult
 from openjudge.runner._grader_config import GraderConfig
 from openjudge.runner.aggregators import AggregatorLike, WeightedMeanAggregator
 from openjudge.runner.grading_runner import GradingRunner, RunnerResult
@@ -131,9 +131,9 @@ class GraderGroupJudge:
             if aggregators
             else WeightedMeanAggregator(DEFAULT_AGGREGATE)
         )
-        timeout = settings.judge_timeout_s if settings.judge_timeout_s is not None else runner.timeout
-        self.group_runner = self._runner(group, runner.max_concurrency, timeout)
-        self.member_runner = self._runner(single, runner.max_concurrency, timeout) if single else None
+        timeout_s = settings.judge_timeout_s if settings.judge_timeout_s is not None else runner.timeout_s
+        self.group_runner = self._runner(group, runner.max_concurrency, timeout_s)
+        self.member_runner = self._runner(single, runner.max_concurrency, timeout_s) if single else None
         self._failures = FailureLog(logger)
         self.grader_providers = dict(grader_providers or {})
         self.providers = list(dict.fromkeys(self.grader_providers.values()))
@@ -141,10 +141,14 @@ class GraderGroupJudge:
 
     @staticmethod
     def _runner(
-        configs: Mapping[str, GraderConfig], concurrency: int, timeout: float | None
+        configs: Mapping[str, GraderConfig], concurrency: int, timeout_s: float | None
     ) -> GradingRunner:
         return GradingRunner(
-            configs, max_concurrency=max(concurrency, len(configs)), show_progress=False, timeout=timeout
+            configs,
+            max_concurrency=max(concurrency, len(configs)),
+            show_progress=False,
+            timeout_s=timeout_s,
+            unrouted="not_applicable",  # each runner holds part of the graders
         )
 
     async def judge(self, members: Mapping[int, Member], expected: int) -> GroupVerdict:
@@ -177,8 +181,11 @@ class GraderGroupJudge:
         async with anyio.create_task_group() as tg:
             tg.start_soon(run_group)
             tg.start_soon(run_members)
-        per_grader: dict[str, list[GraderResult]] = {
-            name: list(member_results(column[0], len(ordered))) for name, column in group_out[0].items()
+        per_grader: dict[str, list[RowResult]] = {
+            name: [column[0]] * len(ordered)
+            if isinstance(column[0], NotApplicable)  # routing: the group is not this grader's
+            else list(member_results(column[0], len(ordered)))
+            for name, column in group_out[0].items()
         }
         if member_out:
             per_grader.update({name: list(column) for name, column in member_out[0].items()})
@@ -186,18 +193,29 @@ class GraderGroupJudge:
         extras: dict[int, dict[str, ExtraValue]] = {}
         why: dict[int, str] = {}
         for k, (session, member) in enumerate(zip(sessions, ordered, strict=True)):
-            results: dict[str, GraderResult] = {name: per_grader[name][k] for name in self.grader_names}
+            results: dict[str, GraderResult] = {}
             extra = self._base_extra(member)
-            for name, result in results.items():
-                if not isinstance(result, GraderScore | GraderError):  # a rank where a score was expected
+            for name in self.grader_names:
+                result = per_grader[name][k]
+                if not isinstance(result, GraderScore | GraderError | NotApplicable):  # a rank, not a score
                     result = GraderError(
                         name=name, kind="invalid_input", message="returned a rank, not a score"
                     )
                 extra.update(score_entries(name, result))  # a failed score is replaced by the group's mean
                 if isinstance(result, GraderError):
                     self._failures.record(result)
+                if not isinstance(result, NotApplicable):  # the aggregate is over the graders that apply
+                    results[name] = result
             extra[GROUP_SIZE_KEY] = float(len(ordered))
-            aggregate = self.aggregator(results)
+            aggregate = (
+                self.aggregator(results)
+                if results
+                else GraderError(
+                    name=str(getattr(self.aggregator, "name", DEFAULT_AGGREGATE)),
+                    kind="invalid_input",
+                    message="no group grader applies to this group",
+                )
+            )
             if isinstance(aggregate, GraderScore):
                 rewards[session] = aggregate.score
             else:
@@ -208,7 +226,7 @@ class GraderGroupJudge:
         return settle(rewards, extras, self.settings, why=why)
 
     async def _record(
-        self, per_grader: Mapping[str, list[GraderResult]], rewards: Mapping[int, float | None]
+        self, per_grader: Mapping[str, list[RowResult]], rewards: Mapping[int, float | None]
     ) -> None:
         """One ledger entry per group judgement: outages by provider; failed when no member was scored."""
         outage = dict.fromkeys(self.providers, False)
@@ -265,7 +283,7 @@ def _matched(results: list[RewardResult], n: int) -> list[RewardResult]:
 
 
 class FunctionGroupJudge:
-    """The seed guide's flow with real groups: one ``compute_batch_scores`` call per group.
+    """The flow of OpenJudge's VERL guide with real groups: one ``compute_batch_scores`` call per group.
 
     A failure (the function raises, or returns results that do not match the samples)
     drops the group's trajectories: the function's ``reward_info`` keys are unknown, so

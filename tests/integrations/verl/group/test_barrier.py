@@ -20,8 +20,8 @@ class Judge:
         return {k: f"judged {v}" for k, v in members.items()}
 
 
-async def member(barrier: GroupBarrier[str, dict[int, str]], k: int, delay: float) -> tuple[str, bool]:
-    await asyncio.sleep(delay)
+async def member(barrier: GroupBarrier[str, dict[int, str]], k: int, delay_s: float) -> tuple[str, bool]:
+    await asyncio.sleep(delay_s)
     barrier.arrive(k, f"m{k}")
     verdict, judged = await barrier.verdict(k)
     return verdict.get(k, "late"), judged

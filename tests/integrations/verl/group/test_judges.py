@@ -186,7 +186,7 @@ class ByLength(BaseOpenJudgeRewardFunction):
         ]
 
 
-def test_seed_function_gets_the_whole_group() -> None:
+def test_guide_function_gets_the_whole_group() -> None:
     function = ByLength()
     members = {k: member(k, "x" * (k + 1)) for k in (0, 2, 3)}  # session 1 failed to generate
     verdict = asyncio.run(FunctionGroupJudge(function).judge(members, 4))
@@ -195,7 +195,7 @@ def test_seed_function_gets_the_whole_group() -> None:
     assert verdict.outcomes[3].extra == {"size": 3.0}  # type: ignore[union-attr]
 
 
-def test_seed_function_failure_drops_the_group() -> None:
+def test_guide_function_failure_drops_the_group() -> None:
     class Broken(ByLength):
         async def compute_batch_scores(
             self, prompt_to_samples: dict[str, list[RewardSample]]

@@ -3,17 +3,26 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import openjudge.integrations.verl.group as group
+
+pytestmark = pytest.mark.slow  # fresh interpreters importing VERL
 
 
 def test_public_names() -> None:
     assert group.__all__ == [
+        "GraderGroupJudge",
+        "GroupJudgingError",
         "GroupSettings",
+        "Member",
         "OpenJudgeAgentLoopManager",
         "OpenJudgeAgentLoopWorker",
     ]
     assert group.OpenJudgeAgentLoopManager.__name__ == "OpenJudgeAgentLoopManager"
     assert group.OpenJudgeAgentLoopWorker.__module__ == "openjudge.integrations.verl.group._worker"
+    assert group.GraderGroupJudge.__module__ == "openjudge.integrations.verl.group.judges"
+    assert group.Member.__module__ == "openjudge.integrations.verl.group.members"
 
 
 def test_importing_the_package_does_not_import_verl() -> None:

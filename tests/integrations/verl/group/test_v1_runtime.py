@@ -6,7 +6,7 @@ dispatch, ``AgentLoopWorkerTQ`` as a Ray actor (``_run_prompt``, ``_run_agent_lo
 reward loop (``RewardLoopManager`` with ``OpenJudgeRewardManager`` scoring each trajectory
 first). Scripted: the rollout server (``rollout.py``) and the HTTP judge (``judge_http.py``).
 
-The package's Ray session (``ray_session``) and one TransferQueue for the module. Starting
+The suite's Ray session (``ray_session``) and one TransferQueue for the module. Starting
 the actors that import VERL dominates the time, so the module starts its reward worker
 and both agent-loop managers' workers at once, in its fixture, and stops them after.
 """
@@ -35,7 +35,7 @@ from tests.integrations.verl.helpers import stop_actors, trainer_config
 
 pytestmark = pytest.mark.slow
 
-SEED_FILE = Path(__file__).with_name("seed_group_function.py")
+GUIDE_FUNCTION_FILE = Path(__file__).with_name("guide_group_function.py")
 TOKENIZER = tokenizer()
 
 
@@ -80,7 +80,7 @@ def config(model: Path, *overrides: str) -> DictConfig:
 
 
 class Runtime:
-    """The module's actors: the reward loop, the group and seed-function managers; the judge; a way to run a batch."""
+    """The module's actors: the reward loop, the group and guide-function managers; the judge; a way to run a batch."""
 
     def __init__(self, model: Path, pointwise: Path, group: Path, judge: ScriptedJudge) -> None:
         self.model, self.pointwise, self.group, self.judge = model, pointwise, group, judge
@@ -99,16 +99,16 @@ class Runtime:
         self.reward_loop = RewardLoopManager(config=self.config, rm_resource_pool=None)  # type: ignore[arg-type]  # None: no reward model
         # Created now: their workers start (and import VERL) while the first test runs.
         self.group_manager = self.manager(self.config)
-        seed = config(
+        guide_function = config(
             model,
-            f"reward.custom_reward_function.path={SEED_FILE}",
+            f"reward.custom_reward_function.path={GUIDE_FUNCTION_FILE}",
             "reward.custom_reward_function.name=compute_score_async",
         )
-        self.seed_manager = self.manager(seed)
+        self.guide_function_manager = self.manager(guide_function)
 
     def stop(self) -> None:
         workers = self.reward_loop.reward_loop_workers
-        loops = [*self.group_manager.agent_loop_workers, *self.seed_manager.agent_loop_workers]
+        loops = [*self.group_manager.agent_loop_workers, *self.guide_function_manager.agent_loop_workers]
         stop_actors([*loops, *workers], [f"reward_loop_worker_{i}" for i in range(len(workers))])
 
     def manager(self, cfg: DictConfig) -> Any:
@@ -249,8 +249,8 @@ def test_groups_of_four_and_eight_failures_and_validation(runtime: Runtime) -> N
     assert runtime.judge.calls_for("5+5") == 0
 
 
-def test_seed_reward_function_receives_whole_groups(runtime: Runtime) -> None:
-    out = runtime.run(runtime.seed_manager, ["what is 2+2 ?"], [4])["what is 2+2 ?"]
+def test_guide_reward_function_receives_whole_groups(runtime: Runtime) -> None:
+    out = runtime.run(runtime.guide_function_manager, ["what is 2+2 ?"], [4])["what is 2+2 ?"]
     assert out["status"] == "finished"
     rewards = sorted((r["extra"]["quality"], r["reward"]) for r in out["rows"])
     assert [q for q, _ in rewards] == [0.0, 1.0, 2.0, 3.0]

@@ -1,4 +1,4 @@
-"""A seed-guide reward function, loaded by VERL from this file in the agent-loop worker.
+"""A reward function in the shape of OpenJudge's VERL guide, loaded by VERL's agent-loop worker.
 
 It scores each response by its quality tag relative to the best of its group, and
 reports the size of the group it received, so the test can see whole groups arrive.

@@ -1,4 +1,4 @@
-"""The judge cache against each defect found in the first release.
+"""What the judge cache stores under which key, and where it reads and writes.
 
 Keys are the wire request plus the endpoint (not the provider's kind), values hold
 everything a grader reads (logprobs included), only replies a grader could use are
@@ -23,7 +23,8 @@ from openjudge.providers.openai import OpenAIChatModel
 from openjudge.providers.vllm import VLLMChatModel
 from openjudge.results import GraderError, GraderScore, TokenUsage
 from openjudge.testing.function_model import FunctionChatModel
-from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServer
+from openjudge.testing.judge_server import DEFAULT_MODEL, JudgeServerProcess
+from tests._fixtures.extras import need_litellm
 
 pytestmark = [
     pytest.mark.anyio,
@@ -52,53 +53,59 @@ def stored(cache: JudgeCache) -> int:
     return len(keys(cache))
 
 
-async def test_litellm_providers_with_different_api_base_do_not_share_entries(cache: JudgeCache) -> None:
-    async with JudgeServer() as first, JudgeServer() as second:
-        for server in (first, second, second):
-            model = LiteLLMChatModel(
-                f"hosted_vllm/{DEFAULT_MODEL}", base_url=server.base_url, sampling=ZERO, cache=cache
-            )
-            result = await judge(model).aevaluate(response="the same answer #oj:score=2")
-            assert isinstance(result, GraderScore) and result.score == 2.0
-        # The second server was asked although the first had answered the same request;
-        # asking the second again was a hit.
-        assert first.stats().chat_requests == 1 and second.stats().chat_requests == 1
+async def test_litellm_providers_with_different_api_base_do_not_share_entries(
+    cache: JudgeCache, judge_server: JudgeServerProcess
+) -> None:
+    need_litellm()
+    # Two endpoints of one server: it serves /v1/chat/completions and /chat/completions.
+    first, second = judge_server.base_url, judge_server.url
+    for api_base in (first, second, second):
+        model = LiteLLMChatModel(
+            f"hosted_vllm/{DEFAULT_MODEL}", base_url=api_base, sampling=ZERO, cache=cache
+        )
+        result = await judge(model).aevaluate(response="the same answer #oj:score=2")
+        assert isinstance(result, GraderScore) and result.score == 2.0
+    # The second endpoint was asked although the first had answered the same request;
+    # asking the second again was a hit.
+    assert judge_server.stats().chat_requests == 2
     assert (cache.hits, cache.writes) == (1, 2)
 
 
-async def test_vllm_chat_template_kwargs_are_in_the_key(cache: JudgeCache) -> None:
-    async with JudgeServer() as server:
-        for thinking in (False, True, False):
-            model = VLLMChatModel(
-                DEFAULT_MODEL,
-                base_url=server.base_url,
-                sampling=ZERO,
-                chat_template_kwargs={"enable_thinking": thinking},
-                cache=cache,
-            )
-            assert isinstance(await judge(model).aevaluate(response="x #oj:score=3"), GraderScore)
-        assert server.stats().chat_requests == 2  # the third call repeats the first: a hit
+async def test_vllm_chat_template_kwargs_are_in_the_key(
+    cache: JudgeCache, judge_server: JudgeServerProcess
+) -> None:
+    for thinking in (False, True, False):
+        model = VLLMChatModel(
+            DEFAULT_MODEL,
+            base_url=judge_server.base_url,
+            sampling=ZERO,
+            chat_template_kwargs={"enable_thinking": thinking},
+            cache=cache,
+        )
+        assert isinstance(await judge(model).aevaluate(response="x #oj:score=3"), GraderScore)
+    assert judge_server.stats().chat_requests == 2  # the third call repeats the first: a hit
     assert cache.hits == 1
 
 
-async def test_the_key_is_the_wire_body_not_the_provider_kind(cache: JudgeCache) -> None:
-    async with JudgeServer() as server:
-        openai_kind = OpenAIChatModel(DEFAULT_MODEL, base_url=server.base_url, sampling=ZERO, cache=cache)
-        assert isinstance(await judge(openai_kind).aevaluate(response="x #oj:score=2"), GraderScore)
-        # vLLM sends the schema as structured_outputs: different bytes, so a miss, never openai's reply.
-        vllm_kind = VLLMChatModel(DEFAULT_MODEL, base_url=server.base_url, sampling=ZERO, cache=cache)
-        assert isinstance(await judge(vllm_kind).aevaluate(response="x #oj:score=2"), GraderScore)
-        assert server.stats().chat_requests == 2 and cache.hits == 0
-        # With the standard response_format the bytes are openai's: the same bytes to the same server hit.
-        same_bytes = VLLMChatModel(
-            DEFAULT_MODEL,
-            base_url=server.base_url,
-            sampling=ZERO,
-            schema_field="response_format",
-            cache=cache,
-        )
-        assert isinstance(await judge(same_bytes).aevaluate(response="x #oj:score=2"), GraderScore)
-        assert server.stats().chat_requests == 2 and cache.hits == 1
+async def test_the_key_is_the_wire_body_not_the_provider_kind(
+    cache: JudgeCache, judge_server: JudgeServerProcess
+) -> None:
+    openai_kind = OpenAIChatModel(DEFAULT_MODEL, base_url=judge_server.base_url, sampling=ZERO, cache=cache)
+    assert isinstance(await judge(openai_kind).aevaluate(response="x #oj:score=2"), GraderScore)
+    # vLLM sends the schema as structured_outputs: different bytes, so a miss, never openai's reply.
+    vllm_kind = VLLMChatModel(DEFAULT_MODEL, base_url=judge_server.base_url, sampling=ZERO, cache=cache)
+    assert isinstance(await judge(vllm_kind).aevaluate(response="x #oj:score=2"), GraderScore)
+    assert judge_server.stats().chat_requests == 2 and cache.hits == 0
+    # With the standard response_format the bytes are openai's: the same bytes to the same server hit.
+    same_bytes = VLLMChatModel(
+        DEFAULT_MODEL,
+        base_url=judge_server.base_url,
+        sampling=ZERO,
+        schema_field="response_format",
+        cache=cache,
+    )
+    assert isinstance(await judge(same_bytes).aevaluate(response="x #oj:score=2"), GraderScore)
+    assert judge_server.stats().chat_requests == 2 and cache.hits == 1
 
 
 class Flaky:
@@ -163,19 +170,18 @@ async def test_failed_calls_are_never_cached(cache: JudgeCache) -> None:
     assert cache.writes == 0 and cache.misses == 1 and stored(cache) == 0
 
 
-async def test_logprob_scores_are_the_same_fresh_and_from_the_cache(cache: JudgeCache) -> None:
-    async with JudgeServer() as server:
+async def test_logprob_scores_are_the_same_fresh_and_from_the_cache(
+    cache: JudgeCache, judge_server: JudgeServerProcess
+) -> None:
 
-        async def score() -> GraderScore:
-            model = OpenAIChatModel(DEFAULT_MODEL, base_url=server.base_url, sampling=ZERO, cache=cache)
-            result = await judge(model, score_mode="logprobs", top_logprobs=5).aevaluate(
-                response="x #oj:score=4"
-            )
-            assert isinstance(result, GraderScore) and result.metadata["score_mode"] == "logprobs"
-            return result
+    async def score() -> GraderScore:
+        model = OpenAIChatModel(DEFAULT_MODEL, base_url=judge_server.base_url, sampling=ZERO, cache=cache)
+        result = await judge(model, score_mode="logprobs", top_logprobs=5).aevaluate(response="x #oj:score=4")
+        assert isinstance(result, GraderScore) and result.metadata["score_mode"] == "logprobs"
+        return result
 
-        fresh, cached = await score(), await score()
-        assert server.stats().chat_requests == 1
+    fresh, cached = await score(), await score()
+    assert judge_server.stats().chat_requests == 1
     # 4 at p=.6, 3 and 5 at .15, 2 at .04, 1 at .01: the expectation is 3.69 / 0.95.
     assert fresh.score == pytest.approx(3.69 / 0.95)
     assert cached.score == fresh.score and cached.metadata == fresh.metadata

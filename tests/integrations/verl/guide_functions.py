@@ -1,4 +1,7 @@
-"""Typed reward functions in the seed guide's shape, importable as ``pkg://tests.integrations.verl.seed_functions``."""
+"""Typed reward functions in the shape of OpenJudge's VERL guide.
+
+Importable as ``pkg://tests.integrations.verl.guide_functions``.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""Fixtures shared by the whole suite; ``tests/conftest.py`` makes them available everywhere."""
