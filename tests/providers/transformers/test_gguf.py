@@ -16,6 +16,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
+from openjudge.config import ConfigError, build_job, parse_config
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.models._errors import ChatModelError
 from openjudge.providers.transformers import (
@@ -125,6 +126,39 @@ def test_settings_name_the_gguf_file_once() -> None:
     assert TransformersSettings(model="/models/x.Q4.gguf").gguf == ("/models", "x.Q4.gguf")
     assert TransformersSettings(model="org/repo-GGUF", gguf_file="x.gguf").gguf == ("org/repo-GGUF", "x.gguf")
     assert TransformersSettings(model="org/repo").gguf is None
+
+
+def test_a_config_names_the_file_in_a_directory_and_the_cache(
+    gguf_path: Path, tmp_path: Path, conversions: list[Path]
+) -> None:
+    cache = tmp_path / "cache"
+    job = build_job(
+        parse_config(
+            f"providers:\n  p:\n    kind: transformers\n    model: {gguf_path.parent}\n"
+            f"    gguf_file: {gguf_path.name}\n    cache_dir: {cache}\n    device: cpu\n"
+            "graders:\n  g: {type: llm, provider: p, params: {template: '{q}'}}\n",
+            source="job.yaml",
+        )
+    )
+    judge = job.runner.grader_configs["g"].grader.model  # type: ignore[attr-defined]
+    assert isinstance(judge, TransformersChatModel)
+    assert judge.settings.gguf == (str(gguf_path.parent), gguf_path.name)
+    checkpoint = Path(judge.checkpoint_dir())  # converts into the config's cache_dir
+    assert conversions == [checkpoint] and checkpoint.parent == cache
+    judge.close()
+
+
+def test_a_config_naming_the_file_twice_is_a_config_error(gguf_path: Path) -> None:
+    text = (
+        f"providers:\n  p: {{kind: transformers, model: {gguf_path}, gguf_file: other.gguf}}\n"
+        "graders:\n  g: {type: llm, provider: p, params: {template: '{q}'}}\n"
+    )
+    with pytest.raises(ConfigError, match=r"providers.p.*name the file in one of them"):
+        build_job(parse_config(text, source="job.yaml"), source="job.yaml")
+    with pytest.raises(
+        ConfigError, match=r"job.yaml:2: providers.p.gguf_file: applies to kind 'transformers'"
+    ):
+        parse_config(text.replace("transformers", "openai"), source="job.yaml")
 
 
 async def test_a_missing_file_and_a_gguf_reward_model_fail_with_the_reason(

@@ -73,11 +73,14 @@ async def grade_all(grader: LLMGrader[real_model.BoundedVerdict]) -> list[Grader
     return results
 
 
-def guide_blocks(language: str) -> list[str]:
-    """The ``language`` code blocks of the guide's section "A real judge on your laptop"."""
+def guide_yaml(holding: str) -> str:
+    """The YAML block of the guide's section "A real judge on your laptop" that holds ``holding``."""
     text = GUIDE.read_text(encoding="utf-8")
     section = text.split("## A real judge on your laptop", 1)[1].split("\n## ", 1)[0]
-    return re.findall(rf"^```{language}\n(.*?)^```", section, re.DOTALL | re.MULTILINE)
+    (block,) = [
+        b for b in re.findall(r"^```yaml\n(.*?)^```", section, re.DOTALL | re.MULTILINE) if holding in b
+    ]
+    return str(block)
 
 
 async def run_guide_config(config: dict[str, object]) -> list[RowResult]:
@@ -98,7 +101,7 @@ def at_most_two_unusable_verdicts(results: list[RowResult], *, why: str) -> None
 
 async def test_the_guides_in_process_config(gguf: Path) -> None:
     """docs/guide.md's config as written (the default verdict, whose schema has no range)."""
-    config = yaml.safe_load(guide_blocks("yaml")[0].replace(GUIDE_PATH, str(gguf)))
+    config = yaml.safe_load(guide_yaml("# smol.yaml").replace(GUIDE_PATH, str(gguf)))
     config.pop("data")
     config["providers"]["smol"]["timeout_s"] = PATIENT.timeout_s  # a busy CI machine is no laptop
     # Constrained decoding: every reply is a JSON verdict, so only a score off the scale can fail.
@@ -167,9 +170,9 @@ async def test_behind_llama_cpp_server_scores_ten_of_ten(server: str) -> None:
 @pytest.mark.e2e
 async def test_the_guides_server_config(server: str) -> None:
     """docs/guide.md's llama.cpp provider in place of the in-process one."""
-    config = yaml.safe_load(guide_blocks("yaml")[0].replace(GUIDE_PATH, "unused"))
+    config = yaml.safe_load(guide_yaml("# smol.yaml").replace(GUIDE_PATH, "unused"))
     config.pop("data")
-    served = yaml.safe_load(guide_blocks("yaml")[1])
+    served = yaml.safe_load(guide_yaml("kind: openai"))
     served["providers"]["smol"]["base_url"] = server
     config["providers"] = served["providers"]
     # The server's JSON grammar does not bound the reason either: a re-asked reply may run past
