@@ -52,9 +52,11 @@ from openjudge.integrations.scoring._scorer import (
     RewardScorer,
     ScoredSample,
 )
+from openjudge.integrations.trl._closing import LoopCloser
 from openjudge.integrations.trl._samples import TRLText, samples_from_batch
 from openjudge.integrations.trl._settings import OpenJudgeTRLSettings
 from openjudge.models._loop_local import LoopLocal
+from openjudge.runner._concurrency import chat_clients
 from openjudge.runner.grading_runner import GradingRunner
 
 __all__ = ["DEFAULT_AGGREGATE", "OpenJudgeReward", "OpenJudgeRewards", "shared_rewards"]
@@ -136,6 +138,16 @@ class OpenJudgeRewards:
         self._limiter: LoopLocal[anyio.CapacityLimiter] = LoopLocal(lambda: anyio.CapacityLimiter(limit))
         self.ledger: FailureLedger = process_ledger(options.failure_policy(), describe)
         """The set's breakers and failure rate (every function of the set records here)."""
+        self._closer = LoopCloser(self, chat_clients(c.grader for c in runner.grader_configs.values()))
+
+    def close(self) -> None:
+        """Close the judges' HTTP clients on the event loops the functions ran on (TRL's).
+
+        Runs by itself when the set is garbage-collected and at interpreter exit, before TRL
+        stops its event loop (see :mod:`openjudge.integrations.trl._closing`). Closing twice
+        is harmless, and the functions still work after: a later call opens new clients.
+        """
+        self._closer.close()
 
     @classmethod
     def from_config(
@@ -330,6 +342,7 @@ class OpenJudgeReward:
             FailureRateExceeded: More than ``max_failure_rate`` of the set's recent
                 gradings failed (the message names the judges): training stops.
         """
+        self.rewards._closer.saw_running_loop()
         samples = samples_from_batch(prompts, completions, completion_ids, kwargs)
         groups = [str(s["prompt"]) for s in samples]  # a prompt's generations: neutral's group
         scored = await self.scorer.score_many(samples, groups, _PLACEMENT)
