@@ -9,12 +9,12 @@ its tasks: an aiohttp session opened on it used to be reported unclosed as the p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import subprocess
 import sys
 import textwrap
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -28,20 +28,18 @@ from tests.integrations.trl.trl_loop import trl_loop
 ROOT = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture
-def unclosed(caplog: pytest.LogCaptureFixture) -> Iterator[Callable[[], list[str]]]:
-    """What aiohttp and asyncio report (unclosed sessions, pending tasks) after a collection."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ResourceWarning)
-        caplog.set_level(logging.ERROR, logger="asyncio")
+@contextlib.contextmanager
+def reports(caplog: pytest.LogCaptureFixture) -> Iterator[Callable[[], list[str]]]:
+    """What asyncio reports after a collection: aiohttp's unclosed sessions and connectors
+    (aiohttp reports them through the loop's exception handler) and pending tasks."""
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
 
         def collect() -> list[str]:
             gc.collect()
-            reports = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
-            reports += [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+            found = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
             return [
                 r
-                for r in reports
+                for r in found
                 if r.startswith(("Unclosed client session", "Unclosed connector", "Task was"))
             ]
 
@@ -56,37 +54,39 @@ def grade_on(loop: asyncio.AbstractEventLoop, rewards: OpenJudgeRewards) -> list
 
 @pytest.mark.parametrize("close", [True, False])
 def test_close_closes_the_clients_on_the_loop_that_opened_them(
-    tmp_path: Path, judge_server: JudgeServerProcess, unclosed: Callable[[], list[str]], close: bool
+    tmp_path: Path, judge_server: JudgeServerProcess, caplog: pytest.LogCaptureFixture, close: bool
 ) -> None:
-    loop, shutdown = trl_loop()
-    rewards = OpenJudgeRewards.from_config(write_graders_yaml(tmp_path, judge_server.base_url))
-    assert grade_on(loop, rewards) == [1.0]
-    if close:
-        rewards.close()
-        rewards.close()  # twice is harmless
-        assert grade_on(loop, rewards) == [1.0]  # and the functions still work: a new client
-        rewards.close()
-    shutdown()
-    del rewards  # collected after TRL stopped the loop, as at a process's end: nothing can close on it
-    reports = unclosed()
-    if close:
-        assert reports == []
-    else:  # what every TRL run printed before: the session and its keeper task left on the loop
-        assert any(r.startswith(("Unclosed client session", "Unclosed connector")) for r in reports), reports
-        assert any(r.startswith("Task was destroyed but it is pending!") for r in reports), reports
-    loop.close()
+    with reports(caplog) as unclosed:
+        loop, shutdown = trl_loop()
+        rewards = OpenJudgeRewards.from_config(write_graders_yaml(tmp_path, judge_server.base_url))
+        assert grade_on(loop, rewards) == [1.0]
+        if close:
+            rewards.close()
+            rewards.close()  # twice is harmless
+            assert grade_on(loop, rewards) == [1.0]  # and the functions still work: a new client
+            rewards.close()
+        shutdown()
+        del rewards  # collected after TRL stopped the loop, as at a process's end: nothing can close on it
+        found = unclosed()
+        if close:
+            assert found == []
+        else:  # what every TRL run printed before: the session and its keeper task left on the loop
+            assert any(r.startswith(("Unclosed client session", "Unclosed connector")) for r in found), found
+            assert any(r.startswith("Task was destroyed but it is pending!") for r in found), found
+        loop.close()
 
 
 def test_a_collected_set_closes_its_clients(
-    tmp_path: Path, judge_server: JudgeServerProcess, unclosed: Callable[[], list[str]]
+    tmp_path: Path, judge_server: JudgeServerProcess, caplog: pytest.LogCaptureFixture
 ) -> None:
     loop, shutdown = trl_loop()
     rewards = OpenJudgeRewards.from_config(write_graders_yaml(tmp_path, judge_server.base_url))
     assert grade_on(loop, rewards) == [1.0]
-    del rewards  # its finalizer closes the clients on the loop, which still runs
-    reports = unclosed()
-    shutdown()
-    assert reports == [] and unclosed() == []
+    with reports(caplog) as unclosed:
+        del rewards  # its finalizer closes the clients on the loop, which still runs
+        before_the_loop_stops = unclosed()
+        shutdown()
+        assert before_the_loop_stops == [] and unclosed() == []
     loop.close()
 
 
