@@ -5,7 +5,7 @@ SmolLM2-135M often answered 10 or 100 on a 1-5 scale: the grading failed (a pars
 ``None`` to TRL). In the first run of this example that was 5 of the first step's 8
 judgements. llama.cpp's server enforces the enum below (and the reason's length) with its
 JSON grammar, so every reply is a verdict on the scale. Every LLM grader's schema now carries
-its scale (issue 44); this subclass still bounds the reason, which the stock verdict leaves
+its scale; this subclass still bounds the reason, which the stock verdict leaves
 unbounded (``graders.yaml`` names it as ``scale_judge:ScaleJudge``).
 """
 

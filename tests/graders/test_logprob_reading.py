@@ -1,8 +1,8 @@
 """Reading the score's distribution: at the verdict's own score, however the tokens fall.
 
-Issue 39: whether the reply is JSON, a bare number or text, and on tokenizers that merge
-numbers with their neighbours. Issue 38 §5: the score of the verdict (the last object),
-never a ``{"score": 5}`` the judge quotes before it.
+Whether the reply is JSON, a bare number or text, and on tokenizers that merge numbers with
+their neighbours; and always the score of the verdict (the last object), never a
+``{"score": 5}`` the judge quotes before it.
 """
 
 from __future__ import annotations

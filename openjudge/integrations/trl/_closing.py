@@ -8,7 +8,7 @@ belongs to the loop that opened it and closes when that loop shuts down
 down, so aiohttp reported "Unclosed client session" as every training process ended.
 
 :class:`LoopCloser` closes them on their loop while it still runs: when the reward set is
-closed (:meth:`OpenJudgeRewards.close`), when it is garbage-collected, or at interpreter
+closed (:meth:`~openjudge.integrations.trl.OpenJudgeRewards.close`), when it is garbage-collected, or at interpreter
 exit. The exit hook is registered at the first reward call, after TRL's own, so it runs
 before TRL stops the loop (``atexit`` runs the last registered first).
 """
