@@ -19,8 +19,8 @@ server; the math rewards go on. Each step prints its rewards as TRL logged them,
 time and the share of it spent computing rewards; ``--log`` writes the same as JSON.
 
 About 20-60 s per step on 2 cores (8 completions of up to 32 tokens, the judge's 8 calls);
-``--generations 3 --max-completion-length 16 --threads 1`` (what the CI test runs) takes 6 to
-18 s a step.
+``--generations 3 --max-completion-length 16 --threads 1`` (what the CI test runs) takes 4 to
+18 s a step; one thread keeps a busy machine from stalling torch's threads on each other.
 """
 
 from __future__ import annotations

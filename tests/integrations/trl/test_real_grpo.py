@@ -6,11 +6,11 @@ example stops for step 2. The run is a subprocess (TRL and accelerate keep proce
 its JSON log says what TRL logged. Without the model's wheel or llama.cpp's server the test
 fails with the reason: it never skips.
 
-One thread per component (torch, llama.cpp): the phases run one after another, so the run's
-CPU time (29 s, measured) bounds its wall time on an idle machine, and a busy machine cannot
-stall two spinning torch threads against each other: 45 s wall on 2 cores shared with other
-jobs (load 4 to 6), where the former run (8 completions of up to 32 tokens, 2 threads) took
-326 s (167 s of CPU), and 864 s at load 16.
+One thread per component (torch, llama.cpp), so that a busy machine cannot stall two torch
+threads waiting on each other. Measured on 2 cores (the run alone, without pytest): 28 s at
+load 1 and 45 s at load 4 to 6; the former run (8 completions of up to 32 tokens, 2 threads)
+took 30 s at load 1 but 326 s at load 5 to 7 and 14 minutes at load 16, and these smaller
+steps with 2 threads 145 s at load 5.
 """
 
 from __future__ import annotations
