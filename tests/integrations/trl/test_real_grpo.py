@@ -16,6 +16,7 @@ steps with 2 threads 145 s at load 5.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,7 @@ def test_grpo_steps_with_openjudge_rewards_survive_a_judge_outage(tmp_path: Path
     ]  # fmt: skip
     done = subprocess.run(
         [*command, "--out", str(tmp_path / "out"), "--log", str(log_path)],
+        env={**os.environ, "XDG_CACHE_HOME": str(real_model.CACHE_HOME)},  # the machine's GGUF copy
         capture_output=True,
         text=True,
         timeout=1200,

