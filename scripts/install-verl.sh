@@ -14,6 +14,6 @@ source scripts/_pip.sh
 echo "install-verl: installing torch 2.13.0 (local CPU wheel)"
 pip_install "torch==2.13.0"
 echo "install-verl: installing verl $VERL_VERSION and TransferQueue $TRANSFERQUEUE_VERSION (--no-deps) and their lean dependency set"
-pip_install --no-deps "${NODEPS_PINS[@]}"
+pip_install --no-deps "${VERL_PINS[@]}"
 pip_install -r requirements/verl-lean.in
 "$PY" -c "import torch, verl; print('install-verl: torch', torch.__version__, '| verl', verl.__version__)"

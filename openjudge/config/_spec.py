@@ -77,9 +77,11 @@ PROVIDER_KINDS: Mapping[str, ProviderKind] = {
         "any litellm route; model carries the route, e.g. hosted_vllm/qwen3-8b", frozenset({"api_version"})
     ),
     "transformers": ProviderKind(
-        "a model run in this process on torch; model is a local directory or hub id",
+        "a model run in this process on torch; model is a local directory, a hub id or a .gguf file",
         frozenset(
             {
+                "gguf_file",
+                "cache_dir",
                 "device",
                 "dtype",
                 "max_batch_size",
@@ -131,11 +133,11 @@ class ProviderSpec(_Spec):
             deployment, ``base_url`` the resource endpoint), ``litellm`` (any litellm
             route; ``model`` carries the route, e.g. ``hosted_vllm/qwen3-8b``),
             ``transformers`` (the model runs in this process on torch; ``model`` is a
-            local directory or hub id) or ``verl`` (the judge VERL serves under
+            local directory, a hub id or a ``.gguf`` file) or ``verl`` (the judge VERL serves under
             ``reward.reward_model``; built by ``openjudge.integrations.verl``, which supplies
             ``base_url`` and ``model``).
-        model: Model name on the server (``transformers``: a directory or hub id);
-            required, except for ``verl``.
+        model: Model name on the server (``transformers``: a directory, a hub id or a
+            ``.gguf`` file); required, except for ``verl``.
         api_version: Azure API version (``azure`` and ``litellm`` only).
         base_url: Server URL ending in ``/v1`` (default: the kind's own, or ``OPENAI_BASE_URL``).
         api_key: Key; write ``${ENV_VAR}`` rather than the key itself.
@@ -146,8 +148,10 @@ class ProviderSpec(_Spec):
         limits: Concurrency and rate limits.
         sampling: Sampling defaults.
         price: Dollars per 1,000 tokens, for cost estimates.
-        device, dtype, max_batch_size, batch_window_s, max_new_tokens, max_input_tokens,
-        revision, trust_remote_code, chat_template: ``transformers`` only; see
+        gguf_file, cache_dir, device, dtype, max_batch_size, batch_window_s, max_new_tokens,
+        max_input_tokens, revision, trust_remote_code, chat_template: ``transformers`` only
+            (``gguf_file``: a GGUF checkpoint inside the directory or hub repository ``model``
+            names; ``cache_dir``: where GGUF checkpoints are dequantized, once per machine); see
             :class:`openjudge.providers.transformers.TransformersSettings`.
     """
 
@@ -162,6 +166,8 @@ class ProviderSpec(_Spec):
     limits: ProviderLimits = ProviderLimits()
     sampling: SamplingSpec = SamplingSpec()
     price: dict[Literal["prompt_per_1k", "completion_per_1k"], float] | None = None
+    gguf_file: str | None = Field(default=None, min_length=1)
+    cache_dir: str | None = Field(default=None, min_length=1)
     device: str | None = Field(default=None, pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$")
     dtype: Literal["auto", "float32", "float16", "bfloat16"] | None = None
     max_batch_size: int | None = Field(default=None, ge=1)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from openjudge.models.chat_model import CachingChatModel, ChatModel, ChatResponse
 
-__all__ = ["JudgeVerdict", "evict_unusable", "extract_json_object"]
+__all__ = ["JudgeVerdict", "evict_unusable", "extract_json_object", "key_value_offset", "verdict_object"]
 
 # Characters that failed parse attempts may scan, as a multiple of the reply's length:
 # a "{" in prose fails at once, but a long unterminated object would be rescanned from
@@ -48,18 +48,30 @@ def extract_json_object(text: str) -> dict[str, Any]:
     Raises:
         ValueError: No JSON object could be read (the message says why).
     """
+    return verdict_object(text)[0]
+
+
+def verdict_object(text: str) -> tuple[dict[str, Any], int, int]:
+    """:func:`extract_json_object`'s object with where it lies in ``text``: ``(object, start, end)``.
+
+    ``text[start:end]`` is the object's JSON source (the score reader finds the score in it).
+
+    Raises:
+        ValueError: No JSON object could be read (the message says why).
+    """
     stripped = text.strip()
     if not stripped:
         raise ValueError("the reply is empty")
+    lead = len(text) - len(text.lstrip())
     try:
         value = _DECODER.decode(stripped)
     except (ValueError, RecursionError):
         pass
     else:
         if isinstance(value, dict):
-            return value
+            return value, lead, lead + len(stripped)
         raise ValueError(f"expected a JSON object, got {type(value).__name__}")
-    last: dict[str, Any] | None = None
+    last: tuple[dict[str, Any], int, int] | None = None
     budget = _SCAN_BUDGET * len(stripped) + _DEEP_FAILURE_COST
     start = stripped.find("{")
     while start != -1 and budget > 0:
@@ -74,11 +86,39 @@ def extract_json_object(text: str) -> dict[str, Any]:
             start = stripped.find("{", start + 1)
             continue
         if isinstance(value, dict):
-            last = value
+            last = value, lead + start, lead + end
         start = stripped.find("{", end)
     if last is None:
         raise ValueError("no JSON object found in the reply")
     return last
+
+
+def key_value_offset(source: str, start: int, key: str) -> int | None:
+    """Where the value of ``key`` starts in the JSON object at ``source[start:]``, or ``None``.
+
+    The object must be valid JSON (as :func:`verdict_object` returns it). Only the object's
+    own keys count, not those of nested objects; with a repeated key the last wins, as
+    ``json.loads`` reads it.
+    """
+    found: int | None = None
+    pos = _skip_space(source, start + 1)
+    while pos < len(source) and source[pos] == '"':
+        name, pos = _DECODER.raw_decode(source, pos)
+        pos = _skip_space(source, pos)
+        pos = _skip_space(source, pos + 1)  # past the ":"
+        if name == key:
+            found = pos
+        _, pos = _DECODER.raw_decode(source, pos)
+        pos = _skip_space(source, pos)
+        if pos < len(source) and source[pos] == ",":
+            pos = _skip_space(source, pos + 1)
+    return found
+
+
+def _skip_space(source: str, pos: int) -> int:
+    while pos < len(source) and source[pos] in " \t\n\r":
+        pos += 1
+    return pos
 
 
 async def evict_unusable(model: ChatModel, response: ChatResponse) -> None:

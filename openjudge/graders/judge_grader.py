@@ -44,7 +44,7 @@ from pydantic import BaseModel, JsonValue, ValidationError
 from typing_extensions import TypeVar
 
 from openjudge.graders._judge_output import JudgeVerdict, evict_unusable, extract_json_object
-from openjudge.graders._scoring import expected_score, vote_decided, vote_winner
+from openjudge.graders._scoring import expected_score, vote_decided, vote_winner, written_score
 from openjudge.graders._verdict_schema import range_rule, verdict_output
 from openjudge.graders.base_grader import BaseGrader, response_failure_result
 from openjudge.graders.blame import context_overflow_of, message_chars, overflow_failure, overflow_metadata
@@ -133,7 +133,8 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         max_reasks: Re-asks after an invalid reply (0 or 1 is sensible).
         delimit_inputs: Wrap each inserted value in ``<name>`` tags.
         score_mode: ``"verdict"`` reads the written score; ``"logprobs"`` weighs the score
-            token's alternatives (integer ranges, providers with logprobs); ``"vote"`` takes the
+            token's alternatives (integer ranges, providers with logprobs; the score of the
+            last JSON object, a bare-number reply or a closing ``Score: N`` line); ``"vote"`` takes the
             majority of ``votes`` sampled verdicts, stopping once the majority is decided
             (needs a sampling temperature above 0). See :mod:`openjudge.graders._scoring`.
         top_logprobs: Alternatives requested per token in ``"logprobs"`` mode.
@@ -357,7 +358,7 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
                     queue_s=queued_s or None,
                 )
             try:
-                result = self._result(self._parse(response.content), call, usage, latency_s, queued_s or None)
+                result = self._result(self._read_verdict(response), call, usage, latency_s, queued_s or None)
             except (ValueError, ValidationError) as exc:
                 await evict_unusable(self.model, response)
                 problem = _describe(exc)
@@ -453,6 +454,9 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
         if expected is None:
             metadata.update(score_mode="verdict", score_mode_note="no usable logprobs at the score token")
             return {"metadata": metadata}
+        written = written_score(response.content)
+        if written is not None and written.form != "json":
+            metadata["verdict_form"] = written.form
         metadata.update(
             score_mode="logprobs",
             verdict_score=result.score,
@@ -460,6 +464,29 @@ class JudgeGrader(BaseGrader, Generic[VerdictT, ContextT], ABC):
             score_mass=expected.mass,
         )
         return {"score": expected.value, "metadata": metadata}
+
+    def _read_verdict(self, response: ChatResponse) -> VerdictT:
+        """The reply's verdict; in ``logprobs`` mode a reply with no JSON verdict may still hold one.
+
+        A judge that answers a plain verdict (score and reason) with a bare number, or with
+        text ending in a line such as ``Score: 4``, is read there when its logprobs at that
+        number are usable: the distribution is the judge's answer, wherever it wrote it.
+        """
+        try:
+            return self._parse(response.content)
+        except (ValueError, ValidationError):
+            if self.score_mode != "logprobs" or self.structured_model is not JudgeVerdict:
+                raise
+            written = written_score(response.content)
+            if written is None or written.form == "json":
+                raise
+            assert self.score_range is not None  # checked at construction for this mode
+            if expected_score(response.content, response.logprobs, self.score_range) is None:
+                raise
+            verdict: VerdictT = self.structured_model.model_validate(
+                {"reason": response.content.strip(), "score": written.value}
+            )
+            return verdict
 
     def _parse(self, content: str) -> VerdictT:
         try:

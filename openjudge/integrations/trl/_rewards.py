@@ -55,6 +55,7 @@ from openjudge.integrations.scoring._scorer import (
     ScoredSample,
 )
 from openjudge.integrations.trl import _version
+from openjudge.integrations.trl._closing import LoopCloser
 from openjudge.integrations.trl._collective import process_count
 from openjudge.integrations.trl._columns import Column, prompt_groups, reward_column
 from openjudge.integrations.trl._function import OpenJudgeReward
@@ -63,6 +64,7 @@ from openjudge.integrations.trl._settings import OpenJudgeTRLSettings
 from openjudge.integrations.trl._team import SharedGradings, batch_key
 from openjudge.models._loop_local import LoopLocal
 from openjudge.results import GraderScore
+from openjudge.runner._concurrency import chat_clients
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GradingRunner
 
@@ -155,6 +157,16 @@ class OpenJudgeRewards:
         self._together_scorers: dict[frozenset[str], RewardScorer] = {}
         self._gradings = SharedGradings()
         self._unknown = 0
+        self._closer = LoopCloser(self, chat_clients(c.grader for c in runner.grader_configs.values()))
+
+    def close(self) -> None:
+        """Close the judges' HTTP clients on the event loops the functions ran on (TRL's).
+
+        Runs by itself when the set is garbage-collected and at interpreter exit, before TRL
+        stops its event loop (see :mod:`openjudge.integrations.trl._closing`). Closing twice
+        is harmless, and the functions still work after: a later call opens new clients.
+        """
+        self._closer.close()
 
     @classmethod
     def from_config(
@@ -304,6 +316,7 @@ class OpenJudgeRewards:
         columns: Mapping[str, object],
     ) -> list[float | None]:
         """``reward``'s rewards for a batch: graded, then the failure policy applied."""
+        self._closer.saw_running_loop()  # TRL's loop: where the judges' clients are closed
         samples = samples_from_batch(prompts, completions, completion_ids, columns)
         processes = process_count()
         groups = prompt_groups(prompts, batch_is_whole=processes == 1)

@@ -125,6 +125,7 @@ class TransformersChatTransport(LocalTransport[GenerationRequest, "Generation"])
             s = self.local_model.settings
             self._identity = {
                 "model": s.model,
+                "gguf_file": s.gguf_file,
                 "revision": s.revision,
                 "files": checkpoint_fingerprint(s.model),
                 "dtype": s.dtype,
@@ -164,8 +165,8 @@ class TransformersChatModel(ChatClient):
         limits: Shared limits (see :class:`~openjudge.models._limits.ConnectionLimits`).
         cache: Serve and store deterministic replies (see the module's note on keys).
         device, dtype, max_batch_size, batch_window_s, max_new_tokens, max_input_tokens,
-        revision, trust_remote_code, chat_template: See :class:`TransformersSettings`
-            (ignored when ``model`` is a settings object).
+        revision, trust_remote_code, chat_template, gguf_file, cache_dir: See
+            :class:`TransformersSettings` (ignored when ``model`` is a settings object).
 
     Example:
         >>> judge = TransformersChatModel("Qwen/Qwen3-0.6B", device="cuda", max_batch_size=32)  # doctest: +SKIP
@@ -193,6 +194,8 @@ class TransformersChatModel(ChatClient):
         revision: str | None = None,
         trust_remote_code: bool = False,
         chat_template: str | None = None,
+        gguf_file: str | None = None,
+        cache_dir: str | None = None,
     ) -> None:
         if api_key is not None or base_url is not None:
             raise ValueError(
@@ -212,6 +215,8 @@ class TransformersChatModel(ChatClient):
                 revision=revision,
                 trust_remote_code=trust_remote_code,
                 chat_template=chat_template,
+                gguf_file=gguf_file,
+                cache_dir=cache_dir,
             )
         )
         mode = _structured_output(structured_output)
@@ -247,6 +252,17 @@ class TransformersChatModel(ChatClient):
             ChatModelError: Loading failed.
         """
         self.transport.load()
+
+    def checkpoint_dir(self) -> str:
+        """What transformers loads for this judge: ``model`` itself, or a GGUF file's dequantized copy.
+
+        A GGUF file is converted on the first call (once per machine, into ``cache_dir``);
+        blocking. Load the same weights elsewhere with it, e.g. a policy to train:
+        ``AutoModelForCausalLM.from_pretrained(judge.checkpoint_dir())``.
+        """
+        from openjudge.providers.transformers._loading import checkpoint_source
+
+        return checkpoint_source(self.settings, "causal_lm")[0]
 
     def reward_model(self, *, label_index: int = 0) -> TransformersRewardModel:
         """A reward model (``*ForSequenceClassification``) from the same settings, policy and limits.

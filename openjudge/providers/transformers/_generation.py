@@ -58,6 +58,8 @@ class Generator:
         self.unconstrained_reason: str | None = None
         """Why constrained decoding is off for this model (``None`` while it works or is untried)."""
         self._vocab_size = int(loaded.model.config.get_text_config().vocab_size)
+        self._names: dict[int, str] = {}
+        self._anchor = [int(i) for i in loaded.tokenizer.encode("a", add_special_tokens=False)]
 
     def encode(self, request: GenerationRequest) -> list[int]:
         """The prompt's token ids (chat template with the generation prompt).
@@ -203,6 +205,22 @@ class Generator:
             tokens = self._choices(request, content, recorded, row, cut)
         return Generation(text, prompt_tokens, spent, finish, tokens)
 
+    def _alternative_names(self, token_id: int) -> str:
+        """A token's text as it reads after other text, as :func:`token_pieces` cuts the reply.
+
+        Decoded after an anchor token and cut after the anchor's own text: SentencePiece
+        decoders drop a leading space from the first token of a text, so ``▁4`` alone decodes
+        as ``4`` while in a reply it reads `` 4``, which the score reader must compare.
+        """
+        name = self._names.get(token_id)
+        if name is None:
+            tokenizer = self.loaded.tokenizer
+            anchor = decode(tokenizer, self._anchor, skip_special_tokens=False)
+            both = decode(tokenizer, [*self._anchor, token_id], skip_special_tokens=False)
+            name = both[len(anchor) :] if both.startswith(anchor) else both
+            self._names[token_id] = name
+        return name
+
     def _choices(
         self,
         request: GenerationRequest,
@@ -213,12 +231,7 @@ class Generator:
     ) -> tuple[TokenChoice, ...]:
         chosen, top_values, top_ids = recorded
         k = max(request.top_logprobs, 0)
-        names: dict[int, str] = {}
-
-        def name(token_id: int) -> str:
-            if token_id not in names:
-                names[token_id] = decode(self.loaded.tokenizer, [token_id], skip_special_tokens=False)
-            return names[token_id]
+        name = self._alternative_names
 
         out: list[TokenChoice] = []
         offset = 0

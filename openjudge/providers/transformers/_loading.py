@@ -23,7 +23,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in the t
         "(e.g. pip install torch==2.13.0), then pip install 'openjudge-graders[transformers]'"
     ) from exc
 
-__all__ = ["Head", "LoadedModel", "load_model", "resolve_device", "resolve_dtype"]
+__all__ = ["Head", "LoadedModel", "checkpoint_source", "load_model", "resolve_device", "resolve_dtype"]
 
 logger = logging.getLogger(__name__)
 
@@ -151,8 +151,28 @@ def _max_input_tokens(settings: TransformersSettings, model: transformers.PreTra
     return limit if isinstance(limit, int) and limit > 0 else None
 
 
+def checkpoint_source(settings: TransformersSettings, head: Head) -> tuple[str, str | None]:
+    """What ``from_pretrained`` loads for ``settings``: a GGUF file's dequantized copy, or the model itself.
+
+    Raises:
+        ValueError: A GGUF checkpoint for a reward model (GGUF files hold language models).
+    """
+    if settings.gguf is None:
+        return settings.model, settings.revision
+    if head != "causal_lm":
+        raise ValueError(
+            f"{settings.model}: a GGUF file holds a language model, not a sequence-classification "
+            "reward model; convert the reward model with its own head to a transformers directory"
+        )
+    from openjudge.providers.transformers._gguf import converted_checkpoint
+
+    return str(converted_checkpoint(settings)), None  # the copy is local: no hub revision
+
+
 def load_model(settings: TransformersSettings, head: Head) -> LoadedModel:
     """Load ``settings.model`` with a causal-LM or a sequence-classification head.
+
+    A GGUF checkpoint is dequantized once per machine first (see :mod:`._gguf`).
 
     Raises:
         ValueError: The device is not available.
@@ -161,8 +181,9 @@ def load_model(settings: TransformersSettings, head: Head) -> LoadedModel:
     started = time.monotonic()
     device = resolve_device(settings.device)
     dtype = resolve_dtype(settings.dtype, device)
-    common = {"revision": settings.revision, "trust_remote_code": settings.trust_remote_code}
-    tokenizer = transformers.AutoTokenizer.from_pretrained(settings.model, **common)
+    source, revision = checkpoint_source(settings, head)
+    common = {"revision": revision, "trust_remote_code": settings.trust_remote_code}
+    tokenizer = transformers.AutoTokenizer.from_pretrained(source, **common)
     tokenizer.padding_side = "left"  # generation appends on the right; pooling reads the last real token
     if settings.chat_template is not None:
         tokenizer.chat_template = settings.chat_template
@@ -171,7 +192,7 @@ def load_model(settings: TransformersSettings, head: Head) -> LoadedModel:
         if head == "causal_lm"
         else transformers.AutoModelForSequenceClassification
     )
-    model = auto.from_pretrained(settings.model, dtype=dtype, **common)
+    model = auto.from_pretrained(source, dtype=dtype, **common)
     model.to(device)  # type: ignore[arg-type]  # transformers types .to() through a decorator wrapper
     model.eval()
     if tokenizer.pad_token_id is None:

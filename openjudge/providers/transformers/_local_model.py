@@ -127,14 +127,19 @@ class LocalModel(Generic[Q, R]):
         takes seconds, so a 20 ms poll costs nothing and needs no loop-bound primitive.
         """
         while self._loaded is None:
-            with self._lock:
-                if self._load_error is not None:
-                    raise copy.copy(self._load_error)  # every waiter gets its own copy
-                if self._loader is None:
-                    self._loader = threading.Thread(
-                        target=self._load_quietly, name="openjudge-load", daemon=True
-                    )
-                    self._loader.start()
+            # Never wait for the lock here: the loader holds it for the whole load, and waiting
+            # would stop the event loop for as long.
+            if self._lock.acquire(blocking=False):
+                try:
+                    if self._load_error is not None:
+                        raise copy.copy(self._load_error)  # every waiter gets its own copy
+                    if self._loader is None:
+                        self._loader = threading.Thread(
+                            target=self._load_quietly, name="openjudge-load", daemon=True
+                        )
+                        self._loader.start()
+                finally:
+                    self._lock.release()
             await anyio.sleep(0.02)
         return self._loaded
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["DTYPES", "DType", "TransformersSettings", "checkpoint_fingerprint"]
 
@@ -24,8 +25,15 @@ class TransformersSettings(BaseModel):
     """One in-process model.
 
     Attributes:
-        model: A local directory or a Hugging Face hub id (downloaded by ``transformers``
-            on first load, into its usual cache).
+        model: A local directory, a Hugging Face hub id (downloaded by ``transformers``
+            on first load, into its usual cache), or a ``.gguf`` file (dequantized once per
+            machine; see ``gguf_file``).
+        gguf_file: A GGUF checkpoint inside ``model`` (a directory or hub id), as
+            ``from_pretrained(model, gguf_file=...)`` takes it. A GGUF checkpoint is
+            dequantized to ``float32`` by transformers on its first load and saved as a
+            regular checkpoint under ``cache_dir``; later loads, in any process, read that copy.
+        cache_dir: Where dequantized GGUF checkpoints are kept (default
+            ``$XDG_CACHE_HOME/openjudge/gguf``, ``~/.cache`` when unset).
         revision: The hub revision (branch, tag or commit) to load.
         device: ``auto`` (the first CUDA device if there is one, else CPU), ``cpu``,
             ``mps``, ``cuda`` or ``cuda:N``.
@@ -46,6 +54,8 @@ class TransformersSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str = Field(min_length=1)
+    gguf_file: str | None = Field(default=None, min_length=1)
+    cache_dir: str | None = None
     revision: str | None = None
     device: str = "auto"
     dtype: DType = "auto"
@@ -63,13 +73,37 @@ class TransformersSettings(BaseModel):
             raise ValueError(f"device must be 'auto', 'cpu', 'mps', 'cuda' or 'cuda:N', got {value!r}")
         return value
 
+    @model_validator(mode="after")
+    def _one_gguf(self) -> TransformersSettings:
+        if self.gguf_file is not None and self.model.lower().endswith(".gguf"):
+            raise ValueError(
+                f"model names a .gguf file ({self.model!r}) and gguf_file is {self.gguf_file!r}: "
+                "name the file in one of them (model: a directory or hub id, gguf_file: the file in it)"
+            )
+        return self
+
+    @property
+    def gguf(self) -> tuple[str, str] | None:
+        """``(directory or hub id, file name)`` when the checkpoint is a GGUF file, else ``None``."""
+        if self.gguf_file is not None:
+            return self.model, self.gguf_file
+        if self.model.lower().endswith(".gguf"):
+            path = Path(self.model).expanduser()
+            return str(path.parent), path.name
+        return None
+
 
 def checkpoint_fingerprint(model: str) -> str | None:
-    """A digest of a local checkpoint directory's files (names, sizes, modification times).
+    """A digest of a local checkpoint's files (names, sizes, modification times).
 
-    Part of cache keys, so a checkpoint saved again at the same path is a new model. ``None``
-    for a hub id: its ``revision`` identifies it (pin a commit for a cache that follows it).
+    ``model`` is a directory or one file (a ``.gguf``). Part of cache keys, so a checkpoint
+    saved again at the same path is a new model. ``None`` for a hub id: its ``revision``
+    identifies it (pin a commit for a cache that follows it).
     """
+    if os.path.isfile(model):
+        stat = os.stat(model)
+        name = os.path.basename(model)
+        return hashlib.sha256(f"{name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode()).hexdigest()[:16]
     try:
         with os.scandir(model) as found:
             entries = sorted((e for e in found if e.is_file()), key=lambda e: e.name)

@@ -142,6 +142,32 @@ async def test_loading_is_not_timed(judge_path: Path, monkeypatch: pytest.Monkey
     assert isinstance(result, GraderScore) and result.score == 4.0
 
 
+async def test_the_event_loop_runs_while_the_model_loads(
+    judge_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = loading.load_model
+    loading_started, released = threading.Event(), threading.Event()
+
+    def waits_for_the_loop(*args: Any, **kwargs: Any) -> loading.LoadedModel:
+        loading_started.set()
+        if not released.wait(timeout=10):  # only a task on the event loop sets it
+            raise RuntimeError("the event loop stood still while the model loaded")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loading, "load_model", waits_for_the_loop)
+    model = judge(judge_path)
+
+    async def release_once_loading() -> None:
+        await anyio.to_thread.run_sync(loading_started.wait)
+        await anyio.sleep(0.05)  # the grader's call polls for the model meanwhile (or blocks the loop)
+        released.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(release_once_loading)
+        result = await grader(model).aevaluate(question="2+2?", answer="4")
+    assert isinstance(result, GraderScore) and result.score == 4.0
+
+
 async def test_the_concurrency_limit_bounds_each_batch(judge_path: Path) -> None:
     model = judge(judge_path, max_batch_size=8, batch_window_s=0.05, policy=no_retries(max_concurrency=2))
     sizes = count_generate_calls(model)
