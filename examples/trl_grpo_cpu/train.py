@@ -12,10 +12,11 @@ grader against the dataset's ``answer`` column, and an LLM judge, the same model
 llama-cpp-python's OpenAI-compatible server, which this script starts on a free port.
 
 ``--outage-step K`` stops the judge's server for step K (``--outage-steps`` steps) and
-starts it again after: the judge's rewards of those steps are ``None`` (NaN to TRL, left
-out of the reward sum), ``openjudge/judge/failed`` says so in TRL's logs, the breaker
+starts it again after: a completion whose judge failed is ``None`` in both functions'
+columns (the per-grader functions judge together; TRL trains on none of them rather than
+on the math reward alone), ``openjudge/judge/failed`` says so in TRL's logs, the breaker
 opens after five failures in a row and closes again once a probe reaches the restarted
-server; the math rewards go on. Each step prints its rewards as TRL logged them, its wall
+server. Each step prints its rewards as TRL logged them, its wall
 time and the share of it spent computing rewards; ``--log`` writes the same as JSON.
 
 About 20-60 s per step on 2 cores (8 completions of up to 32 tokens, the judge's 8 calls);

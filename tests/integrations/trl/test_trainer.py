@@ -136,6 +136,9 @@ def test_a_training_step_logs_each_grader(tmp_path: Path, judge_server: JudgeSer
     trainer = make_trainer(tmp_path / "out", rewards.per_grader(), dataset(), reward_weights=[2.0, 1.0])
     trainer.train()
     logged = trainer.state.log_history[0]
-    assert logged["rewards/helpful/mean"] == pytest.approx(0.5)  # the judge's default 3 on 1..5
+    # Each of the step's 4 completions scores the judge's default 3 on 1..5 (0.5), or 0 when the
+    # tiny model wrote only opener words ("the answer is ?"): a degenerate response, scored before the judge.
+    helpful = logged["rewards/helpful/mean"]
+    assert 0.0 <= helpful <= 0.5 and helpful * 8 == pytest.approx(round(helpful * 8))
     assert 0.0 <= logged["rewards/correct/mean"] <= 1.0
     assert logged["openjudge/helpful/failed"] == 0.0
