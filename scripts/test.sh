@@ -85,6 +85,18 @@ if ! command -v bwrap >/dev/null; then
   fi
 fi
 
+# OpenRLHF's reward client, run from its wheel by tests/integrations/serve/test_openrlhf_client.py
+# (OpenRLHF itself does not install here: it pins CUDA packages). A download kept between runs.
+if [ -z "${OPENRLHF_WHEEL:-}" ]; then
+  OPENRLHF_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/openjudge-tests"
+  if "$PY" -m pip download --quiet --no-deps "openrlhf==0.11.2" -d "$OPENRLHF_DIR" >/dev/null 2>&1; then
+    OPENRLHF_WHEEL="$(ls "$OPENRLHF_DIR"/openrlhf-0.11.2-*.whl | head -1)"
+    export OPENRLHF_WHEEL
+  else
+    echo "OpenRLHF's wheel could not be downloaded: its client test will skip"
+  fi
+fi
+
 echo "== environment check (${SECONDS}s)"
 "$PY" scripts/check_env.py "$LOCK" "${NODEPS_PINS[@]}"
 lint
