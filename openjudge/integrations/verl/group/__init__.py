@@ -11,6 +11,8 @@ Enable it on the training command (VERL 0.9.x, V1 trainer)::
 - :class:`GroupSettings`: the ``+reward.openjudge_group.*`` options.
 - :class:`GraderGroupJudge`: the graders of a group YAML judging one group;
   :class:`Member`: a trajectory ready to be judged with its group.
+- :class:`GroupVerdict`: what a judgement gives, each member's outcome a
+  :class:`MemberReward` (its reward and ``reward_extra_info``) or a :class:`MemberDropped`.
 
 Importing this package does not import VERL; the two classes load it (and check
 ``verl>=0.9,<0.10``) when first used.
@@ -28,6 +30,9 @@ if TYPE_CHECKING or not lazy_exports(globals()):
     from openjudge.integrations.verl.group._manager import (
         OpenJudgeAgentLoopManager as OpenJudgeAgentLoopManager,
     )
+    from openjudge.integrations.verl.group._verdict import GroupVerdict as GroupVerdict
+    from openjudge.integrations.verl.group._verdict import MemberDropped as MemberDropped
+    from openjudge.integrations.verl.group._verdict import MemberReward as MemberReward
     from openjudge.integrations.verl.group._worker import OpenJudgeAgentLoopWorker as OpenJudgeAgentLoopWorker
     from openjudge.integrations.verl.group.judges import GraderGroupJudge as GraderGroupJudge
     from openjudge.integrations.verl.group.members import Member as Member
@@ -36,7 +41,10 @@ __all__ = [
     "GraderGroupJudge",
     "GroupJudgingError",
     "GroupSettings",
+    "GroupVerdict",
     "Member",
+    "MemberDropped",
+    "MemberReward",
     "OpenJudgeAgentLoopManager",
     "OpenJudgeAgentLoopWorker",
 ]

@@ -15,7 +15,10 @@ def test_public_names() -> None:
         "GraderGroupJudge",
         "GroupJudgingError",
         "GroupSettings",
+        "GroupVerdict",
         "Member",
+        "MemberDropped",
+        "MemberReward",
         "OpenJudgeAgentLoopManager",
         "OpenJudgeAgentLoopWorker",
     ]
@@ -23,6 +26,8 @@ def test_public_names() -> None:
     assert group.OpenJudgeAgentLoopWorker.__module__ == "openjudge.integrations.verl.group._worker"
     assert group.GraderGroupJudge.__module__ == "openjudge.integrations.verl.group.judges"
     assert group.Member.__module__ == "openjudge.integrations.verl.group.members"
+    assert group.MemberReward.__module__ == "openjudge.integrations.verl.group._verdict"
+    assert group.GroupVerdict.__name__ == "GroupVerdict" and group.MemberDropped.__name__ == "MemberDropped"
 
 
 def test_importing_the_package_does_not_import_verl() -> None:
