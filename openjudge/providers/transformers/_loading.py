@@ -6,6 +6,7 @@ Imported only when a model is first loaded, never by ``import openjudge.provider
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,12 @@ __all__ = ["Head", "LoadedModel", "checkpoint_source", "load_model", "resolve_de
 logger = logging.getLogger(__name__)
 
 Head = Literal["causal_lm", "sequence_classification"]
+
+_LOADING = threading.Lock()
+"""Held while a model loads: transformers' loading is not thread-safe. It builds modules under
+process-wide init contexts (the meta device, skipped initialisation), so two models loading at
+once in one process (a judge and a reward model, each loaded off its event loop) could leave
+the other's tied weights on the meta device."""
 
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -178,6 +185,11 @@ def load_model(settings: TransformersSettings, head: Head) -> LoadedModel:
         ValueError: The device is not available.
         OSError: The checkpoint or tokenizer cannot be found or read.
     """
+    with _LOADING:
+        return _load(settings, head)
+
+
+def _load(settings: TransformersSettings, head: Head) -> LoadedModel:
     started = time.monotonic()
     device = resolve_device(settings.device)
     dtype = resolve_dtype(settings.dtype, device)
