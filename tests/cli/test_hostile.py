@@ -8,9 +8,7 @@ the hostile record is recorded with a clear reason and every other record is gra
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +17,7 @@ import pytest
 
 from openjudge.jobs._results import read_results
 from openjudge.testing.judge_server import JudgeServerProcess
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.cli._support import openjudge as run_command
 
 RULE_JOB = """
 graders:
@@ -30,22 +27,8 @@ graders:
 
 
 def openjudge(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "XDG_CACHE_HOME": str(cwd),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "openjudge", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
+    """The command in a subprocess, its caches in the job's folder (no traceback allowed)."""
+    return run_command(*args, cwd=cwd, env={"XDG_CACHE_HOME": str(cwd)})
 
 
 def run_twice(tmp_path: Path, data: str, job: str = RULE_JOB) -> dict[str, dict[str, dict[str, object]]]:
