@@ -186,7 +186,14 @@ async def _grade_all(
     return results, time.perf_counter() - start
 
 
-async def _bare_python(programs: Sequence[str], concurrency: int, *flags: str) -> float:
+async def bare_python(
+    programs: Sequence[str], concurrency: int, *flags: str, own_session: bool = False
+) -> float:
+    """Each program in a fresh interpreter, ``concurrency`` at a time: the wall time.
+
+    ``own_session`` starts each in a session of its own, as the sandbox starts its runs (with
+    the kernel's autogroup scheduling, each session gets its own share of a shared machine).
+    """
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(program: str) -> None:
@@ -198,6 +205,7 @@ async def _bare_python(programs: Sequence[str], concurrency: int, *flags: str) -
                 program,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=own_session,
             )
             await process.wait()
 
@@ -244,12 +252,12 @@ async def code_suite(
     await grader.aevaluate(response="x = 1", test_cases=[{"test": "assert True"}])  # warm-up and probe
     load = _load_average()
     # A-B-C-C-B-A: a load that drifts during the run weighs on all three alike.
-    bare = await _bare_python(bare_programs, CODE_CONCURRENCY)
-    isolated = await _bare_python(bare_programs, CODE_CONCURRENCY, "-I", "-S")
+    bare = await bare_python(bare_programs, CODE_CONCURRENCY)
+    isolated = await bare_python(bare_programs, CODE_CONCURRENCY, "-I", "-S")
     results, wall = await _grade_all(grader, canonical, CODE_CONCURRENCY)
     _, wall_again = await _grade_all(grader, canonical, CODE_CONCURRENCY)
-    isolated = (isolated + await _bare_python(bare_programs, CODE_CONCURRENCY, "-I", "-S")) / 2
-    bare = (bare + await _bare_python(bare_programs, CODE_CONCURRENCY)) / 2
+    isolated = (isolated + await bare_python(bare_programs, CODE_CONCURRENCY, "-I", "-S")) / 2
+    bare = (bare + await bare_python(bare_programs, CODE_CONCURRENCY)) / 2
     wall = (wall + wall_again) / 2
     full, errors, outside, tests, where = _tally(results)
     failing = [i for i, r in enumerate(results) if getattr(r, "score", None) != 1.0]

@@ -66,7 +66,6 @@ import os
 import random
 import resource
 import statistics
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -76,7 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import _serve_load as serve_load
-from bench.datasets import MBPP_EXCERPT, code_humaneval_items, code_mbpp_items, math_suites
+from bench.datasets import MBPP_EXCERPT, bare_python, code_humaneval_items, code_mbpp_items, math_suites
 from openjudge.graders.code import CodeExecutionGrader, CodeTestCase
 from openjudge.graders.math import MathAnswerEquivalenceGrader
 from openjudge.results import GraderScore
@@ -469,22 +468,7 @@ def code_tree_cpu() -> float:
 
 async def code_bare(programs: Sequence[str], *flags: str) -> None:
     """Each program in a fresh interpreter, ``CODE_CONCURRENCY`` at a time, each in its own session."""
-    semaphore = asyncio.Semaphore(CODE_CONCURRENCY)
-
-    async def one(program: str) -> None:
-        async with semaphore:
-            process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                *flags,
-                "-c",
-                program,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.DEVNULL,
-                start_new_session=True,
-            )
-            await process.wait()
-
-    await asyncio.gather(*(one(p) for p in programs))
+    await bare_python(programs, CODE_CONCURRENCY, *flags, own_session=True)
 
 
 async def code_graded(grader: CodeExecutionGrader, items: CodeItems) -> list[object]:
