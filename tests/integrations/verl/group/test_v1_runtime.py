@@ -94,7 +94,7 @@ class Runtime:
             f"+reward.openjudge_group.config={group}",
             "+reward.openjudge_group.on_failure=fallback",
             "+reward.openjudge_group.fallback_score=-1.0",
-            "+reward.openjudge_group.judge_timeout_s=3",
+            "+reward.openjudge_group.judge_timeout_s=10",  # a healthy group judges well inside it on a loaded 2-core machine
         )
         self.reward_loop = RewardLoopManager(config=self.config, rm_resource_pool=None)  # type: ignore[arg-type]  # None: no reward model
         # Created now: their workers start (and import VERL) while the first test runs.
