@@ -3,17 +3,23 @@
 Servers differ: OpenAI, vLLM and llama.cpp's own server take ``response_format``
 ``json_schema``; llama-cpp-python's server answers HTTP 500 to it and takes ``json_object``
 with a ``schema``; some servers take neither. When a provider's ``structured_output`` is not
-set, the first call that asks for JSON finds out:
+set, the calls that ask for JSON find out:
 
-1. it is sent in the strongest mode, ``json_schema``;
+1. a call goes out in the strongest mode not yet refused at its endpoint (``json_schema``
+   first);
 2. if the server refuses that mode, the same request goes out at once in the next one
-   (``json_object`` with the schema, then ``prompt``: the schema in the instructions only);
+   (``json_object`` with the schema, then ``prompt``: the schema in the instructions only),
+   and the refusal is remembered, so later calls start past it;
 3. the first mode the server answers is remembered for that endpoint and model for the
    life of the process (every provider object reaching it shares it), and said once: a log
    line here, and the run summary of ``openjudge run``.
 
-Calls made meanwhile wait for the probe instead of probing too. **A refusal** is an answer
-with status 400, 415, 422, 500 or 501 whose message names the response format (as
+No call waits for another call's request: calls made before the mode is known find it
+themselves. A probe is a user's request, and a request whose content keeps the judge busy
+(or hangs it) must not hold up the calls around it; what concurrency costs instead is a
+refusal per call in flight at first use, answered without generating.
+
+**A refusal** is an answer with status 400, 415, 422, 500 or 501 whose message names the response format (as
 llama-cpp-python's 500 does: ``response_format.type``); a request the server cannot take in
 any mode (a prompt past the context) fails in the weakest mode as it would have anyway.
 A refusal is handled inside one attempt, so the engine never sees it: it is not retried,
@@ -36,10 +42,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
-import anyio
-
 from openjudge.models._errors import REFUSED_MARK, ChatModelError
-from openjudge.models._loop_local import LoopLocal
 from openjudge.models._secrets import safe_url
 from openjudge.models.chat_model import StructuredOutputMode
 
@@ -124,45 +127,51 @@ def structured_output_choice(model: object) -> StructuredOutputChoice | None:
 
 
 class _Found:
-    """The modes found per endpoint and model, for the life of the process.
+    """What each endpoint and model took and refused, for the life of the process.
 
     Facts about servers rather than limits: every provider object that reaches a server
-    shares what one of them found. Probes are serialised per endpoint in each event loop.
+    shares what one of them found.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._choices: dict[str, StructuredOutputChoice] = {}
-        self._probes: LoopLocal[dict[str, anyio.Lock]] = LoopLocal(dict)
+        self._refused: dict[str, dict[StructuredOutputMode, str]] = {}
 
     def get(self, key: str) -> StructuredOutputChoice | None:
         return self._choices.get(key)
 
-    def record(self, key: str, choice: StructuredOutputChoice) -> bool:
-        """Remember ``choice``; ``True`` unless the same mode was already known."""
-        with self._lock:
-            known = self._choices.get(key)
-            self._choices[key] = choice
-        return known is None or known.mode != choice.mode
+    def first_untried(self, key: str) -> int:
+        """The index in :data:`MODES` of the strongest mode ``key``'s server has not refused."""
+        refused = self._refused.get(key, {})
+        return next((i for i, mode in enumerate(MODES) if mode not in refused), len(MODES) - 1)
 
-    def drop(self, key: str, mode: StructuredOutputMode) -> None:
-        """Forget ``key``'s mode if it is still ``mode`` (another task may have probed since)."""
+    def refusals(self, key: str) -> tuple[str, ...]:
+        return tuple(self._refused.get(key, {}).values())
+
+    def refuse(self, key: str, mode: StructuredOutputMode, answer: str) -> None:
+        """The server refused ``mode``: later calls start past it (a mode found is forgotten)."""
+        with self._lock:
+            self._refused.setdefault(key, {}).setdefault(mode, answer)
+            known = self._choices.get(key)
+            if known is not None and known.mode == mode:  # another server now: find its mode
+                del self._choices[key]
+
+    def record(self, key: str, mode: StructuredOutputMode, where: str) -> StructuredOutputChoice | None:
+        """Remember that ``key``'s server took ``mode``; the choice when it is news, else ``None``."""
         with self._lock:
             known = self._choices.get(key)
             if known is not None and known.mode == mode:
-                del self._choices[key]
+                return None
+            choice = StructuredOutputChoice(where, mode, found=True, refused=self.refusals(key))
+            self._choices[key] = choice
+            return choice
 
     def forget(self, url: str) -> None:
         with self._lock:
-            for key in [k for k in self._choices if url in k]:
-                del self._choices[key]
-
-    def probe_lock(self, key: str) -> anyio.Lock:
-        locks = self._probes.get()
-        lock = locks.get(key)
-        if lock is None:
-            lock = locks[key] = anyio.Lock()
-        return lock
+            for table in (self._choices, self._refused):
+                for key in [k for k in table if url in k]:
+                    del table[key]
 
 
 _FOUND = _Found()
@@ -212,7 +221,7 @@ class StructuredOutputNegotiation:
         return _FOUND.get(self._key())
 
     async def send(self, send: Callable[[StructuredOutputMode], Awaitable[T]]) -> T:
-        """``send(mode)`` in the mode to use, finding it first if nobody has.
+        """``send(mode)`` in the mode to use, finding it first if it is not known.
 
         Raises:
             ChatModelError: What the last request sent raised; a refusal of a set mode is final.
@@ -225,45 +234,20 @@ class StructuredOutputNegotiation:
                     raise self._refused_setting(exc, self.setting) from None
                 raise
         key = self._key()
-        found = _FOUND.get(key)
-        refused: list[str] = []
-        if found is not None:
-            try:
-                return await send(found.mode)
-            except ChatModelError as exc:
-                if not refuses_mode(exc) or found.mode == MODES[-1]:
-                    raise
-                _FOUND.drop(key, found.mode)  # another server now: find its mode, weaker ones first
-                refused.append(self._refusal(found.mode, exc))
-        async with _FOUND.probe_lock(key):
-            known = _FOUND.get(key)
-            if known is None:
-                start = 0 if found is None else MODES.index(found.mode) + 1
-                return await self._probe(key, send, MODES[start:], refused)
-        return await send(known.mode)  # found while this call waited: send without the lock
-
-    async def _probe(
-        self,
-        key: str,
-        send: Callable[[StructuredOutputMode], Awaitable[T]],
-        modes: tuple[StructuredOutputMode, ...],
-        refused: list[str],
-    ) -> T:
-        for mode in modes:
+        while True:
+            found = _FOUND.get(key)
+            mode = found.mode if found is not None else MODES[_FOUND.first_untried(key)]
             try:
                 response = await send(mode)
             except ChatModelError as exc:
-                if mode != MODES[-1] and refuses_mode(exc):
-                    refused.append(self._refusal(mode, exc))
-                    continue
-                raise
-            where = self._where()
-            choice = StructuredOutputChoice(where, mode, found=True, refused=tuple(refused))
-            if _FOUND.record(key, choice):
+                if mode == MODES[-1] or not refuses_mode(exc):
+                    raise
+                _FOUND.refuse(key, mode, self._refusal(mode, exc))
+                continue
+            if found is None and (choice := _FOUND.record(key, mode, self._where())) is not None:
                 level = logging.WARNING if mode == "prompt" else logging.INFO
-                logger.log(level, "%s: %s", where, choice.describe())
+                logger.log(level, "%s: %s", choice.where, choice.describe())
             return response
-        raise AssertionError("unreachable: the weakest mode's error is raised")
 
     def _refusal(self, mode: StructuredOutputMode, exc: ChatModelError) -> str:
         answer = " ".join(exc.message.removeprefix(f"{self._where()}: ").split())

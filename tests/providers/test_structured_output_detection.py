@@ -88,7 +88,9 @@ async def test_a_refused_json_schema_is_found_once_and_never_retried(
         )
 
 
-async def test_concurrent_first_calls_wait_for_one_probe() -> None:
+async def test_concurrent_first_calls_each_find_the_mode_and_it_is_said_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     async with serving(LLAMA_CPP_PYTHON) as server:
         grader = judge(OpenAIChatModel(DEFAULT_MODEL, base_url=server.base_url, policy=policy()))
         results: list[GraderResult] = []
@@ -96,11 +98,50 @@ async def test_concurrent_first_calls_wait_for_one_probe() -> None:
         async def one(k: int) -> None:
             results.append(await grader.aevaluate(response=f"answer {k} #oj:score=4"))
 
-        async with anyio.create_task_group() as tg:
-            for k in range(24):
-                tg.start_soon(one, k)
+        with caplog.at_level(logging.INFO, logger=LOGGER):
+            async with anyio.create_task_group() as tg:
+                for k in range(24):
+                    tg.start_soon(one, k)
         assert scores(results) == [4.0] * 24
-        assert server.stats().by_outcome["500"] == 1  # one probe, not 24
+        # No call waited for another's request: each in flight at first use met the refusal
+        # at most once (answered without generating); the mode found is said once.
+        first_use = server.stats().by_outcome["500"]
+        assert 1 <= first_use <= 24
+        assert len([r for r in caplog.records if r.name == LOGGER]) == 1
+        # Once found, the mode is sent first: no more refusals.
+        assert (
+            scores([await grader.aevaluate(response=f"later {k} #oj:score=2") for k in range(3)]) == [2.0] * 3
+        )
+        assert server.stats().by_outcome["500"] == first_use
+
+
+@pytest.mark.parametrize("refuse", [{}, LLAMA_CPP_PYTHON], ids=["takes_json_schema", "llama_cpp_python"])
+async def test_a_first_call_that_hangs_holds_up_no_other_call(refuse: Mapping[str, int]) -> None:
+    """The first call to a server finds its mode; one whose content hangs the judge must not
+    stall the calls around it (the class: any call waiting on another call's request)."""
+    async with serving(refuse) as server:
+        grader = judge(OpenAIChatModel(DEFAULT_MODEL, base_url=server.base_url, policy=policy(attempts=1)))
+        hung_ended = anyio.Event()
+        results: list[GraderResult] = []
+
+        async def hung() -> None:
+            await grader.aevaluate(response="a response that hangs the judge #oj:hang")
+            hung_ended.set()
+
+        async def one(k: int) -> None:
+            results.append(await grader.aevaluate(response=f"answer {k} #oj:score=3"))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(hung)
+            with anyio.fail_after(5):
+                while server.stats().by_outcome["hang"] == 0:  # noqa: ASYNC110  # the server's count, no event to await
+                    await anyio.sleep(0.01)  # the hung call is the first in flight
+                async with anyio.create_task_group() as others:
+                    for k in range(8):
+                        others.start_soon(one, k)
+            assert scores(results) == [3.0] * 8
+            assert not hung_ended.is_set()  # still hanging: nobody waited for it
+            tg.cancel_scope.cancel()
 
 
 async def test_every_provider_object_reaching_the_server_shares_what_one_found() -> None:
