@@ -11,11 +11,17 @@ model: :meth:`~openjudge.models.cache.JudgeCache.served`), never with an extra c
   reads from the server (``GET /models`` for an OpenAI-compatible one), asked once; a
   failure to ask (the server down) is asked again after :data:`RETRY_AFTER_S`, and
   meanwhile calls are neither served from nor stored in the cache;
-* **the replies' ``system_fingerprint``**: known only from a reply, so the first cached
-  call of the process is a *witness*: it goes to the server whatever the cache holds,
-  and the cached calls that arrive meanwhile wait for its reply (one judge latency, once),
-  then look up under the fingerprint it brought. Every reply is stored under the
-  fingerprint it came with, and the latest one is what later calls look up under.
+* **the replies' ``system_fingerprint``**: known only from a reply. Until the first reply
+  of the process, a call with no reply stored for its request (under any fingerprint)
+  goes to the server at once; a call with one stored must wait: the first such call is a
+  *witness* that goes to the server whatever the cache holds, and the others wait for
+  the first reply (the witness's or any other call's; one judge latency, once), then look
+  up under the fingerprint it brought. Every reply is stored under the fingerprint it came
+  with, and the latest one is what later calls look up under.
+
+Only a stored verdict is ever waited for: a request that hangs the judge holds up no call
+that has nothing stored (all of them, in training), and a rerun's stored verdicts are
+released by whichever reply comes first.
 
 Transports that do not implement :class:`IdentifiesServedModel` (in-process models, whose
 endpoint names their checkpoint; litellm routes) contribute nothing: no probe, no witness.
@@ -24,6 +30,7 @@ endpoint names their checkpoint; litellm routes) contribute nothing: no probe, n
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -96,11 +103,24 @@ class ServedIdentity:
         assert fingerprint is None or isinstance(fingerprint, str)
         return self._join(card, fingerprint)
 
-    async def lookup(self, timeout_s: float) -> Lookup:
-        """How the next cached call may use the cache (waits for a witness in flight)."""
+    @property
+    def card(self) -> str | None:
+        """The model card's identity, when this process asked for it and got it; ``None`` for
+        a transport that does not identify its model (its calls never wait)."""
+        return self._card if self._probe is not None else None
+
+    async def lookup(self, timeout_s: float, stored: Callable[[str], Awaitable[bool]]) -> Lookup:
+        """How the next cached call may use the cache.
+
+        ``stored(card)``: whether a reply to this call's request from a server with that
+        model card is stored (under any fingerprint). Until the fingerprint is known, only
+        such a call waits, for the first reply of the process.
+        """
         card = self._card if self._card is not None else await self._ask(timeout_s)
         if card is None:
             return Lookup(None)
+        if self._fingerprint is _NOT_LEARNED and not await stored(card):
+            return Lookup(None)  # nothing to protect: go now, and let no other call's request stall this one
         while self._fingerprint is _NOT_LEARNED:
             waiting = self._witness.get()
             if not waiting:
@@ -120,11 +140,13 @@ class ServedIdentity:
 
     def observed(self, fingerprint: str | None, *, witness: bool) -> None:
         """A reply from the server came with ``fingerprint``: the process's from now on (a
-        server redeployed mid-run is looked up under its new one). ``witness``: it was the
-        witness's, whose waiters may now look up."""
+        server redeployed mid-run is looked up under its new one). The first reply, or the
+        witness's, releases the calls waiting to look up."""
+        first = False
         if self._probe is not None:
+            first = self._fingerprint is _NOT_LEARNED
             self._fingerprint = fingerprint
-        if witness:
+        if witness or first:
             self._release()
 
     def released(self) -> None:

@@ -36,6 +36,7 @@ reported once and bypassed, never a reason to fail a grade.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -71,6 +72,10 @@ CREATE TABLE IF NOT EXISTS {_TABLE} (
     created REAL NOT NULL
 )
 """
+_REQUESTS = "judge_requests"
+_REQUESTS_SCHEMA = f"CREATE TABLE IF NOT EXISTS {_REQUESTS} (request TEXT PRIMARY KEY)"
+"""Requests a reply is stored for, keyed without the replies' fingerprint: whether a call of a
+new process, which does not know the fingerprint yet, has a stored verdict to wait for."""
 _ZERO = TokenUsage(0, 0, 0)
 
 
@@ -202,9 +207,16 @@ class JudgeCache:
         """The stored reply for ``key`` (``cached=True``, zero usage), counted as a hit or a miss."""
         return await anyio.to_thread.run_sync(self.get, key, limiter=self._limiters.get())
 
-    async def aput(self, key: str, response: ChatResponse) -> None:
-        """Store ``response`` under ``key`` (replacing what was there)."""
-        await anyio.to_thread.run_sync(self.put, key, response, limiter=self._limiters.get())
+    async def aput(self, key: str, response: ChatResponse, *, request: str | None = None) -> None:
+        """Store ``response`` under ``key`` (replacing what was there); ``request``: the key
+        of the request without the fingerprint of the reply (:meth:`aholds`)."""
+        await anyio.to_thread.run_sync(
+            functools.partial(self.put, key, response, request=request), limiter=self._limiters.get()
+        )
+
+    async def aholds(self, request: str) -> bool:
+        """Whether a reply was stored for ``request`` (a key given as ``request`` to :meth:`aput`)."""
+        return await anyio.to_thread.run_sync(self.holds, request, limiter=self._limiters.get())
 
     async def adelete(self, key: str) -> None:
         """Forget ``key``."""
@@ -236,9 +248,11 @@ class JudgeCache:
             cache_key=key,
         )
 
-    def put(self, key: str, response: ChatResponse) -> None:
+    def put(self, key: str, response: ChatResponse, *, request: str | None = None) -> None:
         """Blocking :meth:`aput`."""
         with self._lock:
+            if request is not None:
+                self._run(f"INSERT OR IGNORE INTO {_REQUESTS} (request) VALUES (?)", (request,))
             written = self._run(
                 f"INSERT OR REPLACE INTO {_TABLE}"
                 " (key, content, finish_reason, model, prompt_tokens, completion_tokens, logprobs, created)"
@@ -256,6 +270,21 @@ class JudgeCache:
             )
             if written:
                 self._counts.writes += 1
+
+    def holds(self, request: str) -> bool:
+        """Blocking :meth:`aholds`."""
+        with self._lock:
+            conn = self._connection()
+            if conn is None:
+                return False
+            try:
+                return (
+                    conn.execute(f"SELECT 1 FROM {_REQUESTS} WHERE request = ?", (request,)).fetchone()
+                    is not None
+                )
+            except sqlite3.Error as exc:
+                logger.warning("judge cache read failed: %s", exc)
+                return False
 
     def delete(self, key: str) -> None:
         """Blocking :meth:`adelete`."""
@@ -318,6 +347,7 @@ class JudgeCache:
                 conn.execute(f"PRAGMA journal_mode={journal}")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)  # takes the exclusive lock: a file another process holds fails here
+            conn.execute(_REQUESTS_SCHEMA)
         except BaseException:
             conn.close()
             raise

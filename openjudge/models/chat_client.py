@@ -16,6 +16,7 @@ Only deterministic calls (temperature 0) are deduplicated or cached.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, Self
 
@@ -149,7 +150,11 @@ class ChatClient:
             return await self._deduped(request, key, None)
         served = self.cache.served(self.transport)
         known = served.known()
-        lookup = Lookup(known) if known is not None else await served.lookup(self._probe_timeout_s)
+        lookup = (
+            Lookup(known)
+            if known is not None
+            else await served.lookup(self._probe_timeout_s, functools.partial(self._holds, body, cache_tag))
+        )
         if lookup.identity is not None:
             hit = await self.cache.aget(
                 cache_key(
@@ -211,8 +216,19 @@ class ChatClient:
             if response.cache_key is not None and self.cache is not None:
                 # Stored before the identical calls that follow this one are released, so none of
                 # them asks again; evicted if the caller finds it unusable.
-                await self.cache.aput(response.cache_key, response)
+                card = store.served.card
+                stored_for = None if card is None else self._request_key(store.body, store.tag, card)
+                await self.cache.aput(response.cache_key, response, request=stored_for)
         return response
+
+    async def _holds(self, body: bytes, tag: str, card: str) -> bool:
+        """Whether the cache holds a reply to this request from a server with model card ``card``."""
+        return self.cache is not None and await self.cache.aholds(self._request_key(body, tag, card))
+
+    def _request_key(self, body: bytes, tag: str, card: str) -> str:
+        """The key of a request to the server with model card ``card``, whatever fingerprint
+        its reply comes with (:meth:`JudgeCache.aholds`)."""
+        return cache_key(endpoint=self.transport.endpoint, body=body, tag=tag, identity=card)
 
     def _response(self, outcome: Outcome[ChatResponse], store: _Store | None) -> ChatResponse:
         """The call's response: the last attempt's, with the whole call's usage and timing, and

@@ -196,9 +196,13 @@ async def test_sqlite_is_used_off_the_event_loop(tmp_path: Path) -> None:
             threads.add(threading.get_ident())
             return super().get(key)
 
-        def put(self, key: str, response: ChatResponse) -> None:
+        def put(self, key: str, response: ChatResponse, *, request: str | None = None) -> None:
             threads.add(threading.get_ident())
-            super().put(key, response)
+            super().put(key, response, request=request)
+
+        def holds(self, request: str) -> bool:
+            threads.add(threading.get_ident())
+            return super().holds(request)
 
     cache = Recording(tmp_path / "cache.sqlite")
     model = FunctionChatModel(lambda request: GOOD, sampling=ZERO, cache=cache)

@@ -69,6 +69,52 @@ async def test_a_new_process_asks_one_witness_then_answers_from_the_cache(tmp_pa
         again.close()
 
 
+async def hangs_while(server: JudgeServer, cache: JudgeCache, *, stored: int) -> tuple[list[float], bool]:
+    """A first call whose request hangs the judge, then ``stored`` calls graded at once
+    (``answer 0``...): their scores, and whether the hung call was still hanging after them."""
+    judged = grader(server, cache)
+    hung_ended = anyio.Event()
+
+    async def hung() -> None:
+        await judged.aevaluate(answer="a response that hangs the judge #oj:hang")
+        hung_ended.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(hung)
+        with anyio.fail_after(10):
+            while server.stats().by_outcome["hang"] == 0:  # noqa: ASYNC110  # the server's count, no event to await
+                await anyio.sleep(0.01)  # the hung call is the first in flight
+            got = await scores(server, cache, n=stored)
+        still_hanging = not hung_ended.is_set()
+        tg.cancel_scope.cancel()
+    return got, still_hanging
+
+
+async def test_a_first_call_that_hangs_holds_up_no_call_with_nothing_stored(tmp_path: Path) -> None:
+    async with JudgeServer(model=MODEL, default_score=4, system_fingerprint="fp-1") as server:
+        cache = JudgeCache(tmp_path / "cache.sqlite")
+        # Every request is new (training): no call has a stored verdict to wait for.
+        assert await hangs_while(server, cache, stored=8) == ([4.0] * 8, True)
+        assert server.stats().chat_requests == 9
+        cache.close()
+
+
+async def test_a_rerun_waits_for_the_first_reply_only_to_use_stored_verdicts(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    async with JudgeServer(model=MODEL, default_score=4, system_fingerprint="fp-1") as server:
+        first = JudgeCache(path)
+        assert await scores(server, first, n=6) == [4.0] * 6
+        first.close()
+        server.reset_stats()
+        again = JudgeCache(path)  # a new process: the fingerprint is not known
+        # The hung call has nothing stored, so it is no witness: the stored calls send one
+        # of theirs, whose reply releases the others to the cache.
+        assert await hangs_while(server, again, stored=6) == ([4.0] * 6, True)
+        assert server.stats().chat_requests == 2  # the hung call and the witness
+        assert again.hits == 5
+        again.close()
+
+
 @pytest.mark.parametrize(
     ("first", "then"),
     [
