@@ -19,13 +19,13 @@ themselves. A probe is a user's request, and a request whose content keeps the j
 (or hangs it) must not hold up the calls around it; what concurrency costs instead is a
 refusal per call in flight at first use, answered without generating.
 
-**A refusal** is an answer with status 400, 415, 422, 500 or 501 whose message names the response format (as
-llama-cpp-python's 500 does: ``response_format.type``); a request the server cannot take in
-any mode (a prompt past the context) fails in the weakest mode as it would have anyway.
-A refusal is handled inside one attempt, so the engine never sees it: it is not retried,
-does not shrink the concurrency and is never a failure a breaker or a failure ledger
-counts. An outage during the probe (a connection error, a timeout, a 503) is the attempt's
-error as usual, and nothing is remembered until a mode works.
+**A refusal** is an answer with status 400, 415, 422, 500 or 501 whose message names the
+response format (as llama-cpp-python's 500 does: ``response_format.type``); a request the
+server cannot take in any mode (a prompt past the context) fails in the weakest mode as it
+would have anyway. A refusal is handled inside one attempt, so the engine never sees it: it
+is not retried, does not shrink the concurrency and is never a failure a breaker or a
+failure ledger counts. An outage during the probe (a connection error, a timeout, a 503) is
+the attempt's error as usual, and teaches nothing.
 
 An explicit ``structured_output`` is always sent as set. A server that refuses it gets a
 final error (not retried) marked as a refusal (:data:`~openjudge.models._errors.REFUSED_MARK`),
