@@ -54,7 +54,9 @@ def test_the_run_finds_json_object_and_says_so_once(
         scores[record["id"]] = (result["type"], result["score"])
     # Asked for 3..6 on a 1-5 scale: the server keeps to the enum it was sent, so 6 is 5.
     assert scores == {"0": ("score", 3.0), "1": ("score", 4.0), "2": ("score", 5.0), "3": ("score", 5.0)}
-    assert stats.by_outcome["500"] == 1 and stats.by_outcome["200"] == 4
+    # The 4 samples are judged at once and none waits for another's probe: each in flight
+    # before the mode is known may meet the refusal once (answered without generating).
+    assert 1 <= stats.by_outcome["500"] <= 4 and stats.by_outcome["200"] == 4
     said = [line for line in capsys.readouterr().out.splitlines() if "structured output" in line]
     refused = (  # what the server answered, cut to 160 characters
         "json_schema: HTTP 500: 1 validation error: {'type': 'literal_error', 'loc': ('body', "
