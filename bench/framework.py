@@ -23,10 +23,6 @@ FRAMEWORK_CALLS = 20_000
 FRAMEWORK_RUNS_PER_ROUND = 5
 
 
-FRAMEWORK_CALLS = 20_000
-FRAMEWORK_RUNS_PER_ROUND = 5
-
-
 def framework_runner() -> GradingRunner:
     """One LLM grader on an in-process judge: the framework measured without the network."""
     model = FunctionChatModel(reply, policy=ProviderPolicy(limits=ProviderLimits(max_concurrency=32)))

@@ -267,19 +267,31 @@ def degenerate_reason(text: str) -> str | None:
     """Why ``text`` is a degenerate response (see the module docstring), or ``None`` when it has content."""
     if len(text) > MAX_CHARS:
         return None
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    # Apostrophes joined: "let's" reads as "lets", "we'll" as "well" (no one-letter words listed).
-    folded = "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Mn", "Me") and c not in "'’")
+    folded = _folded(text)
     if not folded.strip():
         return "the response is empty"
     opener = False
-    for phrase in _OPENER_PHRASES:
-        if phrase in folded:
-            folded = folded.replace(phrase, " ")
-            opener = True
+    if not folded.isascii():  # every phrase is written in a script beyond ASCII
+        for phrase in _OPENER_PHRASES:
+            if phrase in folded:
+                folded = folded.replace(phrase, " ")
+                opener = True
     words = _WORD.findall(folded)
-    if any(word not in _OPENER_WORDS for word in words):
+    if not _OPENER_WORDS.issuperset(words):  # a word that opens nothing: content
         return None
     if not words and not opener:
         return f"the response has no words, only punctuation or symbols ({text.strip()[:40]!r})"
     return f"the response is only a reasoning opener with no content ({text.strip()[:60]!r})"
+
+
+def _folded(text: str) -> str:
+    """``text`` NFKC-normalised and case-folded, without marks, format characters or apostrophes."""
+    if text.isascii():  # most responses: nothing to normalise or drop but apostrophes, no loop per character
+        return text.lower().replace("'", "")
+    return _folded_unicode(text)
+
+
+def _folded_unicode(text: str) -> str:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    # Apostrophes joined: "let's" reads as "lets", "we'll" as "well" (no one-letter words listed).
+    return "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Mn", "Me") and c not in "'’")

@@ -10,7 +10,14 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openjudge.graders._degenerate import _OPENER_PHRASES, _OPENER_WORDS, MAX_CHARS, degenerate_reason
+from openjudge.graders._degenerate import (
+    _OPENER_PHRASES,
+    _OPENER_WORDS,
+    MAX_CHARS,
+    _folded,
+    _folded_unicode,
+    degenerate_reason,
+)
 from openjudge.graders.openai import OpenAIGrader
 from openjudge.models.chat_model import ChatRequest
 from openjudge.results import GraderScore
@@ -70,3 +77,15 @@ def test_an_openai_score_model_rejects_a_master_key_before_the_judge() -> None:
     assert result.metadata["cause"] == "degenerate_response" and calls == []
     lenient = OpenAIGrader(spec, model=FunctionChatModel(fooled), reject_degenerate=False)
     assert getattr(anyio.run(lambda: lenient.aevaluate(response=":", answer="4")), "score", None) == 1.0
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=MAX_CHARS))
+def test_ascii_text_folds_as_the_unicode_path_folds_it(text: str) -> None:
+    """The ASCII shortcut reads every ASCII text as the full normalisation would."""
+    assert _folded(text) == _folded_unicode(text)
+
+
+def test_every_opener_phrase_is_beyond_ascii() -> None:
+    """Folded ASCII text skips the phrase search, so no phrase may be ASCII."""
+    assert not any(phrase.isascii() for phrase in _OPENER_PHRASES)
