@@ -25,15 +25,6 @@ TEMPLATE = "Question: {query}\nAnswer: {response}"
 LATENCY_S = 0.2
 
 
-VERDICT = json.dumps({"reason": "fine", "score": 4})
-
-
-TEMPLATE = "Question: {query}\nAnswer: {response}"
-
-
-LATENCY_S = 0.2
-
-
 def reply(request: ChatRequest) -> str:
     return VERDICT
 

@@ -187,12 +187,14 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
     async def aevaluate(self, **inputs: object) -> GraderScore | GraderError:
         for field in self._response_fields:
             value = inputs.get(field)
-            if isinstance(value, str) and not value.isascii():  # ASCII has no lone surrogate
+            if not isinstance(value, str):
+                continue
+            if not value.isascii():  # ASCII has no lone surrogate
                 try:
                     check_response_text(f"input {field!r}", value)
                 except ResponseFailure as failure:
                     return response_failure_result(self, failure)
-            if self.reject_degenerate and isinstance(value, str):
+            if self.reject_degenerate:
                 reason = degenerate_reason(value)
                 if reason is not None:
                     return response_failure_result(
@@ -201,7 +203,10 @@ class LLMGrader(JudgeGrader[VerdictT, None]):
         call = self.prepare_call(inputs)
         if isinstance(call, GraderError):
             return call
-        result = pointwise_result(self, await self.judge(call))
+        judged = await self.judge(call)
+        if type(judged) is GraderScore:  # the usual outcome: nothing to check or blame
+            return judged
+        result = pointwise_result(self, judged)
         if isinstance(result, GraderError) and self._response_fields:
             blank = {**inputs, **dict.fromkeys(self._response_fields, "")}
             return self.blame_overflow(result, call, blank)
