@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from pydantic import JsonValue
 
 from openjudge.errors import ContextOverflow
+from openjudge.models.chat_model import message_chars
 from openjudge.results import GraderError, InvalidInputError, ResponseFailure, ScoreRange
 
 __all__ = [
@@ -205,20 +206,6 @@ def context_overflow_of(result: object) -> ContextOverflow | None:
         if isinstance(value := raw.get(key), int) and not isinstance(value, bool)
     }
     return ContextOverflow(**counts)
-
-
-def message_chars(messages: Sequence[Mapping[str, object]]) -> int:
-    """Characters of text in chat messages (string contents and text parts)."""
-    total = 0
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            total += len(content)
-        elif isinstance(content, list):
-            total += sum(
-                len(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-            )
-    return total
 
 
 def overflow_failure(

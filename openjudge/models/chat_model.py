@@ -22,6 +22,7 @@ __all__ = [
     "Sampling",
     "StructuredOutputMode",
     "TokenLogprob",
+    "message_chars",
 ]
 
 StructuredOutputMode: TypeAlias = Literal["json_schema", "json_object", "prompt"]
@@ -31,6 +32,20 @@ StructuredOutputMode: TypeAlias = Literal["json_schema", "json_object", "prompt"
 * ``json_object``: ``{"type": "json_object", "schema": ...}`` (llama.cpp and similar);
 * ``prompt``: no response_format; the schema is described in the prompt only.
 """
+
+
+def message_chars(messages: Sequence[Mapping[str, object]]) -> int:
+    """Characters of text in chat messages (string contents and text parts)."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            total += len(content)
+        elif isinstance(content, list):
+            total += sum(
+                len(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+    return total
 
 
 class ModelCapabilities(BaseModel):
@@ -133,16 +148,7 @@ class ChatRequest:
 
     def prompt_chars(self) -> int:
         """Characters of the messages' text contents (text parts of a list of parts included)."""
-        chars = 0
-        for m in self.messages:
-            content = m.get("content")
-            if isinstance(content, str):
-                chars += len(content)
-            elif isinstance(content, list):
-                chars += sum(
-                    len(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-                )
-        return chars
+        return message_chars(self.messages)
 
     def estimated_tokens(self) -> int:
         """A cheap upper-ish estimate (4 chars per token) used to reserve TPM budget."""
