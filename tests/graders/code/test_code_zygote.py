@@ -170,17 +170,23 @@ async def test_a_run_whose_server_dies_is_an_error_and_the_next_run_gets_a_new_s
     assert forked.fork_server().pid not in (None, server)
 
 
-async def test_an_idle_server_exits_and_is_replaced(
-    forked: LocalBackend, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def idled_out(backend: LocalBackend, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Start ``backend``'s fork server, let it idle out (``IDLE_S`` of 0.3 s) and return its old pid."""
     monkeypatch.setattr(_zygote, "IDLE_S", 0.3)
-    await run(forked, "pass")
-    server = forked.fork_server().pid
+    await run(backend, "pass")
+    server = backend.fork_server().pid
     assert server is not None
     for _ in range(50):
         if not is_running(server):
             break
         await anyio.sleep(0.1)
+    return server
+
+
+async def test_an_idle_server_exits_and_is_replaced(
+    forked: LocalBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = await idled_out(forked, monkeypatch)
     assert not is_running(server)
     assert (await run(forked, "print('after')")).stdout == "after\n"
 
@@ -190,14 +196,7 @@ async def test_concurrent_runs_that_find_the_server_gone_all_run_on_a_new_one(
 ) -> None:
     # As in a trainer's reward loop: the server idles out between two batches, and the next
     # batch's runs all find it gone at once; each retries on the one new server.
-    monkeypatch.setattr(_zygote, "IDLE_S", 0.3)
-    await run(forked, "pass")
-    server = forked.fork_server().pid
-    assert server is not None
-    for _ in range(50):
-        if not is_running(server):
-            break
-        await anyio.sleep(0.1)
+    server = await idled_out(forked, monkeypatch)
     outputs: list[str] = []
 
     async def one(i: int) -> None:

@@ -26,14 +26,11 @@ import trl
 from datasets import Dataset  # type: ignore[import-untyped]  # no py.typed
 
 from openjudge.errors import SettingsError
-from openjudge.graders.function_grader import FunctionGrader
-from openjudge.graders.llm_grader import LLMGrader
 from openjudge.integrations.trl import OpenJudgeRewards, _version
 from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
-from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from openjudge.testing.function_model import FunctionChatModel
 from tests.integrations.trl.helpers import make_trainer
+from tests.integrations.trl.test_rewards import make_runner
 
 pytestmark = pytest.mark.slow  # a real TRL GRPOTrainer
 
@@ -57,30 +54,6 @@ class FirstFails:
             self.failed[question] = answer
             raise ChatModelError("judge down", status_code=503, retryable=False)
         return json.dumps({"reason": "ok", "score": 1 + len(answer) % 5})
-
-
-def runner(judge: FirstFails) -> GradingRunner:
-    return GradingRunner(
-        {
-            "correct": GraderConfig(
-                FunctionGrader(
-                    lambda response, answer: answer in response, name="correct", score_range=(0, 1)
-                ),
-                {"response": "response", "answer": "answer"},
-            ),
-            "helpful": GraderConfig(
-                LLMGrader(
-                    FunctionChatModel(judge),
-                    name="helpful",
-                    template="Q: {q}\nA: {a}",
-                    score_range=(1, 5),
-                    max_reasks=0,
-                ),
-                {"q": "prompt", "a": "response"},
-            ),
-        },
-        show_progress=False,
-    )
 
 
 def score(trainer: Any) -> tuple[torch.Tensor, list[float]]:
@@ -130,9 +103,11 @@ def test_drop_leaves_a_failed_completion_out_of_every_column(tmp_path: Path) -> 
     judge = FirstFails()
     if not DROPS:
         with pytest.raises(SettingsError, match=f"TRL {trl.__version__} turns a completion"):
-            OpenJudgeRewards(runner(judge))
+            OpenJudgeRewards(make_runner(judge, with_aggregator=False))
         return
-    trainer = make(tmp_path, OpenJudgeRewards(runner(judge)).per_grader(), [2.0, 1.0])
+    trainer = make(
+        tmp_path, OpenJudgeRewards(make_runner(judge, with_aggregator=False)).per_grader(), [2.0, 1.0]
+    )
     rewards, advantages = score(trainer)
     assert len(judge.failed) == 2  # one failed completion per prompt
     for start in (0, GENERATIONS):
@@ -149,7 +124,11 @@ def test_drop_leaves_a_failed_completion_out_of_every_column(tmp_path: Path) -> 
 
 def test_neutral_gives_a_failed_completion_zero_advantage(tmp_path: Path) -> None:
     judge = FirstFails()
-    trainer = make(tmp_path, OpenJudgeRewards(runner(judge), on_failure="neutral").per_grader(), [2.0, 1.0])
+    trainer = make(
+        tmp_path,
+        OpenJudgeRewards(make_runner(judge, with_aggregator=False), on_failure="neutral").per_grader(),
+        [2.0, 1.0],
+    )
     rewards, advantages = score(trainer)
     completions = list(trainer._logs["completion"])
     assert not torch.isnan(rewards).any()  # a number in every column, on every TRL version

@@ -19,7 +19,7 @@ from openjudge.models._errors import ChatModelError
 from openjudge.models.chat_model import ChatRequest
 from openjudge.runner.aggregators import WeightedMeanAggregator
 from openjudge.runner.grading_runner import GraderConfig, GradingRunner
-from openjudge.testing.function_model import FunctionChatModel
+from openjudge.testing.function_model import FunctionChatModel, ReplyFunction
 from openjudge.testing.judge_server import JudgeServerProcess
 from tests.integrations.trl.helpers import write_graders_yaml
 
@@ -50,7 +50,8 @@ class SlowJudge:
         return json.dumps({"reason": "ok", "score": int(match.group(1)) if match else 3})
 
 
-def make_runner(judge: SlowJudge, *, with_aggregator: bool = True) -> GradingRunner:
+def make_runner(judge: ReplyFunction, *, with_aggregator: bool = True) -> GradingRunner:
+    """``correct`` (the answer is in the response) and ``helpful`` (``judge`` on a 1-5 scale)."""
     model = FunctionChatModel(judge)
     return GradingRunner(
         {

@@ -39,12 +39,10 @@ from tests.integrations.verl.agent_rig import (
     agent_loop_worker,
     dataset_batch,
 )
-from tests.integrations.verl.test_outages_trainers import EXPERIMENTAL, experimental_run
+from tests.integrations.verl.test_outages_trainers import EXPERIMENTAL, V1_MODES, experimental_run
 from tests.integrations.verl.trainer_rig import N, answers, graders_yaml, verl_run
 
 pytestmark = pytest.mark.slow  # Ray actors that import VERL (several seconds each)
-
-V1_MODES = ["sync", "colocate_async", "separate_async"]
 
 
 def broken_reward_worker(model_dir: Path, missing: Path) -> Any:
